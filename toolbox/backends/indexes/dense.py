@@ -1,0 +1,100 @@
+"""Dense name index: a sentence encoder plus FAISS (flat, HNSW or IVF-PQ; GPU when asked)."""
+
+import numpy as np
+
+from toolbox.backends.indexes import NameIndex
+from toolbox.errors import InputError
+
+FAISS_TYPES = ("flat", "hnsw", "ivfpq")
+
+
+def _faiss():
+    import faiss
+
+    return faiss
+
+
+def _gpu_available(faiss):
+    return hasattr(faiss, "StandardGpuResources") and faiss.get_num_gpus() > 0
+
+
+class DenseNameIndex(NameIndex):
+    method = "dense"
+    files = ("index.faiss",)
+
+    def __init__(self, encoder, faiss_index, faiss_options):
+        self.encoder = encoder
+        self.faiss_options = dict(faiss_options)
+        self._cpu_index = faiss_index
+        self._index = self._to_device(faiss_index)
+
+    def _to_device(self, index):
+        faiss = _faiss()
+        if self.encoder.device.startswith("cuda") and _gpu_available(faiss) \
+                and self.faiss_options["type"] != "hnsw":  # FAISS has no GPU HNSW
+            self._gpu_resources = faiss.StandardGpuResources()
+            device_id = int(self.encoder.device.split(":")[1]) if ":" in self.encoder.device else 0
+            return faiss.index_cpu_to_gpu(self._gpu_resources, device_id, index)
+        return index
+
+    @classmethod
+    def build(cls, texts, encoder, faiss_type="flat", hnsw_m=32, ivf_nlist=None, pq_m=None,
+              nprobe=16, ef_search=128, seed=0, progress=None):
+        faiss = _faiss()
+        vectors = encoder.encode(texts, progress=progress)
+        dimension = vectors.shape[1]
+        options = {"type": faiss_type}
+        if faiss_type == "flat":
+            index = faiss.IndexFlatIP(dimension)
+        elif faiss_type == "hnsw":
+            index = faiss.IndexHNSWFlat(dimension, hnsw_m, faiss.METRIC_INNER_PRODUCT)
+            index.hnsw.efSearch = ef_search
+            options.update(hnsw_m=hnsw_m, ef_search=ef_search)
+        elif faiss_type == "ivfpq":
+            nlist = ivf_nlist or max(1, min(int(4 * np.sqrt(len(vectors))), len(vectors) // 39))
+            pq_m = pq_m or next(m for m in (48, 32, 24, 16, 12, 8, 4, 2, 1) if dimension % m == 0)
+            if dimension % pq_m:
+                raise InputError(f"--pq-m {pq_m} must divide the encoder dimension {dimension}")
+            quantizer = faiss.IndexFlatIP(dimension)
+            index = faiss.IndexIVFPQ(quantizer, dimension, nlist, pq_m, 8, faiss.METRIC_INNER_PRODUCT)
+            index.cp.seed = seed
+            index.pq.cp.seed = seed
+            index.train(vectors)
+            index.nprobe = nprobe
+            options.update(nlist=nlist, pq_m=pq_m, nprobe=nprobe, bytes_per_vector=pq_m)
+        else:
+            raise InputError(f"unknown FAISS index type {faiss_type!r} (known: {', '.join(FAISS_TYPES)})")
+        index.add(vectors)
+        return cls(encoder, index, options)
+
+    def save(self, directory):
+        _faiss().write_index(self._cpu_index, str(directory / "index.faiss"))
+
+    @classmethod
+    def load(cls, directory, manifest, encoder):
+        faiss = _faiss()
+        try:
+            index = faiss.read_index(str(directory / "index.faiss"))
+        except RuntimeError as error:
+            raise InputError(f"index.faiss is damaged or truncated ({str(error).splitlines()[0]}); rebuild it",
+                             directory) from None
+        options = manifest["index"]["faiss"]
+        if index.d != encoder.dimension:
+            raise InputError(f"index has dimension {index.d} but encoder {encoder.model_name} gives "
+                             f"{encoder.dimension}", directory)
+        if options["type"] == "hnsw":
+            index.hnsw.efSearch = options["ef_search"]
+        elif options["type"] == "ivfpq":
+            index.nprobe = options["nprobe"]
+        return cls(encoder, index, options)
+
+    def __len__(self):
+        return self._cpu_index.ntotal
+
+    def search(self, texts, k):
+        vectors = self.encoder.encode(texts)
+        scores, rows = self._index.search(vectors, min(k, len(self)))
+        return scores, rows
+
+    def describe(self):
+        return {"method": self.method, "encoder": self.encoder.describe(), "faiss": self.faiss_options}

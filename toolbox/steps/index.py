@@ -1,0 +1,120 @@
+"""`ontolink index`: every name and synonym of every entity into a searchable name index."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from toolbox.backends.indexes import INDEX_METHODS, index_class
+from toolbox.errors import InputError
+from toolbox.manifest import artifact_directory, check_same_ontology, library_versions, read_manifest
+from toolbox.progress import progress_bar
+
+ARTIFACT = "index"
+NAMES_FILE = "names.json"
+
+
+def index_rows(ontology):
+    """(entity ids, entity names, name texts, entity row of each name): name-based KB rows."""
+    entity_ids, entity_names, texts, owners = [], [], [], []
+    for row, entity in enumerate(ontology):
+        entity_ids.append(entity.id)
+        entity_names.append(entity.name)
+        for text in ontology.names(entity):
+            texts.append(text)
+            owners.append(row)
+    return entity_ids, entity_names, texts, owners
+
+
+def build_index(ontology, directory, method="dense", model=None, device="auto", precision="auto",
+                faiss_type="flat", min_df=1, seed=0, **index_options):
+    """Build and write an index directory; returns its manifest."""
+    if method not in INDEX_METHODS:
+        raise InputError(f"unknown index method {method!r} (known: {', '.join(INDEX_METHODS)})")
+    entity_ids, entity_names, texts, owners = index_rows(ontology)
+    with progress_bar(total=len(texts), desc=f"index ({method})", unit="name") as progress:
+        if method == "dense":
+            from toolbox.backends.encoders.sentence import DEFAULT_ENCODER, SentenceEncoder
+
+            encoder = SentenceEncoder(model or DEFAULT_ENCODER, device=device, precision=precision)
+            name_index = index_class(method).build(texts, encoder, faiss_type=faiss_type, seed=seed,
+                                                   progress=progress, **index_options)
+        else:
+            if model:
+                raise InputError("--model applies to --method dense only")
+            name_index = index_class(method).build(texts, min_df=min_df, progress=progress)
+    manifest = {
+        "artifact": ARTIFACT,
+        "kind": "single-vector",
+        "ontology": ontology.describe() | {"synonym_scopes": list(ontology.synonym_scopes)},
+        "index": name_index.describe(),
+        "names": len(texts),
+        "entities": len(entity_ids),
+        "files": [NAMES_FILE, *name_index.files],
+        "versions": library_versions("torch", "transformers", "sentence-transformers", "faiss-cpu",
+                                     "faiss-gpu", "scikit-learn"),
+    }
+    with artifact_directory(directory, manifest) as temporary:
+        name_index.save(temporary)
+        with open(temporary / NAMES_FILE, "w", encoding="utf-8") as handle:
+            json.dump({"entity_ids": entity_ids, "entity_names": entity_names, "names": texts,
+                       "entity_of_name": owners}, handle, ensure_ascii=False)
+    return manifest
+
+
+class LoadedIndex:
+    """A name index plus the name → entity maps, ready to search."""
+
+    def __init__(self, directory, manifest, name_index, entity_ids, entity_names, names, entity_of_name):
+        self.directory = directory
+        self.manifest = manifest
+        self.name_index = name_index
+        self.entity_ids = entity_ids
+        self.entity_names = entity_names
+        self.names = names
+        self.entity_of_name = np.asarray(entity_of_name, dtype=np.int64)
+
+    def __len__(self):
+        return len(self.names)
+
+
+def load_index(directory, ontology=None, device="auto", precision=None):
+    """Open an index directory, refusing a truncated one or one built for another ontology."""
+    directory = Path(directory)
+    manifest = read_manifest(directory, ARTIFACT, required_files=[NAMES_FILE])
+    if manifest.get("kind") != "single-vector":
+        raise InputError(f"is a {manifest.get('kind')} index; this command needs a single-vector index", directory)
+    if ontology is not None:
+        check_same_ontology(manifest, ontology, directory)
+    try:
+        with open(directory / NAMES_FILE, encoding="utf-8") as handle:
+            maps = json.load(handle)
+    except ValueError as error:
+        raise InputError(f"{NAMES_FILE} is damaged or truncated ({error}); rebuild the index", directory) from None
+    method = manifest["index"]["method"]
+    encoder = None
+    if method == "dense":
+        from toolbox.backends.encoders.sentence import SentenceEncoder
+
+        described = manifest["index"]["encoder"]
+        encoder = SentenceEncoder(described["model"], device=device,
+                                  precision=precision or _same_precision(described["precision"], device),
+                                  max_length=described.get("max_length", 128))
+    name_index = index_class(method).load(directory, manifest, encoder)
+    if len(name_index) != len(maps["names"]):
+        raise InputError(f"index holds {len(name_index)} vectors but {NAMES_FILE} lists {len(maps['names'])} "
+                         "names; rebuild it", directory)
+    return LoadedIndex(directory, manifest, name_index, maps["entity_ids"], maps["entity_names"], maps["names"],
+                       maps["entity_of_name"])
+
+
+def _same_precision(built_with, device):
+    """Encode queries as the names were encoded, unless the device cannot (int8 is CPU-only)."""
+    from toolbox.device import resolve_device
+
+    resolved = resolve_device(device)
+    if built_with == "int8" and resolved.startswith("cuda"):
+        return "fp16"
+    if built_with == "fp16" and not resolved.startswith("cuda"):
+        return "fp32"
+    return built_with

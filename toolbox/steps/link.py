@@ -1,0 +1,90 @@
+"""`ontolink link`: top-K entities for each mention, streamed in batches."""
+
+from collections import OrderedDict
+
+from toolbox.errors import InputError
+
+
+def batches(records, size):
+    """Lists of up to ``size`` records. When reading fails (a bad line), the
+    records read before it are still yielded, then the error propagates."""
+    batch = []
+    try:
+        for record in records:
+            batch.append(record)
+            if len(batch) >= size:
+                yield batch
+                batch = []
+    except InputError:
+        if batch:
+            yield batch
+        raise
+    if batch:
+        yield batch
+
+
+class Linker:
+    """Search names, keep each entity's best name, return the top-K entities best first.
+
+    Mention strings repeat a lot in real corpora, so results are memoised by
+    text (bounded LRU): a repeat costs no encoding and no search.
+    """
+
+    def __init__(self, loaded_index, top_k=64, cache_size=100_000):
+        self.index = loaded_index
+        self.top_k = top_k
+        self.cache = OrderedDict()
+        self.cache_size = cache_size
+        # Names per entity vary; searching this many names nearly always yields top_k entities.
+        names_per_entity = len(loaded_index) / max(1, len(loaded_index.entity_ids))
+        self.names_to_search = int(top_k * max(2.0, 2 * names_per_entity)) + 8
+
+    def candidates(self, texts):
+        missing = list(dict.fromkeys(text for text in texts if text not in self.cache))
+        if missing:
+            for text, candidates in zip(missing, self._search(missing)):
+                self.cache[text] = candidates
+                if len(self.cache) > self.cache_size:
+                    self.cache.popitem(last=False)
+        result = []
+        for text in texts:
+            self.cache.move_to_end(text)
+            result.append(self.cache[text])
+        return result
+
+    def _search(self, texts):
+        k = min(len(self.index), self.names_to_search)
+        while True:
+            scores, rows = self.index.name_index.search(texts, k)
+            found = [self._by_entity(score_row, name_row) for score_row, name_row in zip(scores, rows)]
+            short = any(len(candidates) < self.top_k for candidates in found)
+            if not short or k >= len(self.index):
+                return found
+            k = min(len(self.index), k * 4)  # rare: many names of few entities at the top
+
+    def _by_entity(self, scores, rows):
+        candidates = []
+        seen = set()
+        entity_of_name = self.index.entity_of_name
+        for score, row in zip(scores, rows):
+            if row < 0:
+                continue
+            entity_row = entity_of_name[row]
+            if entity_row in seen:
+                continue
+            seen.add(entity_row)
+            candidates.append({"id": self.index.entity_ids[entity_row],
+                               "name": self.index.entity_names[entity_row],
+                               "score": round(float(score), 6)})
+            if len(candidates) == self.top_k:
+                break
+        return candidates
+
+
+def link_mentions(records, loaded_index, top_k=64, batch_size=256):
+    """Yield each Mention record with ``candidates`` added (unknown fields kept)."""
+    linker = Linker(loaded_index, top_k=top_k)
+    for batch in batches(records, batch_size):
+        texts = [record["mention"].strip() for record in batch]
+        for record, candidates in zip(batch, linker.candidates(texts)):
+            yield {**record, "candidates": candidates}
