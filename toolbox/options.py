@@ -25,23 +25,29 @@ def _load_config(ctx, param, path):
                                  param=param) from None
     if not isinstance(data, dict):
         raise click.BadParameter(f"{path}: expected a mapping of option names to values", ctx=ctx, param=param)
-    own = {p.name for p in ctx.command.params if p.name}
-    command_names = set(ctx.parent.command.commands) if ctx.parent and hasattr(ctx.parent.command, "commands") \
-        else set()
+    # Keys are long option names ("top-k", "index") or parameter names ("top_k", "index_dir").
+    own = {}
+    for parameter in ctx.command.params:
+        for flag in getattr(parameter, "opts", []):
+            if flag.startswith("--"):
+                own[flag[2:]] = parameter.name
+                own[flag[2:].replace("-", "_")] = parameter.name
+        if parameter.name:
+            own[parameter.name] = parameter.name
+    command_names = set(getattr(ctx.parent.command, "commands", {})) if ctx.parent else set()
     defaults = {}
     for key, value in data.items():
-        if key in command_names:
-            if key == ctx.info_name and isinstance(value, dict):
+        key = str(key)
+        if key in command_names and isinstance(value, dict):
+            if key == ctx.info_name:
                 for sub_key, sub_value in value.items():
-                    name = str(sub_key).replace("-", "_")
-                    if name not in own:
+                    if str(sub_key) not in own:
                         raise click.BadParameter(f"{path}: {ctx.info_name} has no option {sub_key!r}", ctx=ctx,
                                                  param=param)
-                    defaults[name] = sub_value
+                    defaults[own[str(sub_key)]] = sub_value
             continue
-        name = str(key).replace("-", "_")
-        if name in own:
-            defaults.setdefault(name, value)
+        if key in own:
+            defaults.setdefault(own[key], value)
     ctx.default_map = {**(ctx.default_map or {}), **defaults}
 
 

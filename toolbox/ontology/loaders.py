@@ -109,18 +109,26 @@ def load_with_pronto(path):
             ontology = pronto.Ontology(str(path))
     except Exception as error:  # pronto raises many kinds; all mean "cannot parse"
         raise InputError(f"cannot parse ontology ({type(error).__name__}: {error})", path) from None
+    # pronto keeps synonyms, superclasses and replacements in sets, whose order changes with
+    # PYTHONHASHSEED: sort them, so that a file always gives the same terms (and names order).
+    # Synonyms go EXACT, RELATED, NARROW, BROAD (an OBO file's usual order), then by text.
+    scope_rank = {scope: rank for rank, scope in enumerate(("EXACT", "RELATED", "NARROW", "BROAD"))}
     terms = []
     for term in ontology.terms():
+        synonyms = sorted(
+            {(synonym.description, synonym.scope or "RELATED") for synonym in term.synonyms},
+            key=lambda pair: (scope_rank.get(pair[1], len(scope_rank)), pair[1], pair[0]),
+        )
         terms.append(
             _term(
                 term.id,
                 term.name,
                 str(term.definition or ""),
-                [(synonym.description, synonym.scope or "RELATED") for synonym in term.synonyms],
-                [parent.id for parent in term.superclasses(distance=1, with_self=False)],
+                synonyms,
+                sorted(parent.id for parent in term.superclasses(distance=1, with_self=False)),
                 sorted(term.alternate_ids),
                 term.obsolete,
-                [replacement.id for replacement in term.replaced_by],
+                sorted(replacement.id for replacement in term.replaced_by),
             )
         )
     return terms

@@ -5,7 +5,6 @@ The default, all-MiniLM-L6-v2, is loaded from the PyPI package
 """
 
 import importlib.util
-import os
 from pathlib import Path
 
 import numpy as np
@@ -131,13 +130,3 @@ class SentenceEncoder:
                 start = end
         return vectors[[row_of[text] for text in texts]]
 
-
-def set_cpu_threads():
-    """Use every core the process may run on (torch's default can be lower in containers)."""
-    import torch
-
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - non-Linux
-        cores = os.cpu_count() or 1
-    torch.set_num_threads(max(1, cores))

