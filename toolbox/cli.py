@@ -1,5 +1,6 @@
 """The `ontolink` command: thin click wrappers around the step functions in toolbox.steps."""
 
+import importlib
 import os
 import sys
 import time
@@ -45,9 +46,7 @@ class OntolinkGroup(click.Group):
             ctx.exit(1)
 
 
-def summary(message):
-    """The one-line summary every long command ends with (stderr)."""
-    click.echo(f"ontolink: {message}", err=True)
+from toolbox.io import warn as summary  # noqa: E402  (the one-line summary on stderr)
 
 
 @click.group(cls=OntolinkGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -230,6 +229,14 @@ def eval_command(predictions, ontology, ontology_format, synonym_scopes, gold_pa
     else:
         with open(output_path, "w", encoding="utf-8") as handle:
             handle.write(text + "\n")
+
+
+# Commands in toolbox/commands/ (one module each, a click command named `command`).
+# Add a line here to register one; a command that is not ready is not listed.
+COMMAND_MODULES = [
+]
+for _module in COMMAND_MODULES:
+    cli.add_command(importlib.import_module(f"toolbox.commands.{_module}").command)
 
 
 def main():
