@@ -234,6 +234,9 @@ def eval_command(predictions, ontology, ontology_format, synonym_scopes, gold_pa
 # Commands in toolbox/commands/ (one module each, a click command named `command`).
 # Add a line here to register one; a command that is not ready is not listed.
 COMMAND_MODULES = [
+    "select_entities",
+    "filter",
+    "make_pairs",
 ]
 for _module in COMMAND_MODULES:
     cli.add_command(importlib.import_module(f"toolbox.commands.{_module}").command)

@@ -36,3 +36,9 @@ def validate_linked_mention(record):
     for candidate in candidates:
         if not isinstance(candidate, dict) or not isinstance(candidate.get("id"), str):
             raise ValueError("field 'candidates' must hold objects with a string 'id'")
+
+
+def validate_alias_record(record):
+    """An Entity record with "aliases" (a list of strings), as gen-aliases and filter write."""
+    _require_string(record, "id")
+    _optional_string_list(record, "aliases")

@@ -40,9 +40,10 @@ class Linker:
         self.names_to_search = int(top_k * max(2.0, 2 * names_per_entity)) + 8
 
     def candidates(self, texts):
+        """Candidate lists for ``texts``, from the memo where possible."""
         missing = list(dict.fromkeys(text for text in texts if text not in self.cache))
         if missing:
-            for text, candidates in zip(missing, self._search(missing)):
+            for text, candidates in zip(missing, self.search(missing)):
                 self.cache[text] = candidates
                 if len(self.cache) > self.cache_size:
                     self.cache.popitem(last=False)
@@ -52,7 +53,8 @@ class Linker:
             result.append(self.cache[text])
         return result
 
-    def _search(self, texts):
+    def search(self, texts):
+        """Candidate lists for distinct ``texts``, bypassing the memo."""
         k = min(len(self.index), self.names_to_search)
         while True:
             scores, rows = self.index.name_index.search(texts, k)

@@ -1,0 +1,127 @@
+"""select-entities, filter and make-pairs (the LLM step, gen-aliases, has its own tests)."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import jsonl, parse_jsonl, shared_path
+from toolbox.cli import cli
+from toolbox.ontology import load_ontology
+from toolbox.steps.make_pairs import PairStats, build_matcher, make_pairs
+from toolbox.steps.select_entities import select_entities
+
+MENTIONS = [
+    {"id": "m1", "mention": "Seizure"},          # exact name of HP:0001250
+    {"id": "m2", "mention": "  seizure "},       # same after normalisation
+    {"id": "m3", "mention": "Seizures"},         # a synonym, not the name
+    {"id": "m4", "mention": "Myopia", "doc_id": "d9"},
+    {"id": "m5", "mention": "nothing like a phenotype"},
+]
+
+
+def run(*args, input=None):
+    return CliRunner().invoke(cli, [str(arg) for arg in args], input=input)
+
+
+@pytest.fixture(scope="module")
+def slice_ontology(small_ontology_path):
+    return load_ontology(small_ontology_path)
+
+
+def test_select_entities_exact_and_biencoder(slice_ontology, tfidf_index):
+    from toolbox.steps.index import load_index
+
+    selection = select_entities(MENTIONS, slice_ontology, loaded_index=load_index(tfidf_index))
+    records = {record["id"]: record for record in selection.records()}
+    assert records["HP:0001250"]["selected_by"] == ["biencoder", "exact"]
+    assert records["HP:0001250"]["mention_count"] == 3  # m1, m2 by name; m3 by top-1
+    assert records["HP:0000545"]["selected_by"] == ["biencoder", "exact"]
+    assert selection.count("exact") == 2
+    assert selection.distinct_mentions == 4
+    assert list(records)[0] == "HP:0001250"  # most mentioned first
+    exact_only = select_entities(MENTIONS, slice_ontology)
+    assert exact_only.count("biencoder") == 0 and len(exact_only.reasons) == 2
+
+
+def test_select_entities_skips_entities_without_definition(tmp_path):
+    ontology_path = tmp_path / "o.jsonl"
+    ontology_path.write_text(jsonl([{"id": "X:1", "name": "alpha", "definition": "The first."},
+                                    {"id": "X:2", "name": "beta"}]))
+    result = run("select-entities", "--ontology", ontology_path,
+                 input=jsonl([{"id": "a", "mention": "alpha"}, {"id": "b", "mention": "Beta"}]))
+    assert result.exit_code == 0, result.stderr
+    assert [record["id"] for record in parse_jsonl(result.stdout)] == ["X:1"]
+    assert "1 without a definition skipped" in result.stderr
+    assert "|E_EM| = 2" in result.stderr
+
+
+def test_make_pairs_sources_precedence_and_ambiguity(slice_ontology):
+    aliases = [{"id": "HP:0000545", "aliases": ["short sightedness", "nearsightedness"]},
+               {"id": "HP:0001250", "aliases": ["epileptic fit", "short sightedness"]}]
+    mentions = MENTIONS + [{"id": "m6", "mention": "Nearsightedness"},
+                           {"id": "m7", "mention": "short sightedness"}]
+    stats = PairStats()
+    ambiguous = []
+    matcher = build_matcher(slice_ontology, aliases, ("name", "alias", "synonym"))
+    pairs = list(make_pairs(mentions, matcher, stats, on_ambiguous=lambda *args: ambiguous.append(args)))
+    by_id = {pair["id"]: pair for pair in pairs}
+    assert by_id["m1"]["entity_id"] == "HP:0001250" and by_id["m1"]["source"] == "name"
+    assert by_id["m3"]["source"] == "synonym" and by_id["m3"]["alias"] == "Seizures"
+    assert by_id["m4"]["doc_id"] == "d9"
+    assert by_id["m6"]["entity_id"] == "HP:0000545"
+    assert by_id["m6"]["source"] in ("alias", "synonym")
+    assert "m7" not in by_id and ambiguous[0][0]["id"] == "m7"
+    assert stats.ambiguous == 1 and stats.unmatched == 1
+    only_names = list(make_pairs(mentions, build_matcher(slice_ontology, [], ("name",))))
+    assert {pair["id"] for pair in only_names} == {"m1", "m2", "m4"}
+
+
+def test_make_pairs_cli_reports_and_refuses_unknown_entities(small_ontology_path, tmp_path):
+    mentions = tmp_path / "mentions.jsonl"
+    mentions.write_text(jsonl(MENTIONS))
+    aliases = jsonl([{"id": "HP:0000545", "aliases": ["seizure"]}])
+    ambiguous = tmp_path / "ambiguous.jsonl"
+    result = run("make-pairs", "--ontology", small_ontology_path, "--mentions", mentions,
+                 "--sources", "name,alias,synonym", "--ambiguous", ambiguous, input=aliases)
+    assert result.exit_code == 0, result.stderr
+    assert "pairs from 5 mentions" in result.stderr and "name 3" in result.stderr
+    assert ambiguous.read_text() == ""  # the name wins over the alias: no ambiguity
+    result = run("make-pairs", "--ontology", small_ontology_path, "--mentions", mentions,
+                 input=jsonl([{"id": "HP:9999999", "aliases": ["x"]}]))
+    assert result.exit_code == 2 and "HP:9999999" in result.stderr
+    result = run("make-pairs", "--ontology", small_ontology_path, "--mentions", mentions, "--sources", "names",
+                 input="")
+    assert result.exit_code == 2 and "unknown pair source" in result.stderr
+
+
+@pytest.mark.slow
+def test_filter_keeps_anchored_aliases_and_drops_drift(small_ontology_path, slice_ontology):
+    entity = slice_ontology["HP:0001250"]
+    record = {**entity.to_record(), "aliases": ["Seizures", "seizure", "Abnormality of the eye", ""],
+              "llm": {"model": "test"}}
+    result = run("filter", "--ontology", small_ontology_path, "--device", "cpu", input=jsonl([record]))
+    assert result.exit_code == 0, result.stderr
+    (out,) = parse_jsonl(result.stdout)
+    assert out["llm"] == {"model": "test"}
+    decisions = {decision["alias"]: decision for decision in out["decisions"]}
+    assert set(decisions) == {"Seizures", "seizure", "Abnormality of the eye"}
+    assert decisions["seizure"]["kept"] and decisions["seizure"]["s_anchor"] > 0.99
+    assert not decisions["Abnormality of the eye"]["kept"]
+    assert out["aliases"] == [alias for alias in ("Seizures", "seizure") if decisions[alias]["kept"]]
+    for decision in decisions.values():
+        assert decision["drift_to"] in slice_ontology.neighbours("HP:0001250")
+    loose = parse_jsonl(run("filter", "--ontology", small_ontology_path, "--device", "cpu", "--tau", -1,
+                            input=jsonl([record])).stdout)[0]
+    strict = {d["alias"] for d in loose["decisions"] if d["s_anchor"] >= d["s_drift"]}
+    assert set(loose["aliases"]) == strict
+    result = run("filter", "--ontology", small_ontology_path, input=jsonl([{"id": "HP:9999999", "aliases": ["x"]}]))
+    assert result.exit_code == 2 and "HP:9999999" in result.stderr
+
+
+def test_select_entities_on_lpt_by_name():
+    lpt = shared_path("sci-zsel", "lpt_kb.json")
+    ontology = load_ontology(lpt)
+    names = [entity.name for entity in list(ontology)[1:6]]
+    selection = select_entities([{"id": str(n), "mention": name.upper()} for n, name in enumerate(names)], ontology)
+    assert selection.count("exact") == 5

@@ -1,0 +1,49 @@
+import click
+
+from toolbox.options import config_option, input_options, ontology_option, open_ontology, output_option
+
+
+@click.command("select-entities")
+@ontology_option()
+@click.option("--index", "index_dir", type=click.Path(file_okay=False),
+              help="A pretrained (not fine-tuned) index of the same ontology, from `ontolink index`, "
+                   "for E_BT (top-1 per mention). Without it only exact name matches are selected.")
+@input_options
+@output_option
+@click.option("--device", default="auto", show_default=True, help="auto, cpu, cuda or cuda:N (for --index).")
+@config_option
+def command(ontology, ontology_format, synonym_scopes, index_dir, input_path, skip_invalid, output_path, device):
+    """Select the entities an unlabeled mention corpus points to.
+
+    Reads Mention records (no labels needed) and writes one Selected-entity
+    record per entity: the Entity fields plus "selected_by" ("exact": its
+    name equals a mention, "biencoder": top-1 of --index for a mention) and
+    "mention_count", most-mentioned first. Entities without a definition
+    cannot be prompted for aliases: they are counted and left out.
+
+    \b
+    Examples:
+      ontolink index --ontology hpo idx/hpo
+      ontolink select-entities --ontology hpo --index idx/hpo -i mentions.jsonl > selected.jsonl
+      ontolink select-entities --ontology hpo --index idx/hpo -i mentions.jsonl \\
+        | ontolink gen-aliases --ontology hpo | ontolink filter --ontology hpo \\
+        | ontolink make-pairs --ontology hpo --mentions mentions.jsonl > pairs.jsonl
+    """
+    from toolbox.io import ReadStats, RecordWriter, read_records, warn
+    from toolbox.records import validate_mention
+    from toolbox.steps.select_entities import select_entities
+
+    loaded = open_ontology(ontology, ontology_format, synonym_scopes)
+    index = None
+    if index_dir:
+        from toolbox.steps.index import load_index
+
+        index = load_index(index_dir, ontology=loaded, device=device)
+    else:
+        warn("no --index: selecting by exact name match only (E_EM)")
+    stats = ReadStats()
+    mentions = read_records(input_path, validate=validate_mention, skip_invalid=skip_invalid, stats=stats)
+    selection = select_entities(mentions, loaded, loaded_index=index)
+    with RecordWriter(output_path) as writer:
+        writer.write_all(selection.records())
+    warn(f"selected {writer.count} entities: {selection.summary()}")
