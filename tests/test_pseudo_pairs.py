@@ -1,6 +1,5 @@
 """select-entities, filter and make-pairs (the LLM step, gen-aliases, has its own tests)."""
 
-import json
 
 import pytest
 from click.testing import CliRunner

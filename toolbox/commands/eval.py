@@ -1,0 +1,72 @@
+import sys
+
+import click
+
+from toolbox.options import config_option, ontology_option, open_ontology, output_option
+
+@click.command("eval")
+@click.argument("predictions", nargs=-1, type=click.Path(allow_dash=True))
+@ontology_option(required=False, help_text="Ontology of the gold ids: resolves alt/obsolete ids and gives the "
+                                           "HO/LO/NO overlap categories (file or 'hpo').")
+@click.option("--gold", "gold_path", type=click.Path(dir_okay=False, allow_dash=True),
+              help="Labeled Mention JSONL whose gold ids (joined by id) replace those in the predictions.")
+@click.option("--ks", default="1,5,32,64", show_default=True, help="Comma-separated K of Recall@K.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown", "tsv"]),
+              help="Output format.  [default: table on a terminal, json otherwise]")
+@output_option
+@click.option("--skip-invalid", is_flag=True, help="Count, report and skip bad lines.")
+@config_option
+def command(predictions, ontology, ontology_format, synonym_scopes, gold_path, ks, fmt, output_path,
+                 skip_invalid):
+    """Score Linked-mention files: Recall@K and MRR, overall and by overlap.
+
+    PREDICTIONS are outputs of `ontolink link` ('-' or none: stdin). Several
+    files (one per seed) give mean ± std. With --ontology, a hit counts any
+    gold id, what it resolves to (alt_id, replaced_by) and its alt ids, and
+    mentions are split by overlap with the gold name: HO (mention inside the
+    name), LO (a shared token), NO (none).
+
+    \b
+    Examples:
+      ontolink eval linked.jsonl --ontology hpo
+      ontolink eval seed0.jsonl seed42.jsonl seed52313.jsonl --ontology hpo --format markdown
+      ontolink link --index idx/hpo -i gold.jsonl | ontolink eval --ontology hpo --format json
+    """
+    from toolbox.io import read_records
+    from toolbox.records import validate_linked_mention, validate_mention
+    from toolbox.report import render
+    from toolbox.steps.eval import aggregate, file_metrics, score_file
+
+    try:
+        k_values = tuple(sorted({int(part) for part in ks.split(",") if part.strip()}))
+    except ValueError:
+        raise click.BadParameter(f"{ks!r} is not a comma-separated list of integers", param_hint="--ks") from None
+    if not k_values or min(k_values) < 1:
+        raise click.BadParameter("K values must be positive", param_hint="--ks")
+    files = list(predictions) or ["-"]
+    if files.count("-") > 1:
+        raise click.UsageError("stdin ('-') can be read only once")
+    loaded = open_ontology(ontology, ontology_format, synonym_scopes) if ontology else None
+    if loaded is None:
+        click.echo("ontolink: no --ontology: ids compared as given, no HO/LO/NO split", err=True)
+    gold_by_id = None
+    if gold_path:
+        gold_by_id = {record["id"]: record.get("gold") or []
+                      for record in read_records(gold_path, validate=validate_mention, skip_invalid=skip_invalid)}
+    per_file = []
+    for path in files:
+        records = read_records(path, validate=validate_linked_mention, skip_invalid=skip_invalid)
+        ranks, categories = score_file(records, ontology=loaded, ks=k_values, gold_by_id=gold_by_id,
+                                       name="<stdin>" if path == "-" else path)
+        per_file.append(file_metrics(ranks, categories, k_values))
+    sizes = {metrics["all"]["n"] for metrics in per_file}
+    if len(sizes) > 1:
+        click.echo(f"ontolink: warning: the files hold different numbers of mentions ({sorted(sizes)})", err=True)
+    if fmt is None:
+        fmt = "table" if output_path == "-" and sys.stdout.isatty() else "json"
+    text = render(aggregate(per_file), fmt, files)
+    if output_path == "-":
+        click.echo(text)
+    else:
+        with open(output_path, "w", encoding="utf-8") as handle:
+            handle.write(text + "\n")

