@@ -35,8 +35,6 @@ class OntolinkGroup(click.Group):
             ctx.exit(1)
 
 
-
-
 @click.group(cls=OntolinkGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="ontolink")
 def cli():
@@ -48,7 +46,7 @@ def cli():
     \b
     Quick start (embedded HPO and the packaged all-MiniLM-L6-v2):
       ontolink index --ontology hpo idx/hpo
-      echo '{"id": "m1", "mention": "fits"}' | ontolink link --index idx/hpo --top-k 3
+      echo '{"id": "m1", "mention": "seizures"}' | ontolink link --index idx/hpo --top-k 3
       ontolink eval linked.jsonl --ontology hpo
 
     Exit status: 0 success, 2 bad input or usage (FILE:LINE: message), 1 other failures.

@@ -34,7 +34,7 @@ def command(index_dir, input_path, skip_invalid, output_path, top_k, batch_size,
     \b
     Examples:
       ontolink link --index idx/hpo -i mentions.jsonl -o linked.jsonl
-      echo '{"id": "m1", "mention": "fits"}' | ontolink link --index idx/hpo --top-k 3
+      echo '{"id": "m1", "mention": "short stature"}' | ontolink link --index idx/hpo --top-k 3
       zcat mentions.jsonl.gz | ontolink link --index idx/hpo | head -1
     """
     from toolbox.io import ReadStats, RecordWriter, read_records
