@@ -63,6 +63,7 @@ COMMAND_MODULES = [
     "select_entities",
     "filter",
     "make_pairs",
+    "train",
 ]
 for _module in COMMAND_MODULES:
     cli.add_command(importlib.import_module(f"toolbox.commands.{_module}").command)

@@ -37,7 +37,9 @@ def build_index(ontology, directory, method="dense", model=None, device="auto", 
             from toolbox.backends.encoders.sentence import DEFAULT_ENCODER, SentenceEncoder
 
             encoder = SentenceEncoder(model or DEFAULT_ENCODER, device=device, precision=precision)
-            name_index = index_class(method).build(texts, encoder, faiss_type=faiss_type, seed=seed,
+            definitions = [entity.definition for entity in ontology]
+            inputs = [encoder.entity_text(text, definitions[owner]) for text, owner in zip(texts, owners)]
+            name_index = index_class(method).build(inputs, encoder, faiss_type=faiss_type, seed=seed,
                                                    progress=progress, **index_options)
         else:
             if model:
@@ -76,6 +78,11 @@ class LoadedIndex:
 
     def __len__(self):
         return len(self.names)
+
+    def query_text(self, record):
+        """What a Mention record is searched as: the bare mention, or marked-up context for a retriever."""
+        encoder = getattr(self.name_index, "encoder", None)
+        return encoder.mention_text(record) if encoder is not None else record["mention"].strip()
 
 
 def load_index(directory, ontology=None, device="auto", precision=None):

@@ -87,6 +87,6 @@ def link_mentions(records, loaded_index, top_k=64, batch_size=256):
     """Yield each Mention record with ``candidates`` added (unknown fields kept)."""
     linker = Linker(loaded_index, top_k=top_k)
     for batch in batches(records, batch_size):
-        texts = [record["mention"].strip() for record in batch]
+        texts = [loaded_index.query_text(record) for record in batch]
         for record, candidates in zip(batch, linker.candidates(texts)):
             yield {**record, "candidates": candidates}

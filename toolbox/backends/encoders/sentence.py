@@ -32,6 +32,17 @@ def resolve_model_path(name):
     return name
 
 
+def _retriever_manifest(path):
+    manifest_path = Path(path, "manifest.json")
+    if not manifest_path.is_file():
+        return None
+    import json
+
+    with open(manifest_path, encoding="utf-8") as handle:
+        manifest = json.load(handle)
+    return manifest if manifest.get("artifact") == "retriever" else None
+
+
 class SentenceEncoder:
     """Encode texts to L2-normalised float32 vectors, fast.
 
@@ -50,7 +61,13 @@ class SentenceEncoder:
         self.max_length = max_length
         self.tokens_per_batch = tokens_per_batch
         self.max_batch_size = max_batch_size
-        self._model = self._load(resolve_model_path(model))
+        path = resolve_model_path(model)
+        # A retriever trained by `ontolink train retriever` reads marked-up inputs and scores by dot product.
+        self.retriever = _retriever_manifest(path)
+        self.normalize = self.retriever is None
+        if self.retriever is not None:
+            self.max_length = self.retriever["options"]["max_length"]
+        self._model = self._load(path)
         get_dimension = getattr(self._model, "get_embedding_dimension", None) or \
             self._model.get_sentence_embedding_dimension  # sentence-transformers < 6
         self.dimension = get_dimension()
@@ -93,10 +110,23 @@ class SentenceEncoder:
 
     def describe(self):
         return {"model": self.model_name, "precision": self.precision, "dimension": self.dimension,
-                "max_length": self.max_length, "normalized": True}
+                "max_length": self.max_length, "normalized": self.normalize,
+                "inputs": "marked" if self.retriever else "plain"}
+
+    def mention_text(self, record):
+        """The text a mention record is encoded as."""
+        from toolbox.inputs import mention_input
+
+        return mention_input(record) if self.retriever else record["mention"].strip()
+
+    def entity_text(self, name, definition):
+        """The text an entity name is encoded as (name-based KB: one per name)."""
+        from toolbox.inputs import entity_input
+
+        return entity_input(name, definition) if self.retriever else name
 
     def encode(self, texts, progress=None):
-        """Return an (n, d) float32 array, rows L2-normalised, in the order of ``texts``."""
+        """Return an (n, d) float32 array in the order of ``texts`` (rows L2-normalised unless a retriever)."""
         import torch
 
         texts = list(texts)
@@ -123,7 +153,8 @@ class SentenceEncoder:
                 features = {key: value.to(self.device) if hasattr(value, "to") else value
                             for key, value in features.items()}
                 output = self._model(features)["sentence_embedding"].float()
-                output = torch.nn.functional.normalize(output, dim=-1)
+                if self.normalize:
+                    output = torch.nn.functional.normalize(output, dim=-1)
                 vectors[rows] = output.cpu().numpy()
                 if progress is not None:
                     progress.update(end - start)

@@ -1,0 +1,148 @@
+"""`ontolink train retriever`: batch columns, negative strategies, loss, resume, index --model."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from click.testing import CliRunner
+
+from conftest import jsonl, parse_jsonl
+from toolbox.cli import cli
+from toolbox.errors import InputError
+from toolbox.ontology import load_ontology
+from toolbox.steps.train_retriever import batch_columns, column_masks, multi_positive_loss, read_pairs
+
+# root R with children A, B; A has children A1, A2; B has child B1.
+TOY = [{"id": "T:R", "name": "root"}, {"id": "T:A", "name": "alpha", "parents": ["T:R"]},
+       {"id": "T:B", "name": "beta", "parents": ["T:R"]}, {"id": "T:A1", "name": "alpha one", "parents": ["T:A"]},
+       {"id": "T:A2", "name": "alpha two", "parents": ["T:A"]}, {"id": "T:B1", "name": "beta one", "parents": ["T:B"]}]
+
+
+@pytest.fixture()
+def toy(tmp_path):
+    path = tmp_path / "toy.jsonl"
+    path.write_text(jsonl([{**entity, "definition": f"The {entity['name']}."} for entity in TOY]))
+    return load_ontology(path)
+
+
+def as_sets(mask, columns):
+    return [{columns[c] for c in np.flatnonzero(row)} for row in mask]
+
+
+def test_negative_strategies_follow_methods(toy):
+    golds = ["T:A1", "T:A"]
+    columns = ["T:A1", "T:A", "T:A2", "T:B", "T:B1", "T:R"]
+    positive, negative = column_masks(golds, columns, toy, "base")
+    assert as_sets(positive, columns) == [{"T:A1"}, {"T:A"}]
+    assert as_sets(negative, columns)[0] == set(columns) - {"T:A1"}
+    positive, negative = column_masks(golds, columns, toy, "rm-pcs")
+    # N+(A1) = parent A, sibling A2
+    assert as_sets(negative, columns)[0] == {"T:B", "T:B1", "T:R"}
+    # N+(A) = parent R, children A1 A2, sibling B
+    assert as_sets(negative, columns)[1] == {"T:B1"}
+    positive, negative = column_masks(golds, columns, toy, "pc-pos")
+    # P = {A1} ∪ (N(A1) ∩ G) = {A1, A}; siblings (A2) stay negatives
+    assert as_sets(positive, columns) == [{"T:A1", "T:A"}, {"T:A", "T:A1"}]
+    assert as_sets(negative, columns)[0] == {"T:A2", "T:B", "T:B1", "T:R"}
+    assert as_sets(negative, columns)[1] == {"T:A2", "T:B", "T:B1"} - {"T:A2"} | {"T:B", "T:B1"}
+
+
+def test_batch_columns_size_and_uniqueness(toy):
+    rng = np.random.default_rng(0)
+    ids = [entity.id for entity in toy]
+    columns = batch_columns(["T:A1", "T:A1"], toy, ids, rng, batch_size=2)
+    # |R| = (b − |G|) + min(max |N+|, 30) = (2 − 1) + 2, capped by what exists
+    assert columns[0] == "T:A1" and len(columns) == 4 and len(set(columns)) == 4
+
+
+def test_multi_positive_loss_matches_the_formula():
+    scores = torch.tensor([[2.0, 1.0, 0.5, -1.0]])
+    positive = torch.tensor([[True, True, False, False]])
+    negative = torch.tensor([[False, False, True, True]])
+    expected = -0.5 * sum(np.log(np.exp(s) / (np.exp(s) + np.exp(0.5) + np.exp(-1.0))) for s in (2.0, 1.0))
+    assert float(multi_positive_loss(scores, positive, negative)) == pytest.approx(expected, rel=1e-5)
+
+
+def test_pairs_are_checked_against_the_ontology(toy, tmp_path):
+    path = tmp_path / "pairs.jsonl"
+    path.write_text(jsonl([{"id": "p1", "mention": "alpha", "entity_id": "T:A"},
+                           {"id": "p2", "mention": "gamma", "entity_id": "T:NOPE"}]))
+    with pytest.raises(InputError, match=r"pairs.jsonl:2: entity_id 'T:NOPE' is not in ontology"):
+        read_pairs(path, toy)
+    assert [pair["id"] for pair in read_pairs(path, toy, skip_invalid=True)] == ["p1"]
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    result = CliRunner().invoke(cli, ["train", "retriever", "--ontology", str(tmp_path / "toy.jsonl"), "-i",
+                                      str(empty), str(tmp_path / "model")])
+    assert result.exit_code == 2 and "no pairs to train on" in result.stderr
+
+
+@pytest.mark.slow
+def test_train_resume_index_and_link(small_ontology_path, tmp_path):
+    ontology = load_ontology(small_ontology_path)
+    entities = [entity for entity in ontology if entity.definition][:12]
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text(jsonl([{"id": f"p{n}", "mention": entity.name.lower(), "context_left": "The patient had ",
+                             "context_right": " at birth.", "entity_id": entity.id}
+                            for n, entity in enumerate(entities)]))
+
+    def train(directory, *extra):
+        result = CliRunner().invoke(cli, ["train", "retriever", "--ontology", str(small_ontology_path), "-i",
+                                          str(pairs), "--batch-size", "6", "--max-length", "32", "--device", "cpu",
+                                          "--negatives", "pc-pos", *extra, str(directory)])
+        assert result.exit_code == 0, result.stderr
+        return result
+
+    straight = tmp_path / "straight"
+    train(straight, "--epochs", "2")
+
+    # Interrupt a 2-epoch run in its second epoch, then resume: the same weights must come out.
+    import toolbox.steps.train_retriever as module
+
+    calls = {"n": 0}
+    real_loss = module.multi_positive_loss
+
+    def interrupted_loss(*args):
+        calls["n"] += 1
+        if calls["n"] == 3:  # 2 batches per epoch: the first batch of epoch 2
+            raise KeyboardInterrupt
+        return real_loss(*args)
+
+    resumed = tmp_path / "resumed"
+    module.multi_positive_loss = interrupted_loss
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            module.train_retriever(module.read_pairs(pairs, ontology), ontology, resumed, negatives="pc-pos",
+                                   epochs=2, batch_size=6, max_length=32, device="cpu")
+    finally:
+        module.multi_positive_loss = real_loss
+    assert (tmp_path / "resumed.checkpoint" / "manifest.json").exists() and not resumed.exists()
+    result = train(resumed, "--epochs", "2", "--resume")
+    assert "resuming from" in result.stderr and not (tmp_path / "resumed.checkpoint").exists()
+
+    from safetensors.torch import load_file
+
+    straight_weights = load_file(str(straight / "model.safetensors"))
+    resumed_weights = load_file(str(resumed / "model.safetensors"))
+    assert all(torch.equal(straight_weights[name], resumed_weights[name]) for name in straight_weights)
+    assert json.loads((resumed / "manifest.json").read_text())["losses"] == \
+        json.loads((straight / "manifest.json").read_text())["losses"]
+
+    # a checkpoint made with other settings is refused
+    (tmp_path / "other.checkpoint").mkdir()
+    result = CliRunner().invoke(cli, ["train", "retriever", "--ontology", str(small_ontology_path), "-i", str(pairs),
+                                      "--resume", "--negatives", "base", "--batch-size", "6", "--max-length", "32",
+                                      "--device", "cpu", str(tmp_path / "other")])
+    assert result.exit_code == 2 and "no manifest.json" in result.stderr
+
+    index = tmp_path / "idx"
+    result = CliRunner().invoke(cli, ["index", "--ontology", str(small_ontology_path), "--model", str(straight),
+                                      "--device", "cpu", str(index)])
+    assert result.exit_code == 0, result.stderr
+    described = json.loads((index / "manifest.json").read_text())["index"]["encoder"]
+    assert described["normalized"] is False and described["inputs"] == "marked"
+    result = CliRunner().invoke(cli, ["link", "--index", str(index), "--top-k", "3"],
+                                input=jsonl([{"id": "m", "mention": entities[0].name, "context_left": "He had "}]))
+    assert result.exit_code == 0, result.stderr
+    assert len(parse_jsonl(result.stdout)[0]["candidates"]) == 3

@@ -1,0 +1,273 @@
+"""`ontolink train retriever`: fine-tune a bi-encoder on pseudo pairs (METHODS.md §1.5).
+
+Mentions read ``left [Ms] mention [Me] right``, entities ``name [ENT]
+definition``; scores are dot products of mean-pooled vectors. Each batch is
+scored against a column set C = G ∪ R (G: the batch's unique golds, R: random
+other entities, |R| = (b − |G|) + min(max_i |N+(e_i)|, 30)), and the negative
+strategy decides which columns count for each row:
+
+    base    P = {e_i}                      negatives C ∖ P
+    rm-pcs  P = {e_i}                      negatives C ∖ P ∖ N+(e_i)
+    pc-pos  P = {e_i} ∪ (N(e_i) ∩ G)       negatives C ∖ P ∖ N(e_i)   (siblings stay negatives)
+
+L_i = −(1/|P|) Σ_p log(exp s_p / (exp s_p + Σ_neg exp s_c)). Epochs are fixed and
+the last one is kept (there is no validation set in the zero-shot setting).
+"""
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+import numpy as np
+
+from toolbox.errors import InputError
+from toolbox.inputs import SPECIAL_TOKENS, entity_input, mention_input
+from toolbox.io import warn
+from toolbox.manifest import artifact_directory, library_versions, read_manifest
+
+NEGATIVE_STRATEGIES = ("base", "rm-pcs", "pc-pos")
+NEIGHBOUR_CAP = 30
+ARTIFACT = "retriever"
+CHECKPOINT = "retriever-checkpoint"
+
+
+def default_batch_size(pair_count):
+    """METHODS.md: batch 512, or 128 when there are fewer pairs (under ten batches of 512)."""
+    return 512 if pair_count >= 10 * 512 else 128
+
+
+def batch_columns(golds, ontology, entity_ids, rng, batch_size, cap=NEIGHBOUR_CAP):
+    """C = G ∪ R for one batch: the unique golds, then random other entities."""
+    unique = list(dict.fromkeys(golds))
+    largest = max(len(ontology.neighbours(gold)) for gold in unique)
+    wanted = min(len(entity_ids) - len(unique), (batch_size - len(unique)) + min(largest, cap))
+    taken = set(unique)
+    randoms = []
+    while len(randoms) < wanted:
+        for row in rng.integers(0, len(entity_ids), size=2 * (wanted - len(randoms)) + 8):
+            candidate = entity_ids[row]
+            if candidate not in taken:
+                taken.add(candidate)
+                randoms.append(candidate)
+                if len(randoms) == wanted:
+                    break
+    return unique + randoms
+
+
+def column_masks(golds, columns, ontology, strategy):
+    """(positive, negative) boolean masks of shape (rows, columns)."""
+    position = {entity_id: column for column, entity_id in enumerate(columns)}
+    in_batch = set(golds)
+    positive = np.zeros((len(golds), len(columns)), dtype=bool)
+    negative = np.ones((len(golds), len(columns)), dtype=bool)
+    for row, gold in enumerate(golds):
+        positives = {gold}
+        excluded = set()
+        if strategy == "rm-pcs":
+            excluded = set(ontology.neighbours(gold, with_siblings=True))
+        elif strategy == "pc-pos":
+            near = set(ontology.neighbours(gold, with_siblings=False))
+            positives |= near & in_batch
+            excluded = near
+        elif strategy != "base":
+            raise InputError(f"unknown negative strategy {strategy!r} (known: {', '.join(NEGATIVE_STRATEGIES)})")
+        for entity_id in positives:
+            positive[row, position[entity_id]] = True
+        for entity_id in positives | excluded:
+            if entity_id in position:
+                negative[row, position[entity_id]] = False
+    return positive, negative
+
+
+def multi_positive_loss(scores, positive, negative):
+    """Mean over rows of −(1/|P|) Σ_p log(exp s_p / (exp s_p + Σ_neg exp s_c))."""
+    import torch
+
+    minus_inf = torch.finfo(scores.dtype).min
+    negative_lse = torch.logsumexp(scores.masked_fill(~negative, minus_inf), dim=1, keepdim=True)
+    negative_lse = torch.where(negative.any(dim=1, keepdim=True), negative_lse,
+                               torch.full_like(negative_lse, float("-inf")))
+    log_probability = scores - torch.logaddexp(scores, negative_lse)
+    per_row = -(log_probability * positive).sum(dim=1) / positive.sum(dim=1)
+    return per_row.mean()
+
+
+def build_model(backbone, device, max_length):
+    """The backbone with mean pooling and no normalisation, plus the marker tokens."""
+    from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as transformers_logging
+
+    from toolbox.backends.encoders.sentence import resolve_model_path
+    from toolbox.errors import OntolinkError
+
+    transformers_logging.disable_progress_bar()
+    transformers_logging.set_verbosity_error()
+    try:
+        loaded = SentenceTransformer(resolve_model_path(backbone), device=device)
+    except Exception as error:
+        raise OntolinkError(f"cannot load backbone {backbone!r}: {type(error).__name__}: {error}") from None
+    modules = [module for module in loaded if type(module).__name__ != "Normalize"]
+    model = SentenceTransformer(modules=modules, device=device)
+    tokenizer = model.tokenizer
+    added = tokenizer.add_special_tokens({"additional_special_tokens": SPECIAL_TOKENS})
+    if added:
+        model[0].auto_model.resize_token_embeddings(len(tokenizer), mean_resizing=False)
+    model.max_seq_length = max_length
+    return model
+
+
+def _encode(model, texts, device):
+    preprocess = getattr(model, "preprocess", None) or model.tokenize
+    features = {key: value.to(device) if hasattr(value, "to") else value
+                for key, value in preprocess(texts).items()}
+    return model(features)["sentence_embedding"]
+
+
+def _save_optimizer(optimizer, directory):
+    from safetensors.torch import save_file
+
+    state = optimizer.state_dict()
+    tensors = {f"{parameter}.{key}": value.detach().cpu().contiguous()
+               for parameter, values in state["state"].items() for key, value in values.items()}
+    save_file(tensors, str(directory / "optimizer.safetensors"))
+    with open(directory / "optimizer.json", "w", encoding="utf-8") as handle:
+        json.dump({"param_groups": state["param_groups"]}, handle)
+
+
+def _load_optimizer(optimizer, directory):
+    from safetensors.torch import load_file
+
+    tensors = load_file(str(directory / "optimizer.safetensors"))
+    with open(directory / "optimizer.json", encoding="utf-8") as handle:
+        groups = json.load(handle)["param_groups"]
+    state = {}
+    for name, value in tensors.items():
+        parameter, key = name.split(".", 1)
+        state.setdefault(int(parameter), {})[key] = value
+    optimizer.load_state_dict({"state": state, "param_groups": groups})
+
+
+def checkpoint_path(output):
+    output = Path(output)
+    return output.parent / f"{output.name}.checkpoint"
+
+
+def train_retriever(pairs, ontology, output, backbone=None, negatives="base", epochs=1, learning_rate=2e-5,
+                    batch_size=None, max_length=128, seed=0, device="auto", resume=False, progress=True):
+    """Fine-tune and write the retriever directory; returns its manifest."""
+    import torch
+
+    from toolbox.backends.encoders.sentence import DEFAULT_ENCODER
+    from toolbox.device import resolve_device
+    from toolbox.progress import progress_bar
+
+    if not pairs:
+        raise InputError("no pairs to train on")
+    if negatives not in NEGATIVE_STRATEGIES:
+        raise InputError(f"unknown negative strategy {negatives!r} (known: {', '.join(NEGATIVE_STRATEGIES)})")
+    backbone = backbone or DEFAULT_ENCODER
+    device = resolve_device(device)
+    batch_size = batch_size or default_batch_size(len(pairs))
+    options = {"backbone": backbone, "negatives": negatives, "learning_rate": learning_rate,
+               "batch_size": batch_size, "max_length": max_length, "seed": seed, "pairs": len(pairs),
+               "ontology_sha256": ontology.content_hash}
+    checkpoint = checkpoint_path(output)
+
+    torch.manual_seed(seed)  # the new marker-token embeddings are initialised at random
+    model = build_model(backbone, device, max_length)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
+    losses, first_epoch = [], 0
+    if resume and checkpoint.exists():
+        saved = read_manifest(checkpoint, CHECKPOINT, required_files=["optimizer.safetensors"])
+        if saved["options"] != options:
+            changed = sorted(key for key in options if saved["options"].get(key) != options[key])
+            raise InputError(f"checkpoint was made with other settings ({', '.join(changed)}); "
+                             "rerun without --resume to start over", checkpoint)
+        model = build_model(str(checkpoint), device, max_length)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
+        _load_optimizer(optimizer, checkpoint)
+        losses, first_epoch = saved["losses"], saved["epoch"]
+        warn(f"resuming from {checkpoint} after epoch {first_epoch}")
+    elif resume:
+        warn(f"no checkpoint at {checkpoint}: starting from the backbone")
+
+    entity_ids = [entity.id for entity in ontology]
+    use_amp = device.startswith("cuda")
+    scaler = torch.amp.GradScaler("cuda") if use_amp else None
+    started = time.perf_counter()
+    for epoch in range(first_epoch, epochs):
+        # Everything random in an epoch derives from (seed, epoch): a resumed run repeats it exactly.
+        rng = np.random.default_rng([seed, epoch])
+        torch.manual_seed(seed * 1_000_003 + epoch)
+        order = rng.permutation(len(pairs))
+        model.train()
+        epoch_losses = []
+        with progress_bar(total=len(order), desc=f"epoch {epoch + 1}/{epochs}", unit="pair") as bar:
+            for start in range(0, len(order), batch_size):
+                rows = [pairs[i] for i in order[start:start + batch_size]]
+                golds = [row["entity_id"] for row in rows]
+                columns = batch_columns(golds, ontology, entity_ids, rng, batch_size)
+                positive, negative = (torch.as_tensor(mask, device=device)
+                                      for mask in column_masks(golds, columns, ontology, negatives))
+                with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+                    mentions = _encode(model, [mention_input(row) for row in rows], device)
+                    entities = _encode(model, [entity_input(ontology[c].name, ontology[c].definition)
+                                               for c in columns], device)
+                    scores = (mentions @ entities.T).float()
+                loss = multi_positive_loss(scores, positive, negative)
+                optimizer.zero_grad()
+                if scaler is not None:
+                    scaler.scale(loss).backward()
+                    scaler.step(optimizer)
+                    scaler.update()
+                else:
+                    loss.backward()
+                    optimizer.step()
+                epoch_losses.append(float(loss.detach()))
+                bar.update(len(rows))
+        losses.append(float(np.mean(epoch_losses)))
+        warn(f"epoch {epoch + 1}/{epochs}: loss {losses[-1]:.4f} ({time.perf_counter() - started:.0f} s)")
+        with artifact_directory(checkpoint, {"artifact": CHECKPOINT, "epoch": epoch + 1, "options": options,
+                                             "losses": losses}) as directory:
+            model.save(str(directory))
+            _save_optimizer(optimizer, directory)
+
+    manifest = {
+        "artifact": ARTIFACT,
+        "backbone": backbone,
+        "ontology": ontology.describe(),
+        "inputs": {"mention": "left [Ms] mention [Me] right", "entity": "name [ENT] definition",
+                   "special_tokens": SPECIAL_TOKENS},
+        "scoring": "dot product of mean-pooled vectors",
+        "options": {**options, "epochs": epochs},
+        "losses": losses,
+        "seconds": round(time.perf_counter() - started, 1),
+        "versions": library_versions("torch", "transformers", "sentence-transformers"),
+    }
+    if not checkpoint.exists():
+        raise InputError(f"--epochs {epochs} leaves nothing to train", checkpoint)
+    with artifact_directory(output, manifest) as directory:
+        for item in checkpoint.iterdir():
+            if item.name not in ("manifest.json", "optimizer.safetensors", "optimizer.json"):
+                (shutil.copytree if item.is_dir() else shutil.copy2)(item, directory / item.name)
+    shutil.rmtree(checkpoint, ignore_errors=True)
+    return manifest
+
+
+def read_pairs(path, ontology, skip_invalid=False):
+    """Pair records whose entity_id is (or resolves to) a live entity of the ontology."""
+    from toolbox.io import read_records
+    from toolbox.records import validate_mention
+
+    def validate(record):
+        validate_mention(record)
+        entity_id = record.get("entity_id")
+        if not isinstance(entity_id, str):
+            raise ValueError("missing field 'entity_id' (a string): is this the output of make-pairs?")
+        resolved = ontology.resolve(entity_id)
+        if not resolved:
+            raise ValueError(f"entity_id {entity_id!r} is not in ontology {ontology.label}")
+        record["entity_id"] = resolved[0]
+
+    return list(read_records(path, validate=validate, skip_invalid=skip_invalid))
