@@ -1,15 +1,25 @@
 from pathlib import Path
 
+import click
+
 from toolbox.cli import cli
 from toolbox.manpages import write_man_pages
 
 MAN = Path(__file__).resolve().parents[1] / "man"
 
 
+def page_names(command, prefix="ontolink"):
+    names = {f"{prefix}.1"}
+    if isinstance(command, click.Group):
+        for name, sub in command.commands.items():
+            names |= page_names(sub, f"{prefix}-{name}")
+    return names
+
+
 def test_man_pages_are_current(tmp_path):
     fresh = {page.name: page.read_text() for page in write_man_pages(tmp_path)}
     committed = {page.name: page.read_text() for page in MAN.glob("*.1")}
-    assert set(fresh) == {"ontolink.1"} | {f"ontolink-{name}.1" for name in cli.commands}
+    assert set(fresh) == page_names(cli)
     stale = sorted(name for name in fresh if committed.get(name) != fresh[name])
     extra = sorted(set(committed) - set(fresh))
     assert not stale and not extra, f"man/ is stale ({stale}, extra {extra}): run `python -m toolbox.manpages`"

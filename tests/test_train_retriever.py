@@ -146,3 +146,40 @@ def test_train_resume_index_and_link(small_ontology_path, tmp_path):
                                 input=jsonl([{"id": "m", "mention": entities[0].name, "context_left": "He had "}]))
     assert result.exit_code == 0, result.stderr
     assert len(parse_jsonl(result.stdout)[0]["candidates"]) == 3
+
+
+def test_training_candidates_inject_the_gold():
+    from toolbox.steps.reranker import training_candidates
+
+    rng = np.random.default_rng(0)
+    retrieved = [{"id": f"E{n}"} for n in range(5)]
+    group = training_candidates(retrieved, "E2", 3, rng)
+    assert group[0] == "E2" and len(group) == 4 and "E2" not in group[1:]
+    group = training_candidates(retrieved, "GOLD", 10, rng)
+    assert group[0] == "GOLD" and sorted(group[1:]) == ["E0", "E1", "E2", "E3"]  # the last one made room
+
+
+@pytest.mark.slow
+def test_reranker_trains_and_reorders(small_ontology_path, tfidf_index, tmp_path):
+    ontology = load_ontology(small_ontology_path)
+    entities = [entity for entity in ontology if entity.definition][:8]
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text(jsonl([{"id": f"p{n}", "mention": entity.name.lower(), "context_left": "The patient had ",
+                             "entity_id": entity.id} for n, entity in enumerate(entities)]))
+    model = tmp_path / "reranker"
+    result = CliRunner().invoke(cli, ["train", "reranker", "--ontology", str(small_ontology_path), "--index",
+                                      str(tfidf_index), "-i", str(pairs), "--top-k", "6", "--negatives", "3",
+                                      "--epochs", "1", "--batch-size", "4", "--max-length", "48", "--device", "cpu",
+                                      str(model)])
+    assert result.exit_code == 0, result.stderr
+    assert json.loads((model / "manifest.json").read_text())["artifact"] == "reranker"
+    mention = {"id": "m", "mention": entities[0].name, "context_left": "The patient had "}
+    result = CliRunner().invoke(cli, ["link", "--index", str(tfidf_index), "--reranker", str(model), "--top-k", "5",
+                                      "--device", "cpu"], input=jsonl([mention]))
+    assert result.exit_code == 0, result.stderr
+    candidates = parse_jsonl(result.stdout)[0]["candidates"]
+    assert len(candidates) == 5 and all("retriever_score" in candidate for candidate in candidates)
+    assert [c["score"] for c in candidates] == sorted((c["score"] for c in candidates), reverse=True)
+    result = CliRunner().invoke(cli, ["link", "--index", str(tfidf_index), "--reranker", str(tmp_path)],
+                                input=jsonl([mention]))
+    assert result.exit_code == 2 and "no manifest.json" in result.stderr

@@ -4,6 +4,7 @@ import click
 
 from toolbox.options import config_option, ontology_option, open_ontology, output_option
 
+
 @click.command("eval")
 @click.argument("predictions", nargs=-1, type=click.Path(allow_dash=True))
 @ontology_option(required=False, help_text="Ontology of the gold ids: resolves alt/obsolete ids and gives the "
@@ -17,7 +18,7 @@ from toolbox.options import config_option, ontology_option, open_ontology, outpu
 @click.option("--skip-invalid", is_flag=True, help="Count, report and skip bad lines.")
 @config_option
 def command(predictions, ontology, ontology_format, synonym_scopes, gold_path, ks, fmt, output_path,
-                 skip_invalid):
+            skip_invalid):
     """Score Linked-mention files: Recall@K and MRR, overall and by overlap.
 
     PREDICTIONS are outputs of `ontolink link` ('-' or none: stdin). Several

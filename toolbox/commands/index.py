@@ -5,6 +5,7 @@ import click
 from toolbox.io import warn as summary
 from toolbox.options import config_option, device_option, ontology_option, open_ontology, seed_option
 
+
 @click.command("index")
 @click.argument("directory", type=click.Path(file_okay=False))
 @ontology_option()
@@ -28,7 +29,7 @@ from toolbox.options import config_option, device_option, ontology_option, open_
 @seed_option
 @config_option
 def command(directory, ontology, ontology_format, synonym_scopes, method, model, device, precision,
-                  faiss_type, hnsw_m, ef_search, nlist, pq_m, nprobe, min_df, seed):
+            faiss_type, hnsw_m, ef_search, nlist, pq_m, nprobe, min_df, seed):
     """Build a name index of an ontology in DIRECTORY.
 
     Every name and synonym of every entity is indexed (name-based: an entity

@@ -2,6 +2,7 @@ import time
 
 import click
 
+from toolbox.errors import InputError
 from toolbox.io import warn as summary
 from toolbox.options import (
     config_option,
@@ -12,6 +13,7 @@ from toolbox.options import (
     output_option,
 )
 
+
 @click.command("link")
 @click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False),
               help="Index directory made by `ontolink index`.")
@@ -21,21 +23,25 @@ from toolbox.options import (
 @click.option("--batch-size", type=click.IntRange(1), default=256, show_default=True,
               help="Mentions encoded and searched together (output is flushed after each batch).")
 @ontology_option(required=False, help_text="Check that the index was built for this ontology (file or 'hpo').")
+@click.option("--reranker", "reranker_dir", type=click.Path(file_okay=False),
+              help="A cross-encoder from `ontolink train reranker`: rescores all top-K candidates.")
 @device_option
 @config_option
 def command(index_dir, input_path, skip_invalid, output_path, top_k, batch_size, ontology, ontology_format,
-                 synonym_scopes, device):
+            synonym_scopes, reranker_dir, device):
     """Add the top-K entities to every Mention record.
 
     Reads Mention records ({"id", "mention", ...}; other fields pass through)
     and writes each with "candidates": [{"id", "name", "score"}], best
-    first, one per entity.
+    first, one per entity. With --reranker the order is the reranker's and
+    each candidate also keeps its "retriever_score".
 
     \b
     Examples:
       ontolink link --index idx/hpo -i mentions.jsonl -o linked.jsonl
       echo '{"id": "m1", "mention": "short stature"}' | ontolink link --index idx/hpo --top-k 3
       zcat mentions.jsonl.gz | ontolink link --index idx/hpo | head -1
+      ontolink link --index idx/tuned --reranker models/reranker -i mentions.jsonl
     """
     from toolbox.io import ReadStats, RecordWriter, read_records
     from toolbox.records import validate_mention
@@ -44,12 +50,21 @@ def command(index_dir, input_path, skip_invalid, output_path, top_k, batch_size,
 
     checked = open_ontology(ontology, ontology_format, synonym_scopes) if ontology else None
     loaded = load_index(index_dir, ontology=checked, device=device)
+    reranker = None
+    if reranker_dir:
+        from toolbox.steps.reranker import Reranker
+
+        reranker = Reranker(reranker_dir, device=device)
+        if reranker.manifest["ontology"]["sha256"] != loaded.manifest["ontology"]["sha256"]:
+            raise InputError(f"reranker {reranker_dir} was trained for ontology "
+                             f"{reranker.manifest['ontology']['label']}, the index is for "
+                             f"{loaded.manifest['ontology']['label']}")
     stats = ReadStats()
     started = time.perf_counter()
     records = read_records(input_path, validate=validate_mention, skip_invalid=skip_invalid, stats=stats,
                            check_duplicate_ids=True)
     with RecordWriter(output_path) as writer:
-        writer.write_all(link_mentions(records, loaded, top_k=top_k, batch_size=batch_size), flush_every=batch_size)
+        writer.write_all(link_mentions(records, loaded, top_k=top_k, batch_size=batch_size, reranker=reranker), flush_every=batch_size)
     seconds = time.perf_counter() - started
     rate = f" ({writer.count / seconds:.0f} mentions/s)" if writer.count and seconds > 0 else ""
     summary(f"linked {writer.count} mentions in {seconds:.1f} s{rate}; read {stats.summary()}")

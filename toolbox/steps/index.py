@@ -60,14 +60,18 @@ def build_index(ontology, directory, method="dense", model=None, device="auto", 
         name_index.save(temporary)
         with open(temporary / NAMES_FILE, "w", encoding="utf-8") as handle:
             json.dump({"entity_ids": entity_ids, "entity_names": entity_names, "names": texts,
-                       "entity_of_name": owners}, handle, ensure_ascii=False)
+                       "entity_of_name": owners,
+                       # kept so a reranker can read "name [ENT] definition" without the ontology
+                       "entity_definitions": [entity.definition for entity in ontology]},
+                      handle, ensure_ascii=False)
     return manifest
 
 
 class LoadedIndex:
     """A name index plus the name → entity maps, ready to search."""
 
-    def __init__(self, directory, manifest, name_index, entity_ids, entity_names, names, entity_of_name):
+    def __init__(self, directory, manifest, name_index, entity_ids, entity_names, names, entity_of_name,
+                 entity_definitions=None):
         self.directory = directory
         self.manifest = manifest
         self.name_index = name_index
@@ -75,6 +79,7 @@ class LoadedIndex:
         self.entity_names = entity_names
         self.names = names
         self.entity_of_name = np.asarray(entity_of_name, dtype=np.int64)
+        self.definitions = dict(zip(entity_ids, entity_definitions)) if entity_definitions else {}
 
     def __len__(self):
         return len(self.names)
@@ -112,7 +117,7 @@ def load_index(directory, ontology=None, device="auto", precision=None):
         raise InputError(f"index holds {len(name_index)} vectors but {NAMES_FILE} lists {len(maps['names'])} "
                          "names; rebuild it", directory)
     return LoadedIndex(directory, manifest, name_index, maps["entity_ids"], maps["entity_names"], maps["names"],
-                       maps["entity_of_name"])
+                       maps["entity_of_name"], maps.get("entity_definitions"))
 
 
 def _same_precision(built_with, device):

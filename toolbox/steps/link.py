@@ -83,10 +83,15 @@ class Linker:
         return candidates
 
 
-def link_mentions(records, loaded_index, top_k=64, batch_size=256):
-    """Yield each Mention record with ``candidates`` added (unknown fields kept)."""
+def link_mentions(records, loaded_index, top_k=64, batch_size=256, reranker=None):
+    """Yield each Mention record with ``candidates`` added (unknown fields kept).
+
+    With a ``reranker``, all top-K candidates are rescored by it and reordered.
+    """
     linker = Linker(loaded_index, top_k=top_k)
     for batch in batches(records, batch_size):
         texts = [loaded_index.query_text(record) for record in batch]
-        for record, candidates in zip(batch, linker.candidates(texts)):
-            yield {**record, "candidates": candidates}
+        linked = [{**record, "candidates": candidates} for record, candidates in zip(batch, linker.candidates(texts))]
+        if reranker is not None:
+            linked = reranker.rerank(linked, lambda entity_id: loaded_index.definitions.get(entity_id, ""))
+        yield from linked

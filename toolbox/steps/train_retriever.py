@@ -14,22 +14,19 @@ L_i = −(1/|P|) Σ_p log(exp s_p / (exp s_p + Σ_neg exp s_c)). Epochs are fixe
 the last one is kept (there is no validation set in the zero-shot setting).
 """
 
-import json
-import shutil
 import time
-from pathlib import Path
 
 import numpy as np
 
 from toolbox.errors import InputError
 from toolbox.inputs import SPECIAL_TOKENS, entity_input, mention_input
 from toolbox.io import warn
-from toolbox.manifest import artifact_directory, library_versions, read_manifest
+from toolbox.manifest import library_versions
+from toolbox.training import Checkpoints, epoch_random, load_optimizer, optimizer_step
 
 NEGATIVE_STRATEGIES = ("base", "rm-pcs", "pc-pos")
 NEIGHBOUR_CAP = 30
 ARTIFACT = "retriever"
-CHECKPOINT = "retriever-checkpoint"
 
 
 def default_batch_size(pair_count):
@@ -124,37 +121,8 @@ def _encode(model, texts, device):
     return model(features)["sentence_embedding"]
 
 
-def _save_optimizer(optimizer, directory):
-    from safetensors.torch import save_file
-
-    state = optimizer.state_dict()
-    tensors = {f"{parameter}.{key}": value.detach().cpu().contiguous()
-               for parameter, values in state["state"].items() for key, value in values.items()}
-    save_file(tensors, str(directory / "optimizer.safetensors"))
-    with open(directory / "optimizer.json", "w", encoding="utf-8") as handle:
-        json.dump({"param_groups": state["param_groups"]}, handle)
-
-
-def _load_optimizer(optimizer, directory):
-    from safetensors.torch import load_file
-
-    tensors = load_file(str(directory / "optimizer.safetensors"))
-    with open(directory / "optimizer.json", encoding="utf-8") as handle:
-        groups = json.load(handle)["param_groups"]
-    state = {}
-    for name, value in tensors.items():
-        parameter, key = name.split(".", 1)
-        state.setdefault(int(parameter), {})[key] = value
-    optimizer.load_state_dict({"state": state, "param_groups": groups})
-
-
-def checkpoint_path(output):
-    output = Path(output)
-    return output.parent / f"{output.name}.checkpoint"
-
-
 def train_retriever(pairs, ontology, output, backbone=None, negatives="base", epochs=1, learning_rate=2e-5,
-                    batch_size=None, max_length=128, seed=0, device="auto", resume=False, progress=True):
+                    batch_size=None, max_length=128, seed=0, device="auto", resume=False):
     """Fine-tune and write the retriever directory; returns its manifest."""
     import torch
 
@@ -172,34 +140,25 @@ def train_retriever(pairs, ontology, output, backbone=None, negatives="base", ep
     options = {"backbone": backbone, "negatives": negatives, "learning_rate": learning_rate,
                "batch_size": batch_size, "max_length": max_length, "seed": seed, "pairs": len(pairs),
                "ontology_sha256": ontology.content_hash}
-    checkpoint = checkpoint_path(output)
+    checkpoints = Checkpoints(output, ARTIFACT, options)
 
     torch.manual_seed(seed)  # the new marker-token embeddings are initialised at random
     model = build_model(backbone, device, max_length)
     optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
     losses, first_epoch = [], 0
-    if resume and checkpoint.exists():
-        saved = read_manifest(checkpoint, CHECKPOINT, required_files=["optimizer.safetensors"])
-        if saved["options"] != options:
-            changed = sorted(key for key in options if saved["options"].get(key) != options[key])
-            raise InputError(f"checkpoint was made with other settings ({', '.join(changed)}); "
-                             "rerun without --resume to start over", checkpoint)
-        model = build_model(str(checkpoint), device, max_length)
+    saved = checkpoints.resumable(resume)
+    if saved is not None:
+        model = build_model(str(checkpoints.path), device, max_length)
         optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
-        _load_optimizer(optimizer, checkpoint)
+        load_optimizer(optimizer, checkpoints.path)
         losses, first_epoch = saved["losses"], saved["epoch"]
-        warn(f"resuming from {checkpoint} after epoch {first_epoch}")
-    elif resume:
-        warn(f"no checkpoint at {checkpoint}: starting from the backbone")
 
     entity_ids = [entity.id for entity in ontology]
     use_amp = device.startswith("cuda")
     scaler = torch.amp.GradScaler("cuda") if use_amp else None
     started = time.perf_counter()
     for epoch in range(first_epoch, epochs):
-        # Everything random in an epoch derives from (seed, epoch): a resumed run repeats it exactly.
-        rng = np.random.default_rng([seed, epoch])
-        torch.manual_seed(seed * 1_000_003 + epoch)
+        rng = epoch_random(seed, epoch)
         order = rng.permutation(len(pairs))
         model.train()
         epoch_losses = []
@@ -216,22 +175,12 @@ def train_retriever(pairs, ontology, output, backbone=None, negatives="base", ep
                                                for c in columns], device)
                     scores = (mentions @ entities.T).float()
                 loss = multi_positive_loss(scores, positive, negative)
-                optimizer.zero_grad()
-                if scaler is not None:
-                    scaler.scale(loss).backward()
-                    scaler.step(optimizer)
-                    scaler.update()
-                else:
-                    loss.backward()
-                    optimizer.step()
+                optimizer_step(loss, optimizer, scaler)
                 epoch_losses.append(float(loss.detach()))
                 bar.update(len(rows))
         losses.append(float(np.mean(epoch_losses)))
         warn(f"epoch {epoch + 1}/{epochs}: loss {losses[-1]:.4f} ({time.perf_counter() - started:.0f} s)")
-        with artifact_directory(checkpoint, {"artifact": CHECKPOINT, "epoch": epoch + 1, "options": options,
-                                             "losses": losses}) as directory:
-            model.save(str(directory))
-            _save_optimizer(optimizer, directory)
+        checkpoints.save(epoch + 1, losses, lambda directory: model.save(str(directory)), optimizer)
 
     manifest = {
         "artifact": ARTIFACT,
@@ -245,13 +194,7 @@ def train_retriever(pairs, ontology, output, backbone=None, negatives="base", ep
         "seconds": round(time.perf_counter() - started, 1),
         "versions": library_versions("torch", "transformers", "sentence-transformers"),
     }
-    if not checkpoint.exists():
-        raise InputError(f"--epochs {epochs} leaves nothing to train", checkpoint)
-    with artifact_directory(output, manifest) as directory:
-        for item in checkpoint.iterdir():
-            if item.name not in ("manifest.json", "optimizer.safetensors", "optimizer.json"):
-                (shutil.copytree if item.is_dir() else shutil.copy2)(item, directory / item.name)
-    shutil.rmtree(checkpoint, ignore_errors=True)
+    checkpoints.finish(manifest)
     return manifest
 
 

@@ -1,0 +1,177 @@
+"""Cross-encoder reranker (METHODS.md §1.6): train on the retriever's top-K, rescore at link time.
+
+Input "[CLS] left [Ms] m [Me] right [SEP] name [ENT] definition [SEP]", score =
+w·[CLS] (a one-logit sequence-classification head). Training: for each pseudo
+pair take the retriever's top-K; if the pseudo gold is missing it replaces the
+last candidate; cross-entropy over the gold and sampled negatives.
+"""
+
+import time
+
+import numpy as np
+
+from toolbox.errors import InputError, OntolinkError
+from toolbox.inputs import SPECIAL_TOKENS, entity_input, mention_input
+from toolbox.io import warn
+from toolbox.manifest import library_versions, read_manifest
+from toolbox.training import Checkpoints, epoch_random, load_optimizer, optimizer_step
+
+ARTIFACT = "reranker"
+
+
+def _load(path, device, num_labels=1):
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    from transformers.utils import logging as transformers_logging
+
+    from toolbox.backends.encoders.sentence import resolve_model_path
+
+    transformers_logging.disable_progress_bar()
+    transformers_logging.set_verbosity_error()
+    path = resolve_model_path(path)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=num_labels)
+    except Exception as error:
+        raise OntolinkError(f"cannot load {path!r} as a cross-encoder: {type(error).__name__}: {error}") from None
+    if tokenizer.add_special_tokens({"additional_special_tokens": SPECIAL_TOKENS}):
+        model.resize_token_embeddings(len(tokenizer), mean_resizing=False)
+    return tokenizer, model.to(device)
+
+
+def _logits(model, tokenizer, mentions, entities, max_length, device):
+    features = tokenizer(mentions, entities, truncation="longest_first", max_length=max_length, padding=True,
+                         return_tensors="pt").to(device)
+    return model(**features).logits[:, 0]
+
+
+def training_candidates(retrieved, gold, negatives, rng):
+    """Gold first, then ``negatives`` sampled from the other retrieved ids (gold injected if missing)."""
+    ids = [candidate["id"] for candidate in retrieved]
+    others = [entity_id for entity_id in ids if entity_id != gold]
+    if len(others) == len(ids) and others:
+        others = others[:-1]  # the gold replaces the last candidate
+    chosen = rng.choice(len(others), size=min(negatives, len(others)), replace=False) if others else []
+    return [gold] + [others[i] for i in sorted(chosen)]
+
+
+def train_reranker(pairs, ontology, loaded_index, output, backbone=None, top_k=64, negatives=20, epochs=3,
+                   learning_rate=2e-5, batch_size=32, max_length=256, seed=0, device="auto", resume=False):
+    """Fine-tune the cross-encoder on the retriever's candidates; returns the manifest."""
+    import torch
+
+    from toolbox.backends.encoders.sentence import DEFAULT_ENCODER
+    from toolbox.device import resolve_device
+    from toolbox.progress import progress_bar
+    from toolbox.steps.link import link_mentions
+
+    if not pairs:
+        raise InputError("no pairs to train on")
+    backbone = backbone or DEFAULT_ENCODER
+    device = resolve_device(device)
+    options = {"backbone": backbone, "top_k": top_k, "negatives": negatives, "learning_rate": learning_rate,
+               "batch_size": batch_size, "max_length": max_length, "seed": seed, "pairs": len(pairs),
+               "retriever_index": loaded_index.manifest.get("index"), "ontology_sha256": ontology.content_hash}
+    checkpoints = Checkpoints(output, ARTIFACT, options)
+    retrieved = [record["candidates"] for record in link_mentions(pairs, loaded_index, top_k=top_k)]
+
+    torch.manual_seed(seed)  # the scoring head and marker embeddings start at random
+    tokenizer, model = _load(backbone, device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
+    losses, first_epoch = [], 0
+    saved = checkpoints.resumable(resume)
+    if saved is not None:
+        tokenizer, model = _load(str(checkpoints.path), device)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
+        load_optimizer(optimizer, checkpoints.path)
+        losses, first_epoch = saved["losses"], saved["epoch"]
+
+    use_amp = device.startswith("cuda")
+    scaler = torch.amp.GradScaler("cuda") if use_amp else None
+    started = time.perf_counter()
+    for epoch in range(first_epoch, epochs):
+        rng = epoch_random(seed, epoch)
+        order = rng.permutation(len(pairs))
+        model.train()
+        epoch_losses = []
+        with progress_bar(total=len(order), desc=f"epoch {epoch + 1}/{epochs}", unit="pair") as bar:
+            for start in range(0, len(order), batch_size):
+                rows = order[start:start + batch_size]
+                groups = [training_candidates(retrieved[i], pairs[i]["entity_id"], negatives, rng) for i in rows]
+                width = min(len(group) for group in groups)  # equal groups: one (rows, width) logit matrix
+                mentions, entities = [], []
+                for i, group in zip(rows, groups):
+                    text = mention_input(pairs[i])
+                    for entity_id in group[:width]:
+                        mentions.append(text)
+                        entities.append(entity_input(ontology[entity_id].name, ontology[entity_id].definition))
+                with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+                    logits = _logits(model, tokenizer, mentions, entities, max_length, device).float()
+                loss = torch.nn.functional.cross_entropy(logits.view(len(rows), width),
+                                                         torch.zeros(len(rows), dtype=torch.long, device=device))
+                optimizer_step(loss, optimizer, scaler)
+                epoch_losses.append(float(loss.detach()))
+                bar.update(len(rows))
+        losses.append(float(np.mean(epoch_losses)))
+        warn(f"epoch {epoch + 1}/{epochs}: loss {losses[-1]:.4f} ({time.perf_counter() - started:.0f} s)")
+
+        def save_model(directory):
+            model.save_pretrained(str(directory), safe_serialization=True)
+            tokenizer.save_pretrained(str(directory))
+
+        checkpoints.save(epoch + 1, losses, save_model, optimizer)
+
+    manifest = {
+        "artifact": ARTIFACT,
+        "backbone": backbone,
+        "ontology": ontology.describe(),
+        "inputs": "left [Ms] mention [Me] right [SEP] name [ENT] definition",
+        "options": {**options, "epochs": epochs},
+        "losses": losses,
+        "seconds": round(time.perf_counter() - started, 1),
+        "versions": library_versions("torch", "transformers"),
+    }
+    checkpoints.finish(manifest)
+    return manifest
+
+
+class Reranker:
+    """A trained cross-encoder that rescores a mention's candidates."""
+
+    def __init__(self, directory, device="auto", batch_size=128):
+        import torch
+
+        from toolbox.device import resolve_device
+
+        self.manifest = read_manifest(directory, ARTIFACT, required_files=["config.json"])
+        self.device = resolve_device(device)
+        self.max_length = self.manifest["options"]["max_length"]
+        self.batch_size = batch_size
+        self.tokenizer, self.model = _load(str(directory), self.device)
+        self.model.eval()
+        if self.device.startswith("cuda"):
+            self.model.half()
+        self._torch = torch
+
+    def scores(self, mentions, entities):
+        values = []
+        with self._torch.inference_mode():
+            for start in range(0, len(mentions), self.batch_size):
+                values.append(_logits(self.model, self.tokenizer, mentions[start:start + self.batch_size],
+                                      entities[start:start + self.batch_size], self.max_length,
+                                      self.device).float().cpu().numpy())
+        return np.concatenate(values) if values else np.zeros(0, dtype=np.float32)
+
+    def rerank(self, records, definition_of):
+        """Reorder each record's candidates by reranker score; keep the retriever's as retriever_score."""
+        mentions, entities = [], []
+        for record in records:
+            text = mention_input(record)
+            for candidate in record["candidates"]:
+                mentions.append(text)
+                entities.append(entity_input(candidate["name"], definition_of(candidate["id"])))
+        scores = iter(self.scores(mentions, entities))
+        for record in records:
+            rescored = [{"id": c["id"], "name": c["name"], "score": round(float(next(scores)), 6),
+                         "retriever_score": c["score"]} for c in record["candidates"]]
+            rescored.sort(key=lambda candidate: -candidate["score"])  # stable: retriever order breaks ties
+            yield {**record, "candidates": rescored}

@@ -1,0 +1,109 @@
+"""What every fine-tuning command shares: seeded epochs, per-epoch checkpoints, exact resume.
+
+A checkpoint is a directory ``OUTPUT.checkpoint`` (manifest + model files +
+optimizer state in safetensors, no pickle), replaced atomically after each
+epoch. Everything random in an epoch derives from (seed, epoch), so a run
+resumed from a checkpoint gives the same weights as an uninterrupted one.
+"""
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from toolbox.errors import InputError
+from toolbox.io import warn
+from toolbox.manifest import artifact_directory, read_manifest
+
+OPTIMIZER_FILES = ("optimizer.safetensors", "optimizer.json")
+
+
+def checkpoint_path(output):
+    output = Path(output)
+    return output.parent / f"{output.name}.checkpoint"
+
+
+def epoch_random(seed, epoch):
+    """The numpy generator of one epoch; also reseeds torch (dropout, initialisation)."""
+    import torch
+
+    torch.manual_seed(seed * 1_000_003 + epoch)
+    return np.random.default_rng([seed, epoch])
+
+
+def save_optimizer(optimizer, directory):
+    from safetensors.torch import save_file
+
+    state = optimizer.state_dict()
+    tensors = {f"{parameter}.{key}": value.detach().cpu().contiguous()
+               for parameter, values in state["state"].items() for key, value in values.items()}
+    save_file(tensors, str(directory / "optimizer.safetensors"))
+    with open(directory / "optimizer.json", "w", encoding="utf-8") as handle:
+        json.dump({"param_groups": state["param_groups"]}, handle)
+
+
+def load_optimizer(optimizer, directory):
+    from safetensors.torch import load_file
+
+    tensors = load_file(str(directory / "optimizer.safetensors"))
+    with open(directory / "optimizer.json", encoding="utf-8") as handle:
+        groups = json.load(handle)["param_groups"]
+    state = {}
+    for name, value in tensors.items():
+        parameter, key = name.split(".", 1)
+        state.setdefault(int(parameter), {})[key] = value
+    optimizer.load_state_dict({"state": state, "param_groups": groups})
+
+
+class Checkpoints:
+    """Per-epoch checkpoints of one training run (``kind`` names the artifact)."""
+
+    def __init__(self, output, kind, options):
+        self.output = Path(output)
+        self.path = checkpoint_path(output)
+        self.kind = f"{kind}-checkpoint"
+        self.options = options
+
+    def resumable(self, resume):
+        """The checkpoint manifest to resume from, or None (refusing one made with other settings)."""
+        if not resume:
+            return None
+        if not self.path.exists():
+            warn(f"no checkpoint at {self.path}: starting from the backbone")
+            return None
+        saved = read_manifest(self.path, self.kind, required_files=OPTIMIZER_FILES)
+        if saved["options"] != self.options:
+            changed = sorted(key for key in self.options if saved["options"].get(key) != self.options[key])
+            raise InputError(f"checkpoint was made with other settings ({', '.join(changed) or 'backbone'}); "
+                             "rerun without --resume to start over", self.path)
+        warn(f"resuming from {self.path} after epoch {saved['epoch']}")
+        return saved
+
+    def save(self, epoch, losses, save_model, optimizer):
+        with artifact_directory(self.path, {"artifact": self.kind, "epoch": epoch, "options": self.options,
+                                            "losses": losses}) as directory:
+            save_model(directory)
+            save_optimizer(optimizer, directory)
+
+    def finish(self, manifest):
+        """Publish the last epoch's model as OUTPUT (with ``manifest``) and drop the checkpoint."""
+        if not self.path.exists():
+            raise InputError("no epoch was trained (check --epochs)", self.output)
+        with artifact_directory(self.output, manifest) as directory:
+            for item in self.path.iterdir():
+                if item.name not in ("manifest.json", *OPTIMIZER_FILES):
+                    (shutil.copytree if item.is_dir() else shutil.copy2)(item, directory / item.name)
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+def optimizer_step(loss, optimizer, scaler):
+    """Backward and step, through the fp16 grad scaler on CUDA."""
+    optimizer.zero_grad()
+    if scaler is not None:
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+    else:
+        loss.backward()
+        optimizer.step()
