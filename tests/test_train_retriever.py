@@ -183,3 +183,7 @@ def test_reranker_trains_and_reorders(small_ontology_path, tfidf_index, tmp_path
     result = CliRunner().invoke(cli, ["link", "--index", str(tfidf_index), "--reranker", str(tmp_path)],
                                 input=jsonl([mention]))
     assert result.exit_code == 2 and "no manifest.json" in result.stderr
+    # a reranker is not an encoder: index --model refuses it rather than mean-pooling a classifier
+    result = CliRunner().invoke(cli, ["index", "--ontology", str(small_ontology_path), "--model", str(model),
+                                      str(tmp_path / "idx")])
+    assert result.exit_code == 2 and "is an ontolink reranker, not an encoder" in result.stderr

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from toolbox.errors import OntolinkError
+from toolbox.errors import InputError, OntolinkError
 
 DEFAULT_ENCODER = "sentence-transformers/all-MiniLM-L6-v2"
 _PACKAGED = {
@@ -40,7 +40,10 @@ def _retriever_manifest(path):
 
     with open(manifest_path, encoding="utf-8") as handle:
         manifest = json.load(handle)
-    return manifest if manifest.get("artifact") == "retriever" else None
+    if manifest.get("artifact") != "retriever":
+        raise InputError(f"is an ontolink {manifest.get('artifact', 'artifact')}, not an encoder: --model takes a "
+                         "sentence encoder or a retriever from `ontolink train retriever`", path)
+    return manifest
 
 
 class SentenceEncoder:
