@@ -8,6 +8,7 @@ resumed from a checkpoint gives the same weights as an uninterrupted one.
 
 import json
 import shutil
+import time
 from pathlib import Path
 
 import numpy as np
@@ -80,6 +81,17 @@ class Checkpoints:
         warn(f"resuming from {self.path} after epoch {saved['epoch']}")
         return saved
 
+    def start(self, resume, load_model, make_optimizer):
+        """(model, optimizer, losses, first epoch): from the checkpoint when resuming, else fresh."""
+        saved = self.resumable(resume)
+        if saved is None:
+            model = load_model(None)
+            return model, make_optimizer(model), [], 0
+        model = load_model(str(self.path))
+        optimizer = make_optimizer(model)
+        load_optimizer(optimizer, self.path)
+        return model, optimizer, list(saved["losses"]), saved["epoch"]
+
     def save(self, epoch, losses, save_model, optimizer):
         with artifact_directory(self.path, {"artifact": self.kind, "epoch": epoch, "options": self.options,
                                             "losses": losses}) as directory:
@@ -107,3 +119,37 @@ def optimizer_step(loss, optimizer, scaler):
     else:
         loss.backward()
         optimizer.step()
+
+
+def run_epochs(model, optimizer, checkpoints, save_model, batch_loss, item_count, batch_size, epochs, seed,
+               first_epoch=0, losses=(), device="cpu"):
+    """Train epochs ``first_epoch`` .. ``epochs`` − 1 and checkpoint after each; return (losses, seconds).
+
+    ``batch_loss(indices, rng)`` gives the loss of one batch of items (run under fp16 autocast on
+    CUDA); the items are shuffled per epoch with the epoch's generator.
+    """
+    import torch
+
+    from toolbox.progress import progress_bar
+
+    use_amp = device.startswith("cuda")
+    scaler = torch.amp.GradScaler("cuda") if use_amp else None
+    losses = list(losses)
+    started = time.perf_counter()
+    for epoch in range(first_epoch, epochs):
+        rng = epoch_random(seed, epoch)
+        order = rng.permutation(item_count)
+        model.train()
+        epoch_losses = []
+        with progress_bar(total=item_count, desc=f"epoch {epoch + 1}/{epochs}", unit="pair") as bar:
+            for start in range(0, item_count, batch_size):
+                indices = order[start:start + batch_size]
+                with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+                    loss = batch_loss(indices, rng)
+                optimizer_step(loss, optimizer, scaler)
+                epoch_losses.append(float(loss.detach()))
+                bar.update(len(indices))
+        losses.append(float(np.mean(epoch_losses)))
+        warn(f"epoch {epoch + 1}/{epochs}: loss {losses[-1]:.4f} ({time.perf_counter() - started:.0f} s)")
+        checkpoints.save(epoch + 1, losses, save_model, optimizer)
+    return losses, time.perf_counter() - started

@@ -6,15 +6,12 @@ pair take the retriever's top-K; if the pseudo gold is missing it replaces the
 last candidate; cross-entropy over the gold and sampled negatives.
 """
 
-import time
-
 import numpy as np
 
 from toolbox.errors import InputError, OntolinkError
 from toolbox.inputs import SPECIAL_TOKENS, entity_input, mention_input
-from toolbox.io import warn
 from toolbox.manifest import library_versions, read_manifest
-from toolbox.training import Checkpoints, epoch_random, load_optimizer, optimizer_step
+from toolbox.training import Checkpoints, run_epochs
 
 ARTIFACT = "reranker"
 
@@ -61,7 +58,6 @@ def train_reranker(pairs, ontology, loaded_index, output, backbone=None, top_k=6
 
     from toolbox.backends.encoders.sentence import DEFAULT_ENCODER
     from toolbox.device import resolve_device
-    from toolbox.progress import progress_bar
     from toolbox.steps.link import link_mentions
 
     if not pairs:
@@ -75,50 +71,35 @@ def train_reranker(pairs, ontology, loaded_index, output, backbone=None, top_k=6
     retrieved = [record["candidates"] for record in link_mentions(pairs, loaded_index, top_k=top_k)]
 
     torch.manual_seed(seed)  # the scoring head and marker embeddings start at random
-    tokenizer, model = _load(backbone, device)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
-    losses, first_epoch = [], 0
-    saved = checkpoints.resumable(resume)
-    if saved is not None:
-        tokenizer, model = _load(str(checkpoints.path), device)
-        optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
-        load_optimizer(optimizer, checkpoints.path)
-        losses, first_epoch = saved["losses"], saved["epoch"]
+    loaded = {}
 
-    use_amp = device.startswith("cuda")
-    scaler = torch.amp.GradScaler("cuda") if use_amp else None
-    started = time.perf_counter()
-    for epoch in range(first_epoch, epochs):
-        rng = epoch_random(seed, epoch)
-        order = rng.permutation(len(pairs))
-        model.train()
-        epoch_losses = []
-        with progress_bar(total=len(order), desc=f"epoch {epoch + 1}/{epochs}", unit="pair") as bar:
-            for start in range(0, len(order), batch_size):
-                rows = order[start:start + batch_size]
-                groups = [training_candidates(retrieved[i], pairs[i]["entity_id"], negatives, rng) for i in rows]
-                width = min(len(group) for group in groups)  # equal groups: one (rows, width) logit matrix
-                mentions, entities = [], []
-                for i, group in zip(rows, groups):
-                    text = mention_input(pairs[i])
-                    for entity_id in group[:width]:
-                        mentions.append(text)
-                        entities.append(entity_input(ontology[entity_id].name, ontology[entity_id].definition))
-                with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
-                    logits = _logits(model, tokenizer, mentions, entities, max_length, device).float()
-                loss = torch.nn.functional.cross_entropy(logits.view(len(rows), width),
-                                                         torch.zeros(len(rows), dtype=torch.long, device=device))
-                optimizer_step(loss, optimizer, scaler)
-                epoch_losses.append(float(loss.detach()))
-                bar.update(len(rows))
-        losses.append(float(np.mean(epoch_losses)))
-        warn(f"epoch {epoch + 1}/{epochs}: loss {losses[-1]:.4f} ({time.perf_counter() - started:.0f} s)")
+    def load_model(path):
+        loaded["tokenizer"], model = _load(path or backbone, device)
+        return model
 
-        def save_model(directory):
-            model.save_pretrained(str(directory), safe_serialization=True)
-            tokenizer.save_pretrained(str(directory))
+    model, optimizer, losses, first_epoch = checkpoints.start(
+        resume, load_model, lambda model: torch.optim.AdamW(model.parameters(), lr=learning_rate))
+    tokenizer = loaded["tokenizer"]
 
-        checkpoints.save(epoch + 1, losses, save_model, optimizer)
+    def batch_loss(indices, rng):
+        groups = [training_candidates(retrieved[i], pairs[i]["entity_id"], negatives, rng) for i in indices]
+        width = min(len(group) for group in groups)  # equal groups: one (rows, width) logit matrix
+        mentions, entities = [], []
+        for i, group in zip(indices, groups):
+            text = mention_input(pairs[i])
+            for entity_id in group[:width]:
+                mentions.append(text)
+                entities.append(entity_input(ontology[entity_id].name, ontology[entity_id].definition))
+        logits = _logits(model, tokenizer, mentions, entities, max_length, device).float()
+        return torch.nn.functional.cross_entropy(logits.view(len(indices), width),
+                                                 torch.zeros(len(indices), dtype=torch.long, device=device))
+
+    def save_model(directory):
+        model.save_pretrained(str(directory), safe_serialization=True)
+        tokenizer.save_pretrained(str(directory))
+
+    losses, seconds = run_epochs(model, optimizer, checkpoints, save_model, batch_loss, len(pairs), batch_size,
+                                 epochs, seed, first_epoch, losses, device)
 
     manifest = {
         "artifact": ARTIFACT,
@@ -127,7 +108,7 @@ def train_reranker(pairs, ontology, loaded_index, output, backbone=None, top_k=6
         "inputs": "left [Ms] mention [Me] right [SEP] name [ENT] definition",
         "options": {**options, "epochs": epochs},
         "losses": losses,
-        "seconds": round(time.perf_counter() - started, 1),
+        "seconds": round(seconds, 1),
         "versions": library_versions("torch", "transformers"),
     }
     checkpoints.finish(manifest)

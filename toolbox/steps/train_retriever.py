@@ -14,15 +14,12 @@ L_i = −(1/|P|) Σ_p log(exp s_p / (exp s_p + Σ_neg exp s_c)). Epochs are fixe
 the last one is kept (there is no validation set in the zero-shot setting).
 """
 
-import time
-
 import numpy as np
 
 from toolbox.errors import InputError
 from toolbox.inputs import SPECIAL_TOKENS, entity_input, mention_input
-from toolbox.io import warn
 from toolbox.manifest import library_versions
-from toolbox.training import Checkpoints, epoch_random, load_optimizer, optimizer_step
+from toolbox.training import Checkpoints, run_epochs
 
 NEGATIVE_STRATEGIES = ("base", "rm-pcs", "pc-pos")
 NEIGHBOUR_CAP = 30
@@ -128,7 +125,6 @@ def train_retriever(pairs, ontology, output, backbone=None, negatives="base", ep
 
     from toolbox.backends.encoders.sentence import DEFAULT_ENCODER
     from toolbox.device import resolve_device
-    from toolbox.progress import progress_bar
 
     if not pairs:
         raise InputError("no pairs to train on")
@@ -143,44 +139,23 @@ def train_retriever(pairs, ontology, output, backbone=None, negatives="base", ep
     checkpoints = Checkpoints(output, ARTIFACT, options)
 
     torch.manual_seed(seed)  # the new marker-token embeddings are initialised at random
-    model = build_model(backbone, device, max_length)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
-    losses, first_epoch = [], 0
-    saved = checkpoints.resumable(resume)
-    if saved is not None:
-        model = build_model(str(checkpoints.path), device, max_length)
-        optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
-        load_optimizer(optimizer, checkpoints.path)
-        losses, first_epoch = saved["losses"], saved["epoch"]
-
+    model, optimizer, losses, first_epoch = checkpoints.start(
+        resume, lambda path: build_model(path or backbone, device, max_length),
+        lambda model: torch.optim.AdamW(model.parameters(), lr=learning_rate))
     entity_ids = [entity.id for entity in ontology]
-    use_amp = device.startswith("cuda")
-    scaler = torch.amp.GradScaler("cuda") if use_amp else None
-    started = time.perf_counter()
-    for epoch in range(first_epoch, epochs):
-        rng = epoch_random(seed, epoch)
-        order = rng.permutation(len(pairs))
-        model.train()
-        epoch_losses = []
-        with progress_bar(total=len(order), desc=f"epoch {epoch + 1}/{epochs}", unit="pair") as bar:
-            for start in range(0, len(order), batch_size):
-                rows = [pairs[i] for i in order[start:start + batch_size]]
-                golds = [row["entity_id"] for row in rows]
-                columns = batch_columns(golds, ontology, entity_ids, rng, batch_size)
-                positive, negative = (torch.as_tensor(mask, device=device)
-                                      for mask in column_masks(golds, columns, ontology, negatives))
-                with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
-                    mentions = _encode(model, [mention_input(row) for row in rows], device)
-                    entities = _encode(model, [entity_input(ontology[c].name, ontology[c].definition)
-                                               for c in columns], device)
-                    scores = (mentions @ entities.T).float()
-                loss = multi_positive_loss(scores, positive, negative)
-                optimizer_step(loss, optimizer, scaler)
-                epoch_losses.append(float(loss.detach()))
-                bar.update(len(rows))
-        losses.append(float(np.mean(epoch_losses)))
-        warn(f"epoch {epoch + 1}/{epochs}: loss {losses[-1]:.4f} ({time.perf_counter() - started:.0f} s)")
-        checkpoints.save(epoch + 1, losses, lambda directory: model.save(str(directory)), optimizer)
+
+    def batch_loss(indices, rng):
+        rows = [pairs[i] for i in indices]
+        golds = [row["entity_id"] for row in rows]
+        columns = batch_columns(golds, ontology, entity_ids, rng, batch_size)
+        positive, negative = (torch.as_tensor(mask, device=device)
+                              for mask in column_masks(golds, columns, ontology, negatives))
+        mentions = _encode(model, [mention_input(row) for row in rows], device)
+        entities = _encode(model, [entity_input(ontology[c].name, ontology[c].definition) for c in columns], device)
+        return multi_positive_loss((mentions @ entities.T).float(), positive, negative)
+
+    losses, seconds = run_epochs(model, optimizer, checkpoints, lambda directory: model.save(str(directory)),
+                                 batch_loss, len(pairs), batch_size, epochs, seed, first_epoch, losses, device)
 
     manifest = {
         "artifact": ARTIFACT,
@@ -191,7 +166,7 @@ def train_retriever(pairs, ontology, output, backbone=None, negatives="base", ep
         "scoring": "dot product of mean-pooled vectors",
         "options": {**options, "epochs": epochs},
         "losses": losses,
-        "seconds": round(time.perf_counter() - started, 1),
+        "seconds": round(seconds, 1),
         "versions": library_versions("torch", "transformers", "sentence-transformers"),
     }
     checkpoints.finish(manifest)
