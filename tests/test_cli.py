@@ -205,3 +205,20 @@ def test_link_streams_batches_while_input_is_open(tfidf_index):
     finally:
         timer.cancel()
         link.kill()
+
+
+def test_eval_dispatches_retrieved_records(tmp_path):
+    folds = []
+    for fold, true_rank in enumerate((1, 3)):
+        path = tmp_path / f"fold{fold}.jsonl"
+        records = [{"pair_id": f"p{n}", "direction": direction, "predicate": "treats", "rank": true_rank,
+                    "candidates": [{"id": "x", "score": 1.0}]} for n in range(4) for direction in ("d2t", "t2d")]
+        path.write_text(jsonl(records))
+        folds.append(path)
+    result = run("eval", *folds, "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    metrics = json.loads(result.stdout)["metrics"]
+    assert metrics["d2t"]["MRR"]["mean"] == pytest.approx((1 + 1 / 3) / 2)
+    assert metrics["t2d"]["Hits@1"]["mean"] == 0.5 and metrics["t2d"]["Hits@1"]["std"] == 0.5
+    result = run("eval", "-", "--format", "json", input=folds[0].read_text())
+    assert json.loads(result.stdout)["metrics"]["d2t"]["median_rank"]["mean"] == 1

@@ -65,6 +65,8 @@ COMMAND_MODULES = [
     "filter",
     "make_pairs",
     "train",
+    "embed_kg",
+    "align",
 ]
 for _module in COMMAND_MODULES:
     cli.add_command(importlib.import_module(f"toolbox.commands.{_module}").command)

@@ -16,10 +16,11 @@ from toolbox.options import config_option, ontology_option, open_ontology, outpu
               help="Output format.  [default: table on a terminal, json otherwise]")
 @output_option
 @click.option("--skip-invalid", is_flag=True, help="Count, report and skip bad lines.")
+@click.option("--by-predicate", is_flag=True, help="Retrieved records: also one row per direction and predicate.")
 @config_option
 def command(predictions, ontology, ontology_format, synonym_scopes, gold_path, ks, fmt, output_path,
-            skip_invalid):
-    """Score Linked-mention files: Recall@K and MRR, overall and by overlap.
+            skip_invalid, by_predicate):
+    """Score Linked-mention or Retrieved files: Recall@K, MRR and more.
 
     PREDICTIONS are outputs of `ontolink link` ('-' or none: stdin). Several
     files (one per seed) give mean ± std. With --ontology, a hit counts any
@@ -32,11 +33,10 @@ def command(predictions, ontology, ontology_format, synonym_scopes, gold_path, k
       ontolink eval linked.jsonl --ontology hpo
       ontolink eval seed0.jsonl seed42.jsonl seed52313.jsonl --ontology hpo --format markdown
       ontolink link --index idx/hpo -i gold.jsonl | ontolink eval --ontology hpo --format json
+      ontolink eval cv/fold-*.jsonl --by-predicate --format markdown
     """
     from toolbox.io import read_records
-    from toolbox.records import validate_linked_mention, validate_mention
     from toolbox.report import render
-    from toolbox.steps.eval import aggregate, file_metrics, score_file
 
     try:
         k_values = tuple(sorted({int(part) for part in ks.split(",") if part.strip()}))
@@ -47,6 +47,64 @@ def command(predictions, ontology, ontology_format, synonym_scopes, gold_path, k
     files = list(predictions) or ["-"]
     if files.count("-") > 1:
         raise click.UsageError("stdin ('-') can be read only once")
+    if _holds_retrieved_records(files[0]):
+        from toolbox.steps.eval_retrieval import aggregate_folds, retrieval_metrics, validate_retrieved
+
+        per_file = [retrieval_metrics(read_records(path, validate=validate_retrieved, skip_invalid=skip_invalid),
+                                      ks=k_values if ks != "1,5,32,64" else (1, 10), by_predicate=by_predicate,
+                                      name="<stdin>" if path == "-" else path)
+                    for path in files]
+        summary = aggregate_folds(per_file)
+    else:
+        summary = _linking_summary(files, ontology, ontology_format, synonym_scopes, gold_path, k_values,
+                                   skip_invalid)
+    if fmt is None:
+        fmt = "table" if output_path == "-" and sys.stdout.isatty() else "json"
+    text = render(summary, fmt, files)
+    if output_path == "-":
+        click.echo(text)
+    else:
+        with open(output_path, "w", encoding="utf-8") as handle:
+            handle.write(text + "\n")
+
+
+def _holds_retrieved_records(path):
+    """Retrieved records carry a "direction"; the first record of the first file decides.
+
+    Stdin is peeked without being consumed (its first line stays in the buffer)."""
+    import json
+    import sys
+
+    if path == "-":
+        stream = sys.stdin.buffer
+        if hasattr(stream, "peek"):
+            line = stream.peek(1 << 16).split(b"\n", 1)[0]
+        elif stream.seekable():
+            start = stream.tell()
+            line = stream.readline()
+            stream.seek(start)
+        else:
+            line = b""
+    else:
+        from toolbox.io import open_input_lines
+
+        try:
+            with open_input_lines(path) as lines:
+                line = next((line for line in lines if line.strip()), b"")
+        except Exception:
+            return False  # the linking reader reports the problem with file and line
+    try:
+        record = json.loads(line.decode("utf-8-sig"))
+    except ValueError:
+        return False
+    return isinstance(record, dict) and "direction" in record and "mention" not in record
+
+
+def _linking_summary(files, ontology, ontology_format, synonym_scopes, gold_path, k_values, skip_invalid):
+    from toolbox.io import read_records
+    from toolbox.records import validate_linked_mention, validate_mention
+    from toolbox.steps.eval import aggregate, file_metrics, score_file
+
     loaded = open_ontology(ontology, ontology_format, synonym_scopes) if ontology else None
     if loaded is None:
         click.echo("ontolink: no --ontology: ids compared as given, no HO/LO/NO split", err=True)
@@ -63,11 +121,4 @@ def command(predictions, ontology, ontology_format, synonym_scopes, gold_path, k
     sizes = {metrics["all"]["n"] for metrics in per_file}
     if len(sizes) > 1:
         click.echo(f"ontolink: warning: the files hold different numbers of mentions ({sorted(sizes)})", err=True)
-    if fmt is None:
-        fmt = "table" if output_path == "-" and sys.stdout.isatty() else "json"
-    text = render(aggregate(per_file), fmt, files)
-    if output_path == "-":
-        click.echo(text)
-    else:
-        with open(output_path, "w", encoding="utf-8") as handle:
-            handle.write(text + "\n")
+    return aggregate(per_file)

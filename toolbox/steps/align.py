@@ -1,0 +1,292 @@
+"""`ontolink align train | retrieve | cv`: text ↔ KG alignment (METHODS.md §2).
+
+Model directory (artifact ``align-model``): ``manifest.json`` (encoder, KG
+embeddings and their sha256, composition, head, direction, training options,
+best epoch), ``heads.safetensors`` (the heads' weights, plus the fixed relation
+projection when one was needed) and ``training_curve.jsonl``.
+
+CV directory (artifact ``align-cv``): ``fold-K.jsonl.gz`` (Retrieved records of
+fold K's test pairs, both directions), ``folds.json`` (the pair ids of each
+fold), ``summary.json`` / ``summary.md`` (metrics, mean ± std over folds).
+"""
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from toolbox.align.compose import Composer
+from toolbox.align.cv import grouped_folds, grouped_holdout
+from toolbox.align.pairs import group_of, pair_triple, validate_pair
+from toolbox.align.retrieve import RETRIEVALS, AlignedScorer, VerbalizedScorer, retrieved_records
+from toolbox.align.text import TextEmbedder
+from toolbox.align.train import TrainOptions, alignment_model, train_alignment_model
+from toolbox.errors import InputError
+from toolbox.io import ReadStats, RecordWriter, read_records, warn
+from toolbox.manifest import artifact_directory, library_versions, read_manifest
+from toolbox.progress import progress_bar
+
+ARTIFACT = "align-model"
+CV_ARTIFACT = "align-cv"
+HEADS_FILE = "heads.safetensors"
+CURVE = "training_curve.jsonl"
+PROJECTION = "composer.relation_projection"
+
+
+def read_pairs(path, kg=None, skip_invalid=False, stats=None):
+    """Text–triple pairs of a JSONL file; with ``kg``, a pair whose entity or relation has no embedding is
+    an error naming it (``FILE:LINE``), or with ``skip_invalid`` a counted, reported skip."""
+
+    def validate(record):
+        validate_pair(record)
+        if kg is not None:
+            problem = kg.missing(*pair_triple(record))
+            if problem:
+                raise ValueError(f"pair {record['pair_id']!r}: {problem}")
+
+    return list(read_records(path, validate=validate, skip_invalid=skip_invalid, stats=stats,
+                             check_duplicate_ids=False))
+
+
+def _check_pairs(pairs, name="pairs"):
+    if not pairs:
+        raise InputError(f"no {name} to work on")
+    seen = set()
+    for record in pairs:
+        if record["pair_id"] in seen:
+            raise InputError(f"pair_id {record['pair_id']!r} occurs twice in the {name}: ids must be unique")
+        seen.add(record["pair_id"])
+
+
+def _resolve_device(device):
+    from toolbox.device import resolve_device
+
+    return resolve_device(device)
+
+
+def train_alignment(pairs, kg, directory, embedder=None, compose="concat", head="linear", direction="text2kg",
+                    options=None, validation_fraction=0.15, normalize=True, seed=0, device="auto", source=None):
+    """Train an alignment model on ``pairs`` over KG embeddings ``kg`` and write ``directory``; returns the manifest."""
+    import torch
+    from safetensors.torch import save_file
+
+    _check_pairs(pairs)
+    options = (options or TrainOptions()).check()
+    device = _resolve_device(device)
+    embedder = embedder or TextEmbedder(device=device)
+    started = time.perf_counter()
+    with progress_bar(total=len(pairs), desc="encode texts", unit="text") as progress:
+        texts = embedder.encode([record["text"] for record in pairs], progress=progress)
+    encode_seconds = time.perf_counter() - started
+    composer = Composer(kg, compose, normalize=normalize, seed=seed, device=device)
+    rows = composer.rows([pair_triple(record) for record in pairs])
+    train_index, validation_index = grouped_holdout(np.arange(len(pairs)), [group_of(r) for r in pairs],
+                                                    validation_fraction, seed)
+    with progress_bar(total=options.max_epochs, desc=f"align train ({direction}, {head}, {compose})",
+                      unit="epoch") as progress:
+        model, curve, summary = train_alignment_model(texts, rows, composer, direction, head, train_index,
+                                                      validation_index, options, seed, device, progress)
+    tensors = {key: value.detach().cpu().contiguous() for key, value in model.state_dict().items()}
+    if composer.projection is not None:
+        tensors[PROJECTION] = torch.as_tensor(composer.projection).contiguous()
+    manifest = {
+        "artifact": ARTIFACT,
+        "direction": direction,
+        "head": head,
+        "composition": composer.describe(),
+        "text_dim": int(texts.shape[1]),
+        "triple_dim": int(composer.dimension),
+        "encoder": embedder.describe(),
+        "kg": kg.describe(),
+        "pairs": {"path": None if source in (None, "-") else str(source), "count": len(pairs)},
+        "training": summary,
+        "seed": seed,
+        "encode_seconds": round(encode_seconds, 2),
+        "texts_encoded": embedder.encoded,
+        "files": [HEADS_FILE, CURVE],
+        "versions": library_versions("torch", "transformers", "sentence-transformers", "safetensors"),
+    }
+    with artifact_directory(directory, manifest) as temporary:
+        save_file(tensors, str(temporary / HEADS_FILE))
+        with open(temporary / CURVE, "w", encoding="utf-8") as handle:
+            for entry in curve:
+                handle.write(json.dumps(entry) + "\n")
+    return manifest
+
+
+class LoadedAlignment:
+    def __init__(self, directory, manifest, model, composer, embedder):
+        self.directory, self.manifest, self.model, self.composer, self.embedder = (
+            directory, manifest, model, composer, embedder)
+
+    def scorer(self):
+        return AlignedScorer(self.model, self.composer, self.embedder, device=self.composer.device)
+
+
+def load_alignment(directory, kg=None, device="auto", embedder=None):
+    """Open a model directory; ``kg`` (loaded embeddings or a directory; default: the one it was trained on)
+    must be the same embeddings, by sha256."""
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+
+    from toolbox.steps.embed_kg import load_kg_embeddings
+
+    directory = Path(directory)
+    manifest = read_manifest(directory, ARTIFACT, required_files=[HEADS_FILE])
+    trained_on = manifest["kg"]
+    if kg is None:
+        kg = trained_on["directory"]
+        if not Path(kg).exists():
+            raise InputError(f"was trained on the KG embeddings in {kg}, which are gone: pass --kg-embeddings",
+                             directory)
+    if not hasattr(kg, "entity"):
+        kg = load_kg_embeddings(kg)
+    if kg.sha256 != trained_on["sha256"]:
+        raise InputError(f"was trained on other KG embeddings ({trained_on['directory']}, sha256 "
+                         f"{str(trained_on['sha256'])[:12]}), not {kg.directory} (sha256 {str(kg.sha256)[:12]}); "
+                         "retrain it with `ontolink align train`", directory)
+    device = _resolve_device(device)
+    try:
+        tensors = load_file(str(directory / HEADS_FILE))
+    except (SafetensorError, OSError) as error:
+        raise InputError(f"{HEADS_FILE} is damaged ({error}); retrain the model", directory) from None
+    projection = tensors.pop(PROJECTION, None)
+    composition = manifest["composition"]
+    composer = Composer(kg, composition["compose"], normalize=composition["normalize_components"],
+                        projection=None if projection is None else projection.numpy(), device=device)
+    options = manifest["training"]["options"]
+    model = alignment_model(manifest["direction"], manifest["head"], manifest["text_dim"], manifest["triple_dim"],
+                            hidden=options["hidden"], dropout=options["dropout"])
+    try:
+        model.load_state_dict(tensors)
+    except RuntimeError as error:
+        raise InputError(f"{HEADS_FILE} does not fit the manifest ({str(error).splitlines()[0]})",
+                         directory) from None
+    model.to(device).eval()
+    encoder = manifest["encoder"]
+    if embedder is None:
+        embedder = TextEmbedder(encoder["model"], device=device, precision=encoder["precision"],
+                                max_length=encoder["max_length"])
+    elif embedder.model != encoder["model"]:
+        raise InputError(f"was trained with text encoder {encoder['model']!r}, not {embedder.model!r}", directory)
+    return LoadedAlignment(directory, manifest, model, composer, embedder)
+
+
+def retrieve(queries, pool, scorer, retrievals=RETRIEVALS, top_k=10):
+    """Retrieved records of ``queries`` against the ``pool`` (D2T and/or T2D), query by query."""
+    _check_pairs(queries, "queries")
+    _check_pairs(pool, "candidates")
+    query_inputs = scorer.inputs(queries)
+    pool_inputs = query_inputs if pool is queries else scorer.inputs(pool)
+    yield from retrieved_records(queries, pool, query_inputs, pool_inputs, scorer, retrievals, top_k)
+
+
+def cross_validate(pairs, directory, kg=None, embedder=None, baseline=None, compose="concat", head="linear",
+                   direction="text2kg", options=None, folds=5, pool="full", validation_fraction=0.15,
+                   normalize=True, top_k=10, seed=0, device="auto", source=None):
+    """k-fold CV grouped by ``group``: train on k-1 folds (15% of it by group for validation), retrieve the
+    test fold's pairs against the pool (``full``: every pair; ``fold``: the test fold). Writes ``directory``
+    and returns the manifest, whose ``summary`` is {group: {metric: {mean, std}}}."""
+    import torch
+
+    from toolbox.steps.eval_retrieval import aggregate_folds, render_retrieval, retrieval_metrics
+
+    _check_pairs(pairs)
+    if baseline not in (None, "verbalized"):
+        raise InputError(f"unknown baseline {baseline!r} (known: verbalized)")
+    if baseline is None and kg is None:
+        raise InputError("--kg-embeddings is needed (or --baseline verbalized)")
+    options = (options or TrainOptions()).check()
+    device = _resolve_device(device)
+    embedder = embedder or TextEmbedder(device=device)
+    groups = [group_of(record) for record in pairs]
+    ungrouped = sum(1 for record in pairs if record.get("group") is None)
+    if ungrouped:
+        warn(f"{ungrouped} pairs have no 'group': each is its own group")
+    test_folds = grouped_folds(groups, folds, seed)
+    started = time.perf_counter()
+    with progress_bar(total=len(pairs), desc="encode texts", unit="text") as progress:
+        embedder.encode([record["text"] for record in pairs], progress=progress)
+    encode_seconds = time.perf_counter() - started
+    composer = None
+    if baseline is None:
+        composer = Composer(kg, compose, normalize=normalize, seed=seed, device=device)
+        rows = composer.rows([pair_triple(record) for record in pairs])
+        texts = embedder.encode([record["text"] for record in pairs])
+    scorer = VerbalizedScorer(embedder) if baseline else None
+    per_fold, fold_reports = [], []
+    all_rows = np.arange(len(pairs))
+    manifest = {}  # filled in place at the end: artifact_directory writes it when the block completes
+    with artifact_directory(directory, manifest) as temporary:
+        for fold, test_index in enumerate(test_folds, 1):
+            fold_started = time.perf_counter()
+            report = {"fold": fold, "test_pairs": int(len(test_index)),
+                      "test_groups": len({groups[row] for row in test_index})}
+            if baseline is None:
+                rest = np.setdiff1d(all_rows, test_index)
+                train_index, validation_index = grouped_holdout(rest, groups, validation_fraction, seed + fold)
+                if len(train_index) < 2:
+                    raise InputError(f"fold {fold}: only {len(train_index)} training pair(s) after holding out "
+                                     "the test fold and validation; use fewer --folds or more pairs")
+                torch.manual_seed(seed + fold)
+                model, curve, summary = train_alignment_model(texts, rows, composer, direction, head, train_index,
+                                                              validation_index, options, seed + fold, device)
+                report.update({key: summary[key] for key in ("train_pairs", "validation_pairs", "epochs_run",
+                                                              "best_epoch", "best_validation_mrr")})
+                report["train_seconds"] = summary["seconds"]
+                with open(temporary / f"fold-{fold}.curve.jsonl", "w", encoding="utf-8") as handle:
+                    for entry in curve:
+                        handle.write(json.dumps(entry) + "\n")
+                scorer = AlignedScorer(model, composer, embedder, device=device)
+            queries = [pairs[row] for row in test_index]
+            candidates = pairs if pool == "full" else queries
+            records = []
+            with RecordWriter(temporary / f"fold-{fold}.jsonl.gz") as writer:
+                for record in retrieve(queries, candidates, scorer, RETRIEVALS, top_k):
+                    record["fold"] = fold
+                    writer.write(record)
+                    records.append({"direction": record["direction"], "rank": record["rank"],
+                                    "predicate": record["predicate"], "pool": record["pool"]})
+            metrics = retrieval_metrics(records)
+            per_fold.append(metrics)
+            report["metrics"] = metrics
+            report["seconds"] = round(time.perf_counter() - fold_started, 3)
+            fold_reports.append(report)
+            warn(f"fold {fold}/{len(test_folds)}: {len(test_index)} test pairs, D2T MRR "
+                 f"{metrics['d2t']['MRR']:.3f}, T2D MRR {metrics['t2d']['MRR']:.3f} "
+                 f"({report['seconds']:.1f} s)")
+        summary = aggregate_folds(per_fold)
+        table = render_retrieval(summary, "markdown", [f"fold {fold}" for fold in range(1, len(test_folds) + 1)])
+        with open(temporary / "summary.json", "w", encoding="utf-8") as handle:
+            json.dump({"summary": summary, "folds": fold_reports}, handle, indent=2)
+        with open(temporary / "summary.md", "w", encoding="utf-8") as handle:
+            handle.write(table + "\n")
+        with open(temporary / "folds.json", "w", encoding="utf-8") as handle:
+            json.dump([[pairs[row]["pair_id"] for row in test_index] for test_index in test_folds], handle)
+        manifest.update({
+            "artifact": CV_ARTIFACT,
+            "method": "verbalized baseline" if baseline else "aligned",
+            "direction": None if baseline else direction,
+            "head": None if baseline else head,
+            "composition": composer.describe() if composer else None,
+            "encoder": embedder.describe(),
+            "kg": kg.describe() if kg is not None and not baseline else None,
+            "training": None if baseline else {"options": options.__dict__,
+                                               "validation_fraction": validation_fraction},
+            "folds": len(test_folds),
+            "pool": pool,
+            "pairs": {"path": None if source in (None, "-") else str(source), "count": len(pairs),
+                      "groups": len(set(groups))},
+            "seed": seed,
+            "encode_seconds": round(encode_seconds, 2),
+            "texts_encoded": embedder.encoded,
+            "seconds": round(time.perf_counter() - started, 2),
+            "summary": summary,
+            "fold_reports": fold_reports,
+            "files": ["summary.json", "summary.md", "folds.json"] + [f"fold-{k}.jsonl.gz"
+                                                                     for k in range(1, len(test_folds) + 1)],
+            "versions": library_versions("torch", "transformers", "sentence-transformers", "pykeen", "gensim"),
+        })
+    return manifest, table
+
