@@ -1,5 +1,6 @@
 """Artifact directories: built under a temporary name, renamed when complete, checked on load."""
 
+import hashlib
 import json
 import os
 import platform
@@ -14,6 +15,15 @@ from toolbox import __version__
 from toolbox.errors import InputError
 
 MANIFEST = "manifest.json"
+
+
+def file_sha256(path):
+    """Content hash of an input file: what artifacts record and caches are keyed by."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def library_versions(*packages):

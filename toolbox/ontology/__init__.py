@@ -1,12 +1,12 @@
 """Load any supported ontology file, or the embedded default ``hpo``, as an ``Ontology``."""
 
-import hashlib
 import importlib.util
 import json
 import os
 from pathlib import Path
 
 from toolbox.errors import InputError
+from toolbox.manifest import file_sha256
 from toolbox.io import warn
 from toolbox.ontology.loaders import FORMATS, LOADERS, detect_format
 from toolbox.ontology.model import (
@@ -33,14 +33,6 @@ def _hpo_path():
 
 # Names usable in place of a path: ontologies shipped inside PyPI packages.
 EMBEDDED = {"hpo": _hpo_path}
-
-
-def _sha256(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _parse_cached(path, fmt, content_hash, use_cache):
@@ -172,6 +164,6 @@ def load_ontology(spec, fmt=None, synonym_scopes=DEFAULT_SYNONYM_SCOPES, use_cac
     if unknown_scopes:
         raise InputError(f"unknown synonym scope(s) {', '.join(sorted(unknown_scopes))} "
                          f"(known: {', '.join(ALL_SYNONYM_SCOPES)})")
-    content_hash = _sha256(path)
+    content_hash = file_sha256(path)
     terms = _parse_cached(path, fmt, content_hash, use_cache)
     return build_ontology(terms, label, path, content_hash, synonym_scopes)

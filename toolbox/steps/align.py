@@ -23,7 +23,7 @@ from toolbox.align.retrieve import RETRIEVALS, AlignedScorer, VerbalizedScorer, 
 from toolbox.align.text import TextEmbedder
 from toolbox.align.train import TrainOptions, alignment_model, train_alignment_model
 from toolbox.errors import InputError
-from toolbox.io import ReadStats, RecordWriter, read_records, warn
+from toolbox.io import RecordWriter, read_records, warn
 from toolbox.manifest import artifact_directory, library_versions, read_manifest
 from toolbox.progress import progress_bar
 

@@ -8,7 +8,6 @@ vectors (RotatE) are stored as real vectors of twice the dimension,
 [real parts | imaginary parts], and the manifest says so.
 """
 
-import hashlib
 import json
 import time
 from pathlib import Path
@@ -17,7 +16,7 @@ import numpy as np
 
 from toolbox.backends.kg import kg_embedder_class
 from toolbox.errors import InputError
-from toolbox.manifest import artifact_directory, library_versions, read_manifest
+from toolbox.manifest import artifact_directory, file_sha256, library_versions, read_manifest
 from toolbox.progress import progress_bar
 from toolbox.triples import TripleSet
 
@@ -72,7 +71,7 @@ def embed_kg(triples, directory, method="rdf2vec", seed=0, device="auto", source
     }
     with artifact_directory(directory, manifest) as temporary:
         save_file(tensors, str(temporary / TENSORS))
-        manifest["sha256"] = _file_hash(temporary / TENSORS)
+        manifest["sha256"] = file_sha256(temporary / TENSORS)
         with open(temporary / IDS, "w", encoding="utf-8") as handle:
             json.dump({"entities": triple_set.entity_ids, "relations": triple_set.relation_ids}, handle,
                       ensure_ascii=False)
@@ -80,14 +79,6 @@ def embed_kg(triples, directory, method="rdf2vec", seed=0, device="auto", source
             for entry in result.curve:
                 handle.write(json.dumps(entry) + "\n")
     return manifest
-
-
-def _file_hash(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 class KGEmbeddings:
@@ -142,7 +133,7 @@ def load_kg_embeddings(directory):
     if entity is None or relation is None or len(entity) != len(ids["entities"]) or \
             len(relation) != len(ids["relations"]):
         raise InputError(f"{TENSORS} does not match {IDS}; rebuild the embeddings", directory)
-    if manifest.get("sha256") and _file_hash(directory / TENSORS) != manifest["sha256"]:
+    if manifest.get("sha256") and file_sha256(directory / TENSORS) != manifest["sha256"]:
         raise InputError(f"{TENSORS} was changed after the manifest was written; rebuild the embeddings",
                          directory)
     return KGEmbeddings(directory, manifest, ids["entities"], ids["relations"], entity, relation, tensors)
