@@ -76,15 +76,34 @@ def mean_mrr(selected, direction="d2t"):
     return f"{sum(values) / len(values):.2f} (n={len(values)})" if values else "—"
 
 
+def setting(run):
+    return run["direction"], run["compose"], run["head"]
+
+
 if plain:
-    print("\n## Mean MRR (%) per factor level, over the other factors (no hard negatives)\n")
+    by_kg = {}
+    for run in plain:
+        by_kg.setdefault(run["kg"], set()).add(setting(run))
+    largest = max(len(settings) for settings in by_kg.values())
+    full = [kg for kg, settings in by_kg.items() if len(settings) == largest]
+    balanced = [run for run in plain if run["kg"] in full]
+    print(f"\n## Mean MRR (%) per factor level, over the other factors: the full grid ({', '.join(full)}, "
+          "no hard negatives)\n")
     print("| factor | level | D2T MRR | T2D MRR |")
     print("|---|---|---|---|")
-    for factor, levels in (("kg", order), ("direction", directions), ("compose", compositions), ("head", heads)):
+    for factor, levels in (("direction", directions), ("compose", compositions), ("head", heads)):
         for level in levels:
-            selected = [run for run in plain if run[factor] == level]
+            selected = [run for run in balanced if run[factor] == level]
             if selected:
                 print(f"| {factor} | {level} | {mean_mrr(selected)} | {mean_mrr(selected, 't2d')} |")
+    common = set.intersection(*by_kg.values())
+    if len(by_kg) > 1 and common:
+        print(f"\n## KG models on the {len(common)} settings all of them ran (mean MRR %)\n")
+        print("| KG | D2T MRR | T2D MRR |")
+        print("|---|---|---|")
+        for kg in sorted(by_kg, key=lambda name: order.get(name, 9)):
+            selected = [run for run in plain if run["kg"] == kg and setting(run) in common]
+            print(f"| {kg} | {mean_mrr(selected)} | {mean_mrr(selected, 't2d')} |")
     best = max(plain, key=lambda run: run["summary"]["d2t"]["MRR"]["mean"])
     print(f"\nBest aligned setting by D2T MRR: {best['kg']} {best['direction']} {best['compose']} {best['head']} "
           f"({best['summary']['d2t']['MRR']['mean'] * 100:.2f}).")
@@ -106,8 +125,10 @@ print("|---|---|")
 for path in sorted(out.glob("emb_*.seconds")):
     manifest = json.loads((out / path.stem / "manifest.json").read_text())
     print(f"| embed-kg {path.stem[4:]} ({manifest['embedding'].get('model', 'rdf2vec')}, "
-          f"{manifest['embedding'].get('epochs_run', manifest['embedding'].get('options', {}).get('epochs'))} epochs) "
-          f"| {float(path.read_text()):.0f} |")
+          f"{manifest['embedding'].get('epochs_run', manifest['embedding'].get('options', {}).get('epochs'))} epochs"
+          + (f", best validation MRR {manifest['embedding']['best_validation_mrr']:.4f}"
+             if manifest['embedding'].get('best_validation_mrr') is not None else "")
+          + f") | {float(path.read_text()):.0f} |")
 encoders = [run for run in runs if run["encoded"]]
 for run in encoders:
     print(f"| text encoding in {run['name']} ({run['encoded']} texts, the rest cached) | {run['encode']:.0f} |")
