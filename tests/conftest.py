@@ -82,3 +82,20 @@ def jsonl(records):
 
 def parse_jsonl(text):
     return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def run(*args, input=None):
+    """Invoke the ontolink CLI in-process (arguments stringified), stdout and stderr kept apart."""
+    from click.testing import CliRunner
+
+    from toolbox.cli import cli
+
+    return CliRunner().invoke(cli, [str(arg) for arg in args], input=input)
+
+
+def shared_slice(directory, lines, *parts):
+    """The first ``lines`` lines of a shared data file, copied into ``directory`` (skips when absent)."""
+    source = shared_path(*parts)
+    path = directory / f"{source.stem}{lines}{source.suffix}"
+    path.write_text("".join(source.read_text(encoding="utf-8").splitlines(keepends=True)[:lines]), encoding="utf-8")
+    return path

@@ -12,10 +12,8 @@ import zlib
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
-from conftest import parse_jsonl, shared_path
-from toolbox.cli import cli
+from conftest import parse_jsonl, run, shared_path, shared_slice
 from toolbox.errors import InputError
 
 FAKE = "test-hashing-encoder"
@@ -55,17 +53,10 @@ def fake_encoder():
         yield
 
 
-def run(*args, input=None):
-    return CliRunner().invoke(cli, [str(arg) for arg in args], input=input)
-
-
 @pytest.fixture(scope="module")
 def pairs_path(tmp_path_factory):
     """The first 240 real pairs (about 60 PubMed groups)."""
-    lines = shared_path("align", "pairs.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)[:240]
-    path = tmp_path_factory.mktemp("pairs") / "pairs240.jsonl"
-    path.write_text("".join(lines), encoding="utf-8")
-    return path
+    return shared_slice(tmp_path_factory.mktemp("pairs"), 240, "align", "pairs.jsonl")
 
 
 @pytest.fixture(scope="module")

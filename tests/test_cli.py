@@ -5,9 +5,8 @@ import sys
 import threading
 
 import pytest
-from click.testing import CliRunner
 
-from conftest import jsonl, parse_jsonl, shared_path
+from conftest import jsonl, parse_jsonl, run, shared_path
 from toolbox.cli import cli
 
 MENTIONS = [
@@ -15,10 +14,6 @@ MENTIONS = [
     {"id": "m2", "mention": "Myopia", "gold": ["HP:0000545"]},
     {"id": "m3", "mention": "fits", "meta": {"kept": True}},
 ]
-
-
-def run(*args, input=None):
-    return CliRunner().invoke(cli, [str(arg) for arg in args], input=input)
 
 
 def test_version_and_help_of_every_command():

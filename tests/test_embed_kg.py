@@ -5,10 +5,8 @@ import json
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
-from conftest import shared_path
-from toolbox.cli import cli
+from conftest import run, shared_path, shared_slice
 from toolbox.errors import InputError
 from toolbox.io import ReadStats
 from toolbox.triples import Triple, TripleSet, read_triples
@@ -16,17 +14,10 @@ from toolbox.triples import Triple, TripleSet, read_triples
 TINY = {"epochs": 2}
 
 
-def run(*args, input=None):
-    return CliRunner().invoke(cli, [str(arg) for arg in args], input=input)
-
-
 @pytest.fixture(scope="module")
 def kg_slice(tmp_path_factory):
     """The first 600 edges of the align KG (real data, a few hundred entities)."""
-    lines = shared_path("align", "kg.tsv").read_text(encoding="utf-8").splitlines(keepends=True)[:600]
-    path = tmp_path_factory.mktemp("kg") / "kg600.tsv"
-    path.write_text("".join(lines), encoding="utf-8")
-    return path
+    return shared_slice(tmp_path_factory.mktemp("kg"), 600, "align", "kg.tsv")
 
 
 # --- the triples reader -------------------------------------------------------------------------

@@ -2,10 +2,8 @@
 
 
 import pytest
-from click.testing import CliRunner
 
-from conftest import jsonl, parse_jsonl, shared_path
-from toolbox.cli import cli
+from conftest import jsonl, parse_jsonl, run, shared_path
 from toolbox.ontology import load_ontology
 from toolbox.steps.make_pairs import PairStats, build_matcher, make_pairs
 from toolbox.steps.select_entities import select_entities
@@ -17,10 +15,6 @@ MENTIONS = [
     {"id": "m4", "mention": "Myopia", "doc_id": "d9"},
     {"id": "m5", "mention": "nothing like a phenotype"},
 ]
-
-
-def run(*args, input=None):
-    return CliRunner().invoke(cli, [str(arg) for arg in args], input=input)
 
 
 @pytest.fixture(scope="module")
