@@ -354,7 +354,12 @@ def test_cv_baseline_and_an_empty_fold(pairs_path, tmp_path):
 
 def test_retrieval_metrics_and_fold_aggregation():
     from toolbox.report import render
-    from toolbox.steps.eval_retrieval import aggregate_folds, retrieval_metrics, validate_retrieved
+    from toolbox.steps.eval_retrieval import (
+        aggregate_folds,
+        render_retrieval,
+        retrieval_metrics,
+        validate_retrieved,
+    )
 
     records = [
         {"direction": "d2t", "predicate": "A", "rank": 1, "candidates": [], "pool": 100},
@@ -379,6 +384,11 @@ def test_retrieval_metrics_and_fold_aggregation():
     assert summary["d2t"]["n"] == {"mean": 3.5, "std": 0.5}
     assert summary["t2d"]["MRR"]["std"] == 0  # t2d only in the first fold
     assert "| d2t" in render(summary, "markdown", ["fold 1", "fold 2"])
+    table = render_retrieval(summary, "markdown", ["fold 1", "fold 2"])
+    assert table.startswith("| queries ") and table.endswith("mean ± std over 2 folds")
+    assert "| 8.0 ± 4.0 " in table  # d2t median ranks 12 and 4
+    assert "| 12 " in render_retrieval(aggregate_folds([metrics]), "markdown", ["fold 1"])
+    assert json.loads(render_retrieval(summary, "json", ["fold 1", "fold 2"]))["files"] == ["fold 1", "fold 2"]
     with pytest.raises(ValueError, match="field 'direction'"):
         validate_retrieved({"candidates": []})
     with pytest.raises(InputError, match="no records to evaluate"):

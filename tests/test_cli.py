@@ -217,3 +217,33 @@ def test_eval_dispatches_retrieved_records(tmp_path):
     assert metrics["t2d"]["Hits@1"]["mean"] == 0.5 and metrics["t2d"]["Hits@1"]["std"] == 0.5
     result = run("eval", "-", "--format", "json", input=folds[0].read_text())
     assert json.loads(result.stdout)["metrics"]["d2t"]["median_rank"]["mean"] == 1
+
+
+def test_eval_tables_of_retrieved_records_name_queries_and_print_plain_median_ranks(tmp_path):
+    def retrieved(path, ranks, directions=("d2t", "t2d"), **fields):
+        path.write_text(jsonl([{"pair_id": f"p{n}", "direction": direction, "predicate": "treats", "rank": rank,
+                                "candidates": [{"id": "x"}], **fields}
+                               for n, rank in enumerate(ranks) for direction in directions]))
+        return path
+
+    one = retrieved(tmp_path / "one.jsonl", (1, 2, 3))  # median 2
+    two = retrieved(tmp_path / "two.jsonl", (1, 2, 3, 4))  # median 2.5
+    three = retrieved(tmp_path / "three.jsonl", (2, 3, 4))  # median 3
+    result = run("eval", one, "--format", "tsv")
+    assert result.exit_code == 0, result.stderr
+    header, d2t = (line.split("\t") for line in result.stdout.splitlines()[:2])
+    assert header[0] == "queries" and "mentions" not in result.stdout
+    assert d2t[header.index("median_rank")] == "2" and d2t[header.index("MRR")] == "0.611"
+    result = run("eval", one, three, "--format", "markdown")
+    assert "| queries " in result.stdout and "mentions" not in result.stdout
+    assert "| 2.5 ± 0.5 " in result.stdout and "mean ± std over 2 files" in result.stdout
+    result = run("eval", "--format", "table", input=two.read_text())
+    assert result.stdout.splitlines()[0].startswith("queries ") and " 2.5 " in result.stdout
+    t2d_only = retrieved(tmp_path / "t2d.jsonl", (1, 2, 3, 4), directions=("t2d",))
+    result = run("eval", t2d_only, "--format", "markdown", "--by-predicate")
+    assert result.stdout.startswith("| triples ") and "| t2d treats " in result.stdout
+    folds = [retrieved(tmp_path / f"fold-{fold}.jsonl", (2 * fold - 1, 5), directions=("d2t",), fold=fold)
+             for fold in (1, 2)]  # as `align cv` writes them
+    result = run("eval", *folds, "--format", "table")
+    assert result.stdout.startswith("texts ") and "mean ± std over 2 folds" in result.stdout
+    assert " 3.5 ± 0.5 " in result.stdout

@@ -36,7 +36,6 @@ def command(predictions, ontology, ontology_format, synonym_scopes, gold_path, k
       ontolink eval cv/fold-*.jsonl --by-predicate --format markdown
     """
     from toolbox.io import read_records
-    from toolbox.report import render
 
     try:
         k_values = tuple(sorted({int(part) for part in ks.split(",") if part.strip()}))
@@ -47,7 +46,9 @@ def command(predictions, ontology, ontology_format, synonym_scopes, gold_path, k
     files = list(predictions) or ["-"]
     if files.count("-") > 1:
         raise click.UsageError("stdin ('-') can be read only once")
-    if _holds_retrieved_records(files[0]):
+    first = _first_record(files[0])
+    retrieved = _is_retrieved(first)
+    if retrieved:
         from toolbox.steps.eval_retrieval import aggregate_folds, retrieval_metrics, validate_retrieved
 
         per_file = [retrieval_metrics(read_records(path, validate=validate_retrieved, skip_invalid=skip_invalid),
@@ -60,7 +61,14 @@ def command(predictions, ontology, ontology_format, synonym_scopes, gold_path, k
                                    skip_invalid)
     if fmt is None:
         fmt = "table" if output_path == "-" and sys.stdout.isatty() else "json"
-    text = render(summary, fmt, files)
+    if retrieved:  # rows are texts / triples queried, not mentions; files from `align cv` are folds
+        from toolbox.steps.eval_retrieval import render_retrieval
+
+        text = render_retrieval(summary, fmt, files, unit="folds" if "fold" in first else "files")
+    else:
+        from toolbox.report import render
+
+        text = render(summary, fmt, files)
     if output_path == "-":
         click.echo(text)
     else:
@@ -68,8 +76,13 @@ def command(predictions, ontology, ontology_format, synonym_scopes, gold_path, k
             handle.write(text + "\n")
 
 
-def _holds_retrieved_records(path):
-    """Retrieved records carry a "direction"; the first record of the first file decides.
+def _is_retrieved(record):
+    """Retrieved records carry a "direction"; the first record of the first file decides."""
+    return isinstance(record, dict) and "direction" in record and "mention" not in record
+
+
+def _first_record(path):
+    """The first record of a file (None when unreadable or not JSON), for choosing the scorer.
 
     Stdin is peeked without being consumed (its first line stays in the buffer)."""
     import json
@@ -92,12 +105,11 @@ def _holds_retrieved_records(path):
             with open_input_lines(path) as lines:
                 line = next((line for line in lines if line.strip()), b"")
         except Exception:
-            return False  # the linking reader reports the problem with file and line
+            return None  # the linking reader reports the problem with file and line
     try:
-        record = json.loads(line.decode("utf-8-sig"))
+        return json.loads(line.decode("utf-8-sig"))
     except ValueError:
-        return False
-    return isinstance(record, dict) and "direction" in record and "mention" not in record
+        return None
 
 
 def _linking_summary(files, ontology, ontology_format, synonym_scopes, gold_path, k_values, skip_invalid):

@@ -3,7 +3,7 @@ macro MRR over predicates, per direction (d2t, t2d); mean ± std over folds.
 
 Plain functions: ``retrieval_metrics(records)`` gives {group: {metric: value}} for
 one file (fold); ``aggregate_folds([...])`` gives {group: {metric: {mean, std}}},
-which ``toolbox.report.render`` prints.
+which ``render_retrieval`` prints.
 
 The rank of a record is its ``rank`` field (the true candidate's place in the
 whole pool, as align writes it). A record without one is ranked from its
@@ -121,15 +121,50 @@ def aggregate_folds(per_fold):
     return summary
 
 
+def query_word(groups):
+    """What the rows of a summary scored: "texts" (D2T queries only), "triples" (T2D only) or "queries"."""
+    directions = {str(group).split(" ", 1)[0] for group in groups}
+    if directions == {"d2t"}:
+        return "texts"
+    if directions == {"t2d"}:
+        return "triples"
+    return "queries"
+
+
+def rank_text(value):
+    """A rank as people write one: 2, 2.5, 42.6 (at most one decimal, no trailing .0)."""
+    text = f"{value:.1f}"
+    return text.removesuffix(".0")
+
+
+def _cell(value, metric, several):
+    from toolbox.report import _cell as report_cell
+
+    if metric == "median_rank" and value["mean"] == value["mean"]:
+        return f"{value['mean']:.1f} ± {value['std']:.1f}" if several else rank_text(value["mean"])
+    return report_cell(value, metric, several)
+
+
 def render_retrieval(summary, fmt="markdown", names=(), unit="folds"):
-    """``toolbox.report.render`` of a summary, with the header and footer words of retrieval:
-    rows are query directions ("queries", not "mentions") and the runs are folds, not files."""
+    """A summary in one of ``toolbox.report.FORMATS``, in the words of retrieval: the first column
+    names the queries ("texts", "triples" or "queries", not "mentions"), a median rank reads 2 or 2.5
+    (over folds 42.6 ± 3.1) instead of 2.000, and the runs averaged over are ``unit`` (folds), not files.
+    JSON is ``toolbox.report.render``'s."""
     from toolbox.report import render
 
-    text = render(summary, fmt, list(names))
+    names = [str(name) for name in names]
     if fmt == "json":
-        return text
-    lines = text.split("\n")
-    lines[0] = lines[0].replace("mentions", "queries ", 1)
-    text = "\n".join(lines)
-    return text.replace(f"over {len(names)} files", f"over {len(names)} {unit}")
+        return render(summary, fmt, names)
+    from tabulate import tabulate
+
+    several = len(names) > 1
+    metrics = [metric for metric in next(iter(summary.values())) if not metric.startswith("gold_")]
+    rows = [[group] + [_cell(summary[group][metric], metric, several) for metric in metrics] for group in summary]
+    headers = [query_word(summary)] + metrics
+    if fmt == "tsv":
+        return "\n".join("\t".join(map(str, row)) for row in [headers] + rows)
+    text = tabulate(rows, headers=headers, tablefmt="github" if fmt == "markdown" else "simple",
+                    disable_numparse=True)
+    if several:
+        text += f"\n\nmean ± std over {len(names)} {unit}"
+    return text
