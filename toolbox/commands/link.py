@@ -65,6 +65,10 @@ def command(index_dir, input_path, skip_invalid, output_path, top_k, batch_size,
                            check_duplicate_ids=True)
     with RecordWriter(output_path) as writer:
         writer.write_all(link_mentions(records, loaded, top_k=top_k, batch_size=batch_size, reranker=reranker), flush_every=batch_size)
+    empty = getattr(loaded.name_index, "empty_spans", 0)
+    if empty:
+        summary(f"{empty} mention{'s' if empty != 1 else ''} had no word piece in its span after tokenisation: "
+                "ranked by the context vectors of its [Ms] [Me] markers")
     seconds = time.perf_counter() - started
     rate = f" ({writer.count / seconds:.0f} mentions/s)" if writer.count and seconds > 0 else ""
     summary(f"linked {writer.count} mentions in {seconds:.1f} s{rate}; read {stats.summary()}")

@@ -3,14 +3,43 @@ import click
 from toolbox.options import config_option, device_option, input_options, ontology_option, open_ontology, seed_option
 
 
+def fit_options(epochs, learning_rate, batch_size=None, batch_help="Pairs per batch.", max_length=128):
+    """The options every trainer shares (its own defaults): epochs, lr, batch size, length, seed, device, resume."""
+    batch_default = {"default": batch_size, "show_default": True} if batch_size else {}
+    decorators = [
+        click.option("--epochs", type=click.IntRange(1), default=epochs, show_default=True,
+                     help="Fixed epochs; the last is kept."),
+        click.option("--lr", "learning_rate", type=float, default=learning_rate, show_default=True,
+                     help="AdamW learning rate."),
+        click.option("--batch-size", type=click.IntRange(1), help=batch_help, **batch_default),
+        click.option("--max-length", type=click.IntRange(16, 512), default=max_length, show_default=True,
+                     help="Word pieces per input."),
+        seed_option,
+        device_option,
+        click.option("--resume", is_flag=True, help="Continue from DIRECTORY.checkpoint (written after every epoch)."),
+    ]
+
+    def apply(function):
+        for decorator in reversed(decorators):
+            function = decorator(function)
+        return function
+
+    return apply
+
+
 @click.group("train")
 def command():
     """Fine-tune models on pseudo pairs (ontolink make-pairs output).
+
+    retriever: a single-vector bi-encoder; reranker: a cross-encoder over a
+    retriever's top-K; multivector: a late-interaction (token-level) linker.
 
     \b
     Examples:
       ontolink train retriever --ontology hpo -i pairs.jsonl models/retriever
       ontolink index --ontology hpo --model models/retriever idx/tuned
+      ontolink train multivector --ontology hpo -i pairs.jsonl models/xtr
+      ontolink index --ontology hpo --multivector --model models/xtr idx/xtr
     """
 
 
@@ -23,15 +52,7 @@ def command():
 @click.option("--negatives", type=click.Choice(["base", "rm-pcs", "pc-pos"]), default="base", show_default=True,
               help="Ontology-aware negatives: base; rm-pcs removes parents, children and siblings from the "
                    "negatives; pc-pos makes in-batch parents and children positives.")
-@click.option("--epochs", type=click.IntRange(1), default=1, show_default=True, help="Fixed epochs; the last is kept.")
-@click.option("--lr", "learning_rate", type=float, default=2e-5, show_default=True, help="AdamW learning rate.")
-@click.option("--batch-size", type=click.IntRange(2), help="Mentions per batch.  [default: 512, or 128 under "
-                                                            "5,120 pairs]")
-@click.option("--max-length", type=click.IntRange(16, 512), default=128, show_default=True,
-              help="Word pieces per mention and per entity input.")
-@seed_option
-@device_option
-@click.option("--resume", is_flag=True, help="Continue from DIRECTORY.checkpoint (written after every epoch).")
+@fit_options(epochs=1, learning_rate=2e-5, batch_help="Mentions per batch.  [default: 512, or 128 under 5,120 pairs]")
 @config_option
 def retriever_command(directory, ontology, ontology_format, synonym_scopes, input_path, skip_invalid, backbone,
                       negatives, epochs, learning_rate, batch_size, max_length, seed, device, resume):
@@ -74,14 +95,7 @@ def retriever_command(directory, ontology, ontology_format, synonym_scopes, inpu
 @click.option("--top-k", type=click.IntRange(2), default=64, show_default=True, help="Retrieved candidates per pair.")
 @click.option("--negatives", type=click.IntRange(1), default=20, show_default=True,
               help="Negatives sampled from the top-K for each pair.")
-@click.option("--epochs", type=click.IntRange(1), default=3, show_default=True, help="Fixed epochs; the last is kept.")
-@click.option("--lr", "learning_rate", type=float, default=2e-5, show_default=True, help="AdamW learning rate.")
-@click.option("--batch-size", type=click.IntRange(1), default=32, show_default=True, help="Pairs per batch.")
-@click.option("--max-length", type=click.IntRange(16, 512), default=256, show_default=True,
-              help="Word pieces per (mention, entity) input.")
-@seed_option
-@device_option
-@click.option("--resume", is_flag=True, help="Continue from DIRECTORY.checkpoint (written after every epoch).")
+@fit_options(epochs=3, learning_rate=2e-5, batch_size=32, max_length=256)
 @config_option
 def reranker_command(directory, ontology, ontology_format, synonym_scopes, index_dir, input_path, skip_invalid,
                      backbone, top_k, negatives, epochs, learning_rate, batch_size, max_length, seed, device, resume):
@@ -111,3 +125,61 @@ def reranker_command(directory, ontology, ontology_format, synonym_scopes, index
                               max_length=max_length, seed=seed, device=device, resume=resume)
     warn(f"trained reranker on {len(pairs)} pairs ({epochs} epochs, final loss {manifest['losses'][-1]:.4f}) "
          f"into {directory} in {manifest['seconds']:.0f} s")
+
+
+@command.command("multivector")
+@click.argument("directory", type=click.Path(file_okay=False))
+@ontology_option()
+@input_options
+@click.option("--model", "backbone", help="Backbone: a transformers hub name or local path.  "
+                                          "[default: sentence-transformers/all-MiniLM-L6-v2 from PyPI]")
+@click.option("--dimension", type=click.IntRange(8), default=128, show_default=True,
+              help="Token vector size after the linear projection.")
+@click.option("--kb", type=click.Choice(["name", "entity"]), default="name", show_default=True,
+              help="name: every name its own candidate, loss = marginal likelihood of the gold's names; "
+                   "entity: one document per entity (its names joined), plain cross-entropy.")
+@click.option("--top-k", type=click.IntRange(1), default=2048, show_default=True,
+              help="XTR: a mention token counts a candidate token only among its top-k in the batch.")
+@click.option("--no-temperature", is_flag=True, help="Fix τ = 1 instead of learning it (CLIP-style).")
+@click.option("--hard-negatives", type=click.IntRange(0), default=32, show_default=True,
+              help="Names of other entities per mention, mined with the current model every epoch (0: in-batch only).")
+@click.option("--query-expansion", is_flag=True,
+              help="Append [MASK] tokens to the mention, trained to match gold-name tokens it lacks (λ = 0.3).")
+@click.option("--head-lr", "head_learning_rate", type=float, default=1e-3, show_default=True,
+              help="AdamW learning rate of the new projection and the temperature.")
+@fit_options(epochs=5, learning_rate=3e-6, batch_size=4, batch_help="Mentions per batch.")
+@config_option
+def multivector_command(directory, ontology, ontology_format, synonym_scopes, input_path, skip_invalid, backbone,
+                        dimension, kb, top_k, no_temperature, hard_negatives, query_expansion, head_learning_rate,
+                        epochs, learning_rate, batch_size, max_length, seed, device, resume):
+    """Fine-tune a multi-vector (late-interaction) linker into DIRECTORY.
+
+    Reads Pair records (make-pairs output) or labeled Mention records
+    ("gold": [ids]). The mention is read in context ("left [Ms] mention [Me]
+    right") but only its own word pieces are kept as query tokens; a
+    candidate scores sum-of-max over its tokens (XTR top-k alignment while
+    training), divided by a learned temperature. Names shared by several
+    entities are expanded with a parent's name first. The directory
+    (manifest.json, backbone/ and head.safetensors) is what `ontolink
+    index --multivector --model` takes.
+
+    \b
+    Examples:
+      ontolink train multivector --ontology hpo -i pairs.jsonl models/xtr
+      ontolink index --ontology hpo --multivector --model models/xtr idx/hpo-xtr
+      ontolink link --index idx/hpo-xtr -i mentions.jsonl | ontolink eval --ontology hpo
+      ontolink train multivector --ontology hpo -i pairs.jsonl --kb entity --no-temperature models/xtr-entity
+    """
+    from toolbox.io import warn
+    from toolbox.steps.train_multivector import train_multivector
+    from toolbox.steps.train_retriever import read_pairs
+
+    loaded = open_ontology(ontology, ontology_format, synonym_scopes)
+    pairs = read_pairs(input_path, loaded, skip_invalid=skip_invalid, accept_gold=True)
+    manifest, skipped = train_multivector(
+        pairs, loaded, directory, backbone=backbone, kb=kb, dimension=dimension, temperature=not no_temperature,
+        top_k=top_k, hard_negatives=hard_negatives, query_expansion=query_expansion, epochs=epochs,
+        learning_rate=learning_rate, head_learning_rate=head_learning_rate, batch_size=batch_size,
+        max_length=max_length, seed=seed, device=device, resume=resume)
+    warn(f"trained multi-vector model on {len(pairs) - skipped} pairs ({kb}-based KB, {epochs} epochs, final loss "
+         f"{manifest['losses'][-1]:.4f}, τ {manifest['temperature']}) into {directory} in {manifest['seconds']:.0f} s")

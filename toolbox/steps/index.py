@@ -7,6 +7,7 @@ import numpy as np
 
 from toolbox.backends.indexes import INDEX_METHODS, index_class
 from toolbox.errors import InputError
+from toolbox.io import warn
 from toolbox.manifest import artifact_directory, check_same_ontology, library_versions, read_manifest
 from toolbox.progress import progress_bar
 
@@ -58,13 +59,61 @@ def build_index(ontology, directory, method="dense", model=None, device="auto", 
     }
     with artifact_directory(directory, manifest) as temporary:
         name_index.save(temporary)
-        with open(temporary / NAMES_FILE, "w", encoding="utf-8") as handle:
-            json.dump({"entity_ids": entity_ids, "entity_names": entity_names, "names": texts,
-                       "entity_of_name": owners,
-                       # kept so a reranker can read "name [ENT] definition" without the ontology
-                       "entity_definitions": [entity.definition for entity in ontology]},
-                      handle, ensure_ascii=False)
+        _write_names(temporary, list(ontology), texts, owners)
     return manifest
+
+
+def build_multivector_index(ontology, directory, model=None, device="auto", precision="auto", faiss_type="flat",
+                            token_k=2048, seed=0, **faiss_options):
+    """Build and write a multi-vector (token) index with a `train multivector` model (or a plain backbone,
+    untrained: its 384-d word-piece vectors as they are); returns the manifest."""
+    from toolbox.backends.encoders.sentence import DEFAULT_ENCODER
+    from toolbox.backends.encoders.token import TokenEncoder, multivector_manifest
+    from toolbox.backends.indexes.multivector import MultiVectorNameIndex
+    from toolbox.device import resolve_device, resolve_precision
+    from toolbox.steps.kb_documents import kb_documents
+
+    model = model or DEFAULT_ENCODER
+    if Path(model).exists():
+        model = str(Path(model).resolve())
+    trained = multivector_manifest(model) if Path(model).exists() else None
+    if trained and trained["ontology"]["sha256"] != ontology.content_hash:
+        warn(f"model {model} was trained for ontology {trained['ontology']['label']}; indexing {ontology.label}")
+    kb = trained["options"]["kb"] if trained else "name"
+    device = resolve_device(device)
+    encoder = TokenEncoder(model, dimension=None, device=device, seed=seed)
+    encoder.set_precision(resolve_precision(precision, device))
+    documents, entity_of_document, expanded = kb_documents(ontology, kb)
+    query_expansion = bool(trained and trained["options"].get("query_expansion"))
+    with progress_bar(total=len(documents), desc="index (multi-vector)", unit="name") as progress:
+        token_index = MultiVectorNameIndex.build(documents, encoder, faiss_type=faiss_type, seed=seed,
+                                                 progress=progress, token_k=token_k,
+                                                 query_expansion=query_expansion, **faiss_options)
+    entities = list(ontology)
+    manifest = {
+        "artifact": ARTIFACT,
+        "kind": "multi-vector",
+        "ontology": ontology.describe() | {"synonym_scopes": list(ontology.synonym_scopes)},
+        "index": token_index.describe() | {"model": model, "trained": bool(trained), "kb": kb,
+                                           "homonyms_expanded": expanded},
+        "names": len(documents),
+        "entities": len(entities),
+        "files": [NAMES_FILE, *token_index.files],
+        "versions": library_versions("torch", "transformers", "faiss-cpu", "faiss-gpu"),
+    }
+    with artifact_directory(directory, manifest) as temporary:
+        token_index.save(temporary)
+        _write_names(temporary, entities, documents, entity_of_document)
+    return manifest
+
+
+def _write_names(directory, entities, names, entity_of_name):
+    with open(directory / NAMES_FILE, "w", encoding="utf-8") as handle:
+        json.dump({"entity_ids": [entity.id for entity in entities], "entity_names": [entity.name for entity in entities],
+                   "names": names, "entity_of_name": entity_of_name,
+                   # kept so a reranker can read "name [ENT] definition" without the ontology
+                   "entity_definitions": [entity.definition for entity in entities]},
+                  handle, ensure_ascii=False)
 
 
 class LoadedIndex:
@@ -94,8 +143,8 @@ def load_index(directory, ontology=None, device="auto", precision=None):
     """Open an index directory, refusing a truncated one or one built for another ontology."""
     directory = Path(directory)
     manifest = read_manifest(directory, ARTIFACT, required_files=[NAMES_FILE])
-    if manifest.get("kind") != "single-vector":
-        raise InputError(f"is a {manifest.get('kind')} index; this command needs a single-vector index", directory)
+    if manifest.get("kind") not in ("single-vector", "multi-vector"):
+        raise InputError(f"is a {manifest.get('kind')} index, which this version cannot read", directory)
     if ontology is not None:
         check_same_ontology(manifest, ontology, directory)
     try:
@@ -105,19 +154,34 @@ def load_index(directory, ontology=None, device="auto", precision=None):
         raise InputError(f"{NAMES_FILE} is damaged or truncated ({error}); rebuild the index", directory) from None
     method = manifest["index"]["method"]
     encoder = None
-    if method == "dense":
+    if manifest["kind"] == "multi-vector":
+        name_index = _load_multivector(directory, manifest, maps["names"], device, precision)
+    elif method == "dense":
         from toolbox.backends.encoders.sentence import SentenceEncoder
 
         described = manifest["index"]["encoder"]
         encoder = SentenceEncoder(described["model"], device=device,
                                   precision=precision or _same_precision(described["precision"], device),
                                   max_length=described.get("max_length", 128))
-    name_index = index_class(method).load(directory, manifest, encoder)
+    if manifest["kind"] == "single-vector":
+        name_index = index_class(method).load(directory, manifest, encoder)
     if len(name_index) != len(maps["names"]):
         raise InputError(f"index holds {len(name_index)} vectors but {NAMES_FILE} lists {len(maps['names'])} "
                          "names; rebuild it", directory)
     return LoadedIndex(directory, manifest, name_index, maps["entity_ids"], maps["entity_names"], maps["names"],
                        maps["entity_of_name"], maps.get("entity_definitions"))
+
+
+def _load_multivector(directory, manifest, names, device, precision):
+    from toolbox.backends.encoders.token import TokenEncoder
+    from toolbox.backends.indexes.multivector import MultiVectorNameIndex
+    from toolbox.device import resolve_device
+
+    described = manifest["index"]
+    encoder = TokenEncoder(described["model"], dimension=None, device=resolve_device(device),
+                           max_length=described["encoder"]["max_length"])
+    encoder.set_precision(precision or _same_precision(described["encoder"]["precision"], device))
+    return MultiVectorNameIndex.load(directory, manifest, encoder, names)
 
 
 def _same_precision(built_with, device):

@@ -41,8 +41,10 @@ def _retriever_manifest(path):
     with open(manifest_path, encoding="utf-8") as handle:
         manifest = json.load(handle)
     if manifest.get("artifact") != "retriever":
+        hint = " (a multi-vector model: use `ontolink index --multivector`)" \
+            if manifest.get("artifact") == "multivector" else ""
         raise InputError(f"is an ontolink {manifest.get('artifact', 'artifact')}, not an encoder: --model takes a "
-                         "sentence encoder or a retriever from `ontolink train retriever`", path)
+                         f"sentence encoder or a retriever from `ontolink train retriever`{hint}", path)
     return manifest
 
 

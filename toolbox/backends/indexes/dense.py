@@ -21,6 +21,61 @@ def _gpu_available(faiss):
     return hasattr(faiss, "StandardGpuResources") and faiss.get_num_gpus() > 0
 
 
+def faiss_on_device(index, device, faiss_type):
+    """``index`` moved to the GPU when ``device`` is CUDA and faiss-gpu is installed; (index, resources)."""
+    faiss = _faiss()
+    if device.startswith("cuda") and _gpu_available(faiss) and faiss_type != "hnsw":  # FAISS has no GPU HNSW
+        resources = faiss.StandardGpuResources()
+        device_id = int(device.split(":")[1]) if ":" in device else 0
+        return faiss.index_cpu_to_gpu(resources, device_id, index), resources
+    return index, None
+
+
+def make_faiss_index(vectors, faiss_type="flat", hnsw_m=32, ivf_nlist=None, pq_m=None, nprobe=16, ef_search=128,
+                     seed=0):
+    """An inner-product FAISS index holding ``vectors``, and the options that describe it."""
+    faiss = _faiss()
+    dimension = vectors.shape[1]
+    options = {"type": faiss_type}
+    if faiss_type == "flat":
+        index = faiss.IndexFlatIP(dimension)
+    elif faiss_type == "hnsw":
+        index = faiss.IndexHNSWFlat(dimension, hnsw_m, faiss.METRIC_INNER_PRODUCT)
+        index.hnsw.efSearch = ef_search
+        options.update(hnsw_m=hnsw_m, ef_search=ef_search)
+    elif faiss_type == "ivfpq":
+        nlist = ivf_nlist or max(1, min(int(4 * np.sqrt(len(vectors))), len(vectors) // 39))
+        pq_m = pq_m or next(m for m in (48, 32, 24, 16, 12, 8, 4, 2, 1) if dimension % m == 0)
+        if dimension % pq_m:
+            raise InputError(f"--pq-m {pq_m} must divide the encoder dimension {dimension}")
+        quantizer = faiss.IndexFlatIP(dimension)
+        index = faiss.IndexIVFPQ(quantizer, dimension, nlist, pq_m, 8, faiss.METRIC_INNER_PRODUCT)
+        index.cp.seed = seed
+        index.pq.cp.seed = seed
+        index.train(vectors)
+        index.nprobe = nprobe
+        options.update(nlist=nlist, pq_m=pq_m, nprobe=nprobe, bytes_per_vector=pq_m)
+    else:
+        raise InputError(f"unknown FAISS index type {faiss_type!r} (known: {', '.join(FAISS_TYPES)})")
+    index.add(vectors)
+    return index, options
+
+
+def read_faiss(path, options):
+    """Read a FAISS file written by ontolink, restoring its search-time settings."""
+    faiss = _faiss()
+    try:
+        index = faiss.read_index(str(path))
+    except RuntimeError as error:
+        raise InputError(f"{path.name} is damaged or truncated ({str(error).splitlines()[0]}); rebuild it",
+                         path.parent) from None
+    if options["type"] == "hnsw":
+        index.hnsw.efSearch = options["ef_search"]
+    elif options["type"] == "ivfpq":
+        index.nprobe = options["nprobe"]
+    return index
+
+
 class DenseNameIndex(NameIndex):
     method = "dense"
     files = ("index.faiss",)
@@ -29,45 +84,12 @@ class DenseNameIndex(NameIndex):
         self.encoder = encoder
         self.faiss_options = dict(faiss_options)
         self._cpu_index = faiss_index
-        self._index = self._to_device(faiss_index)
-
-    def _to_device(self, index):
-        faiss = _faiss()
-        if self.encoder.device.startswith("cuda") and _gpu_available(faiss) \
-                and self.faiss_options["type"] != "hnsw":  # FAISS has no GPU HNSW
-            self._gpu_resources = faiss.StandardGpuResources()
-            device_id = int(self.encoder.device.split(":")[1]) if ":" in self.encoder.device else 0
-            return faiss.index_cpu_to_gpu(self._gpu_resources, device_id, index)
-        return index
+        self._index, self._gpu_resources = faiss_on_device(faiss_index, encoder.device, faiss_options["type"])
 
     @classmethod
-    def build(cls, texts, encoder, faiss_type="flat", hnsw_m=32, ivf_nlist=None, pq_m=None,
-              nprobe=16, ef_search=128, seed=0, progress=None):
-        faiss = _faiss()
+    def build(cls, texts, encoder, faiss_type="flat", seed=0, progress=None, **faiss_options):
         vectors = encoder.encode(texts, progress=progress)
-        dimension = vectors.shape[1]
-        options = {"type": faiss_type}
-        if faiss_type == "flat":
-            index = faiss.IndexFlatIP(dimension)
-        elif faiss_type == "hnsw":
-            index = faiss.IndexHNSWFlat(dimension, hnsw_m, faiss.METRIC_INNER_PRODUCT)
-            index.hnsw.efSearch = ef_search
-            options.update(hnsw_m=hnsw_m, ef_search=ef_search)
-        elif faiss_type == "ivfpq":
-            nlist = ivf_nlist or max(1, min(int(4 * np.sqrt(len(vectors))), len(vectors) // 39))
-            pq_m = pq_m or next(m for m in (48, 32, 24, 16, 12, 8, 4, 2, 1) if dimension % m == 0)
-            if dimension % pq_m:
-                raise InputError(f"--pq-m {pq_m} must divide the encoder dimension {dimension}")
-            quantizer = faiss.IndexFlatIP(dimension)
-            index = faiss.IndexIVFPQ(quantizer, dimension, nlist, pq_m, 8, faiss.METRIC_INNER_PRODUCT)
-            index.cp.seed = seed
-            index.pq.cp.seed = seed
-            index.train(vectors)
-            index.nprobe = nprobe
-            options.update(nlist=nlist, pq_m=pq_m, nprobe=nprobe, bytes_per_vector=pq_m)
-        else:
-            raise InputError(f"unknown FAISS index type {faiss_type!r} (known: {', '.join(FAISS_TYPES)})")
-        index.add(vectors)
+        index, options = make_faiss_index(vectors, faiss_type, seed=seed, **faiss_options)
         return cls(encoder, index, options)
 
     def save(self, directory):
@@ -75,20 +97,11 @@ class DenseNameIndex(NameIndex):
 
     @classmethod
     def load(cls, directory, manifest, encoder):
-        faiss = _faiss()
-        try:
-            index = faiss.read_index(str(directory / "index.faiss"))
-        except RuntimeError as error:
-            raise InputError(f"index.faiss is damaged or truncated ({str(error).splitlines()[0]}); rebuild it",
-                             directory) from None
         options = manifest["index"]["faiss"]
+        index = read_faiss(directory / "index.faiss", options)
         if index.d != encoder.dimension:
             raise InputError(f"index has dimension {index.d} but encoder {encoder.model_name} gives "
                              f"{encoder.dimension}", directory)
-        if options["type"] == "hnsw":
-            index.hnsw.efSearch = options["ef_search"]
-        elif options["type"] == "ivfpq":
-            index.nprobe = options["nprobe"]
         return cls(encoder, index, options)
 
     def __len__(self):
