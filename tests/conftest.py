@@ -99,3 +99,17 @@ def shared_slice(directory, lines, *parts):
     path = directory / f"{source.stem}{lines}{source.suffix}"
     path.write_text("".join(source.read_text(encoding="utf-8").splitlines(keepends=True)[:lines]), encoding="utf-8")
     return path
+
+
+def interrupt_at_call(monkeypatch, module, name, call):
+    """Make ``module.name`` raise KeyboardInterrupt on its ``call``-th call (a run killed mid-epoch)."""
+    real = getattr(module, name)
+    calls = {"n": 0}
+
+    def interrupted(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == call:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, interrupted)

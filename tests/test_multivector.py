@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import jsonl, parse_jsonl, run
+from conftest import interrupt_at_call, jsonl, parse_jsonl, run
 from toolbox.ontology import load_ontology
 from toolbox.steps.kb_documents import kb_documents
 from toolbox.steps.late_interaction import (
@@ -173,31 +173,19 @@ def test_resume_gives_the_same_weights_and_kb_entity_without_temperature(trained
     from safetensors.torch import load_file
 
     import toolbox.steps.train_multivector as module
+    from toolbox.steps.train_retriever import read_pairs
 
     _, pairs, _, _ = trained
     ontology = load_ontology(small_ontology_path)
-    from toolbox.steps.train_retriever import read_pairs
-
     examples = read_pairs(pairs, ontology, accept_gold=True)
     options = dict(kb="entity", temperature=False, hard_negatives=2, epochs=2, batch_size=4, max_length=32,
                    device="cpu")
     module.train_multivector([dict(e) for e in examples], ontology, tmp_path / "straight", **options)
 
-    calls = {"n": 0}
-    real_loss = module.marginal_likelihood_loss
-
-    def interrupted_loss(*args):
-        calls["n"] += 1
-        if calls["n"] == 3:  # 2 batches per epoch: the first batch of epoch 2
-            raise KeyboardInterrupt
-        return real_loss(*args)
-
-    module.marginal_likelihood_loss = interrupted_loss
-    try:
+    with pytest.MonkeyPatch.context() as patch:
+        interrupt_at_call(patch, module, "marginal_likelihood_loss", 3)  # 2 batches an epoch: epoch 2's first
         with pytest.raises(KeyboardInterrupt):
             module.train_multivector([dict(e) for e in examples], ontology, tmp_path / "resumed", **options)
-    finally:
-        module.marginal_likelihood_loss = real_loss
     manifest, _ = module.train_multivector([dict(e) for e in examples], ontology, tmp_path / "resumed", resume=True,
                                            **options)
     assert manifest["temperature"] == 1.0 and manifest["kb"]["documents"] == len(ontology)

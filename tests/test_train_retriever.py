@@ -7,7 +7,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-from conftest import jsonl, parse_jsonl
+from conftest import interrupt_at_call, jsonl, parse_jsonl
 from toolbox.cli import cli
 from toolbox.errors import InputError
 from toolbox.ontology import load_ontology
@@ -100,23 +100,12 @@ def test_train_resume_index_and_link(small_ontology_path, tmp_path):
     # Interrupt a 2-epoch run in its second epoch, then resume: the same weights must come out.
     import toolbox.steps.train_retriever as module
 
-    calls = {"n": 0}
-    real_loss = module.multi_positive_loss
-
-    def interrupted_loss(*args):
-        calls["n"] += 1
-        if calls["n"] == 3:  # 2 batches per epoch: the first batch of epoch 2
-            raise KeyboardInterrupt
-        return real_loss(*args)
-
     resumed = tmp_path / "resumed"
-    module.multi_positive_loss = interrupted_loss
-    try:
+    with pytest.MonkeyPatch.context() as patch:
+        interrupt_at_call(patch, module, "multi_positive_loss", 3)  # 2 batches an epoch: epoch 2's first
         with pytest.raises(KeyboardInterrupt):
             module.train_retriever(module.read_pairs(pairs, ontology), ontology, resumed, negatives="pc-pos",
                                    epochs=2, batch_size=6, max_length=32, device="cpu")
-    finally:
-        module.multi_positive_loss = real_loss
     assert (tmp_path / "resumed.checkpoint" / "manifest.json").exists() and not resumed.exists()
     result = train(resumed, "--epochs", "2", "--resume")
     assert "resuming from" in result.stderr and not (tmp_path / "resumed.checkpoint").exists()

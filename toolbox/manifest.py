@@ -68,6 +68,15 @@ def artifact_directory(target, manifest):
         raise
 
 
+def peek_manifest(path):
+    """The manifest.json of a directory passed as a model, or None when it has none (a plain model)."""
+    manifest_path = Path(path, MANIFEST)
+    if not manifest_path.is_file():
+        return None
+    with open(manifest_path, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
 def read_manifest(directory, kind, required_files=()):
     """Load and check an artifact's manifest: the right kind, and no file missing."""
     directory = Path(directory)

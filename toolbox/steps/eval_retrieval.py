@@ -152,19 +152,4 @@ def render_retrieval(summary, fmt="markdown", names=(), unit="folds"):
     JSON is ``toolbox.report.render``'s."""
     from toolbox.report import render
 
-    names = [str(name) for name in names]
-    if fmt == "json":
-        return render(summary, fmt, names)
-    from tabulate import tabulate
-
-    several = len(names) > 1
-    metrics = [metric for metric in next(iter(summary.values())) if not metric.startswith("gold_")]
-    rows = [[group] + [_cell(summary[group][metric], metric, several) for metric in metrics] for group in summary]
-    headers = [query_word(summary)] + metrics
-    if fmt == "tsv":
-        return "\n".join("\t".join(map(str, row)) for row in [headers] + rows)
-    text = tabulate(rows, headers=headers, tablefmt="github" if fmt == "markdown" else "simple",
-                    disable_numparse=True)
-    if several:
-        text += f"\n\nmean ± std over {len(names)} {unit}"
-    return text
+    return render(summary, fmt, [str(name) for name in names], rows_are=query_word(summary), unit=unit, cell=_cell)

@@ -33,13 +33,11 @@ def resolve_model_path(name):
 
 
 def _retriever_manifest(path):
-    manifest_path = Path(path, "manifest.json")
-    if not manifest_path.is_file():
-        return None
-    import json
+    from toolbox.manifest import peek_manifest
 
-    with open(manifest_path, encoding="utf-8") as handle:
-        manifest = json.load(handle)
+    manifest = peek_manifest(path)
+    if manifest is None:
+        return None
     if manifest.get("artifact") != "retriever":
         hint = " (a multi-vector model: use `ontolink index --multivector`)" \
             if manifest.get("artifact") == "multivector" else ""

@@ -10,7 +10,6 @@ and has no span markers, XTR alignment or per-name MML, so this is ~200 lines
 of plain transformers instead.
 """
 
-import json
 import math
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import numpy as np
 
 from toolbox.errors import InputError, OntolinkError
 from toolbox.inputs import CONTEXT_CHARACTERS, MENTION_END, MENTION_START
+from toolbox.manifest import peek_manifest
 
 ARTIFACT = "multivector"
 HEAD_FILE = "head.safetensors"
@@ -29,11 +29,9 @@ MAX_LOG_SCALE = math.log(100.0)
 
 def multivector_manifest(path):
     """The manifest of a `train multivector` directory, None for a plain backbone; other artifacts refused."""
-    manifest_path = Path(path, "manifest.json")
-    if not manifest_path.is_file():
+    manifest = peek_manifest(path)
+    if manifest is None:
         return None
-    with open(manifest_path, encoding="utf-8") as handle:
-        manifest = json.load(handle)
     if manifest.get("artifact") not in (ARTIFACT, f"{ARTIFACT}-checkpoint"):
         raise InputError(f"is an ontolink {manifest.get('artifact', 'artifact')} (single-vector), not a multi-vector "
                          "model: `index --multivector --model` takes a model from `ontolink train multivector` "
