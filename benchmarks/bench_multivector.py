@@ -9,7 +9,8 @@ used only to score), or any Pair file given with --pairs. Settings:
   single-vector tuned  `train retriever` (base negatives) on the same pairs and epochs
   mv untrained       the same MiniLM's word-piece vectors, no training, no projection
   mv name τ          name-based KB, learned temperature, flat token index
-  mv name τ ivfpq    the same model, IVF-PQ token index (--pq-m bytes per token)
+  mv name τ sq8      the same model, 8-bit scalar-quantised token index (a byte per dimension)
+  mv name τ ivfpq    the same model, IVF-PQ token index (--pq-m bytes per token, --nprobe)
   mv name no-τ       name-based KB, τ fixed at 1
   mv entity τ        entity-based KB (one document per entity), learned temperature
 
@@ -48,6 +49,7 @@ SETTINGS = {  # label: (model, FAISS type); model None = single-vector, "" = unt
     "single-vector tuned": ("retriever", "flat"),
     "mv untrained": ("", "flat"),
     "mv name τ": ("name-tau", "flat"),
+    "mv name τ sq8": ("name-tau", "sq8"),
     "mv name τ ivfpq": ("name-tau", "ivfpq"),
     "mv name no-τ": ("name-notau", "flat"),
     "mv entity τ": ("entity-tau", "flat"),
@@ -75,6 +77,7 @@ def main():
     parser.add_argument("--hard-negatives", type=int, default=32)
     parser.add_argument("--token-k", type=int, default=2048)
     parser.add_argument("--pq-m", type=int, default=16)
+    parser.add_argument("--nprobe", type=int, default=16)
     parser.add_argument("--settings", default=",".join(SETTINGS), help="comma-separated labels of SETTINGS")
     args = parser.parse_args()
     if not Path(args.mentions).exists():
@@ -106,13 +109,14 @@ def main():
                                                 hard_negatives=args.hard_negatives, **MODELS[model_name])
                 print(f"[{label}] trained in {manifest['seconds']:.0f} s, losses {manifest['losses']}", flush=True)
             train_seconds = json.loads((model / "manifest.json").read_text())["seconds"]
-        index = work / f"idx-{label.replace(' ', '_')}-e{args.epochs}"
+        suffix = f"-m{args.pq_m}-p{args.nprobe}" if faiss_type == "ivfpq" else ""
+        index = work / f"idx-{label.replace(' ', '_')}-e{args.epochs}{suffix}"
         started = time.perf_counter()
         if not (index / "manifest.json").exists():
             if model_name in (None, "retriever"):
                 build_index(ontology, index, model=str(model) if model else None)
             else:
-                extra = {"pq_m": args.pq_m} if faiss_type == "ivfpq" else {}
+                extra = {"pq_m": args.pq_m, "nprobe": args.nprobe} if faiss_type == "ivfpq" else {}
                 build_multivector_index(ontology, index, model=str(model) if model else None, faiss_type=faiss_type,
                                         token_k=args.token_k, **extra)
         build = time.perf_counter() - started

@@ -40,7 +40,7 @@ def test_dense_link_finds_synonyms(dense_index):
     assert "HP:0001250" in [candidate["id"] for candidate in linked[1]["candidates"]]
 
 
-def test_hnsw_and_ivfpq_agree_with_flat_at_the_top(small_ontology_path, tmp_path):
+def test_sq8_hnsw_and_ivfpq_agree_with_flat_at_the_top(small_ontology_path, tmp_path):
     from toolbox.ontology import load_ontology
     from toolbox.steps.index import build_index
 
@@ -48,11 +48,12 @@ def test_hnsw_and_ivfpq_agree_with_flat_at_the_top(small_ontology_path, tmp_path
     mentions = [{"id": str(n), "mention": text} for n, text in
                 enumerate(["seizures", "blindness", "cataract", "convulsions", "red eye"])]
     tops = {}
-    for kind in ("flat", "hnsw", "ivfpq"):
+    for kind in ("flat", "sq8", "hnsw", "ivfpq"):
         build_index(ontology, tmp_path / kind, device="cpu", faiss_type=kind, ivf_nlist=4, pq_m=48, nprobe=4)
         linked = list(link_mentions(mentions, load_index(tmp_path / kind, device="cpu"), top_k=3))
         tops[kind] = [record["candidates"][0]["id"] for record in linked]
-    assert tops["hnsw"] == tops["flat"]
+    assert tops["hnsw"] == tops["flat"] == tops["sq8"]
+    assert json.loads((tmp_path / "sq8" / "manifest.json").read_text())["index"]["faiss"]["bytes_per_vector"] == 384
     assert sum(a == b for a, b in zip(tops["ivfpq"], tops["flat"])) >= 4
     manifest = json.loads((tmp_path / "ivfpq" / "manifest.json").read_text())
     assert manifest["index"]["faiss"]["bytes_per_vector"] == 48

@@ -126,7 +126,7 @@ def test_train_writes_a_model_directory(trained):
     assert not (model.parent / "model.checkpoint").exists()
 
 
-@pytest.mark.parametrize("faiss_type", ["flat", "ivfpq"])
+@pytest.mark.parametrize("faiss_type", ["flat", "sq8", "ivfpq"])
 def test_index_and_link_with_the_trained_model(trained, small_ontology_path, faiss_type):
     work, pairs, model, entities = trained
     index = work / f"idx-{faiss_type}"
@@ -136,7 +136,7 @@ def test_index_and_link_with_the_trained_model(trained, small_ontology_path, fai
     assert result.exit_code == 0, result.stderr
     manifest = json.loads((index / "manifest.json").read_text())
     assert manifest["kind"] == "multi-vector" and manifest["index"]["query_expansion"] is True
-    assert manifest["index"]["faiss"]["bytes_per_token"] == (16 if faiss_type == "ivfpq" else 4 * 128)
+    assert manifest["index"]["faiss"]["bytes_per_token"] == {"flat": 4 * 128, "sq8": 128, "ivfpq": 16}[faiss_type]
 
     mentions = [{"id": "a", "mention": entities[1].name, "context_left": "Seen: "},
                 {"id": "b", "mention": "\u200b", "context_left": "a span with no word piece"}]
@@ -148,7 +148,7 @@ def test_index_and_link_with_the_trained_model(trained, small_ontology_path, fai
     scores = [candidate["score"] for candidate in linked[0]["candidates"]]
     assert scores == sorted(scores, reverse=True) and len({c["id"] for c in linked[0]["candidates"]}) == 5
     assert "1 mention had no word piece in its span" in result.stderr
-    if faiss_type == "flat":
+    if faiss_type != "ivfpq":
         assert linked[0]["candidates"][0]["id"] == entities[1].id
     # eval reads multi-vector output like any other
     result = run("eval", "--ontology", small_ontology_path,
@@ -166,7 +166,7 @@ def test_single_and_multi_vector_models_are_not_mixed(trained, small_ontology_pa
     result = run("index", "--ontology", small_ontology_path, "--multivector", "--model", retriever, tmp_path / "y")
     assert result.exit_code == 2 and "not a multi-vector model" in result.stderr
     result = run("index", "--ontology", small_ontology_path, "--multivector", "--faiss", "hnsw", tmp_path / "z")
-    assert result.exit_code == 2 and "flat or ivfpq" in result.stderr
+    assert result.exit_code == 2 and "flat, sq8 or ivfpq" in result.stderr
 
 
 def test_resume_gives_the_same_weights_and_kb_entity_without_temperature(trained, small_ontology_path, tmp_path):

