@@ -176,3 +176,25 @@ def test_reranker_trains_and_reorders(small_ontology_path, tfidf_index, tmp_path
     result = CliRunner().invoke(cli, ["index", "--ontology", str(small_ontology_path), "--model", str(model),
                                       str(tmp_path / "idx")])
     assert result.exit_code == 2 and "is an ontolink reranker, not an encoder" in result.stderr
+
+
+def test_span_pooling_averages_the_mention_and_the_name_only():
+    from transformers import AutoTokenizer
+
+    from toolbox.backends.encoders.sentence import DEFAULT_ENCODER, resolve_model_path
+    from toolbox.inputs import SPECIAL_TOKENS, span_pool
+
+    tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(DEFAULT_ENCODER))
+    tokenizer.add_special_tokens({"additional_special_tokens": SPECIAL_TOKENS})
+    texts = ["the child had [Ms] short stature [Me] since birth", "short stature [ENT] a height below normal",
+             "short stature", "[Ms] [Me] nothing inside"]
+    features = tokenizer(texts, padding=True, return_tensors="pt")
+    length = features["input_ids"].shape[1]
+    embeddings = torch.arange(length, dtype=torch.float32).repeat(len(texts), 1).unsqueeze(-1)  # vector = position
+    pooled = span_pool(embeddings, features["input_ids"], features["attention_mask"], tokenizer)[:, 0]
+    tokens = [tokenizer.convert_ids_to_tokens(ids) for ids in features["input_ids"]]
+    assert tokens[0][5:7] == ["short", "stature"] and pooled[0] == 5.5  # between [Ms] and [Me]
+    assert tokens[1][1:3] == ["short", "stature"] and pooled[1] == 1.5  # before [ENT]
+    attended = int(features["attention_mask"][2].sum())
+    assert pooled[2] == (attended - 1) / 2  # no marker: every token, [CLS] and [SEP] included
+    assert pooled[3] == (int(features["attention_mask"][3].sum()) - 1) / 2  # an empty span: the whole input

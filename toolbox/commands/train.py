@@ -52,10 +52,14 @@ def command():
 @click.option("--negatives", type=click.Choice(["base", "rm-pcs", "pc-pos"]), default="base", show_default=True,
               help="Ontology-aware negatives: base; rm-pcs removes parents, children and siblings from the "
                    "negatives; pc-pos makes in-batch parents and children positives.")
+@click.option("--pooling", type=click.Choice(["span", "mean"]), default="span", show_default=True,
+              help="span: mean over the mention's own tokens and the entity's name tokens (context and "
+                   "definition inform them through attention), a good start before any training; mean: over "
+                   "the whole input.")
 @fit_options(epochs=1, learning_rate=2e-5, batch_help="Mentions per batch.  [default: 512, or 128 under 5,120 pairs]")
 @config_option
 def retriever_command(directory, ontology, ontology_format, synonym_scopes, input_path, skip_invalid, backbone,
-                      negatives, epochs, learning_rate, batch_size, max_length, seed, device, resume):
+                      negatives, pooling, epochs, learning_rate, batch_size, max_length, seed, device, resume):
     """Fine-tune a bi-encoder retriever into DIRECTORY.
 
     Reads Pair records (a mention with context and its pseudo "entity_id").
@@ -79,7 +83,7 @@ def retriever_command(directory, ontology, ontology_format, synonym_scopes, inpu
     pairs = read_pairs(input_path, loaded, skip_invalid=skip_invalid)
     manifest = train_retriever(pairs, loaded, directory, backbone=backbone, negatives=negatives, epochs=epochs,
                                learning_rate=learning_rate, batch_size=batch_size, max_length=max_length, seed=seed,
-                               device=device, resume=resume)
+                               device=device, resume=resume, pooling=pooling)
     warn(f"trained retriever on {len(pairs)} pairs ({negatives}, {epochs} epochs, final loss "
          f"{manifest['losses'][-1]:.4f}) into {directory} in {manifest['seconds']:.0f} s")
 

@@ -17,11 +17,12 @@ the last one is kept (there is no validation set in the zero-shot setting).
 import numpy as np
 
 from toolbox.errors import InputError
-from toolbox.inputs import SPECIAL_TOKENS, entity_input, mention_input
+from toolbox.inputs import SPECIAL_TOKENS, entity_input, mention_input, span_pool
 from toolbox.manifest import library_versions
 from toolbox.training import Checkpoints, run_epochs
 
 NEGATIVE_STRATEGIES = ("base", "rm-pcs", "pc-pos")
+POOLINGS = ("span", "mean")
 NEIGHBOUR_CAP = 30
 ARTIFACT = "retriever"
 
@@ -111,15 +112,19 @@ def build_model(backbone, device, max_length):
     return model
 
 
-def _encode(model, texts, device):
+def encode_batch(model, texts, device, pooling="span"):
+    """Vectors of ``texts`` with gradients: span pooling (see ``toolbox.inputs.span_pool``) or the model's own."""
     preprocess = getattr(model, "preprocess", None) or model.tokenize
     features = {key: value.to(device) if hasattr(value, "to") else value
                 for key, value in preprocess(texts).items()}
-    return model(features)["sentence_embedding"]
+    output = model(features)
+    if pooling == "mean":
+        return output["sentence_embedding"]
+    return span_pool(output["token_embeddings"], features["input_ids"], features["attention_mask"], model.tokenizer)
 
 
 def train_retriever(pairs, ontology, output, backbone=None, negatives="base", epochs=1, learning_rate=2e-5,
-                    batch_size=None, max_length=128, seed=0, device="auto", resume=False):
+                    batch_size=None, max_length=128, seed=0, device="auto", resume=False, pooling="span"):
     """Fine-tune and write the retriever directory; returns its manifest."""
     import torch
 
@@ -133,7 +138,9 @@ def train_retriever(pairs, ontology, output, backbone=None, negatives="base", ep
     backbone = backbone or DEFAULT_ENCODER
     device = resolve_device(device)
     batch_size = batch_size or default_batch_size(len(pairs))
-    options = {"backbone": backbone, "negatives": negatives, "learning_rate": learning_rate,
+    if pooling not in POOLINGS:
+        raise InputError(f"unknown pooling {pooling!r} (known: {', '.join(POOLINGS)})")
+    options = {"backbone": backbone, "negatives": negatives, "pooling": pooling, "learning_rate": learning_rate,
                "batch_size": batch_size, "max_length": max_length, "seed": seed, "pairs": len(pairs),
                "ontology_sha256": ontology.content_hash}
     checkpoints = Checkpoints(output, ARTIFACT, options)
@@ -150,8 +157,9 @@ def train_retriever(pairs, ontology, output, backbone=None, negatives="base", ep
         columns = batch_columns(golds, ontology, entity_ids, rng, batch_size)
         positive, negative = (torch.as_tensor(mask, device=device)
                               for mask in column_masks(golds, columns, ontology, negatives))
-        mentions = _encode(model, [mention_input(row) for row in rows], device)
-        entities = _encode(model, [entity_input(ontology[c].name, ontology[c].definition) for c in columns], device)
+        mentions = encode_batch(model, [mention_input(row) for row in rows], device, pooling)
+        entities = encode_batch(model, [entity_input(ontology[c].name, ontology[c].definition) for c in columns],
+                                device, pooling)
         return multi_positive_loss((mentions @ entities.T).float(), positive, negative)
 
     losses, seconds = run_epochs(model, optimizer, checkpoints, lambda directory: model.save(str(directory)),
@@ -163,7 +171,8 @@ def train_retriever(pairs, ontology, output, backbone=None, negatives="base", ep
         "ontology": ontology.describe(),
         "inputs": {"mention": "left [Ms] mention [Me] right", "entity": "name [ENT] definition",
                    "special_tokens": SPECIAL_TOKENS},
-        "scoring": "dot product of mean-pooled vectors",
+        "scoring": "dot product of mean-pooled vectors" + (" (mention span / entity name)" if pooling == "span" else ""),
+        "pooling": pooling,
         "options": {**options, "epochs": epochs},
         "losses": losses,
         "seconds": round(seconds, 1),

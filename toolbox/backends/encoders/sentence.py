@@ -111,6 +111,15 @@ class SentenceEncoder:
         preprocess = getattr(self._model, "preprocess", None) or self._model.tokenize  # < 6
         return preprocess(texts)
 
+    def _pool(self, output, features):
+        """The model's own sentence vector, or for a span-pooling retriever the mean over the marked span."""
+        if not self.retriever or self.retriever.get("pooling", "mean") != "span":
+            return output["sentence_embedding"]
+        from toolbox.inputs import span_pool
+
+        return span_pool(output["token_embeddings"], features["input_ids"], features["attention_mask"],
+                         self._model.tokenizer)
+
     def describe(self):
         return {"model": self.model_name, "precision": self.precision, "dimension": self.dimension,
                 "max_length": self.max_length, "normalized": self.normalize,
@@ -155,7 +164,7 @@ class SentenceEncoder:
                 features = self._preprocess([unique[row] for row in rows])
                 features = {key: value.to(self.device) if hasattr(value, "to") else value
                             for key, value in features.items()}
-                output = self._model(features)["sentence_embedding"].float()
+                output = self._pool(self._model(features), features).float()
                 if self.normalize:
                     output = torch.nn.functional.normalize(output, dim=-1)
                 vectors[rows] = output.cpu().numpy()
