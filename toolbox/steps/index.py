@@ -153,17 +153,17 @@ def load_index(directory, ontology=None, device="auto", precision=None):
     except ValueError as error:
         raise InputError(f"{NAMES_FILE} is damaged or truncated ({error}); rebuild the index", directory) from None
     method = manifest["index"]["method"]
-    encoder = None
     if manifest["kind"] == "multi-vector":
         name_index = _load_multivector(directory, manifest, maps["names"], device, precision)
-    elif method == "dense":
-        from toolbox.backends.encoders.sentence import SentenceEncoder
+    else:
+        encoder = None
+        if method == "dense":
+            from toolbox.backends.encoders.sentence import SentenceEncoder
 
-        described = manifest["index"]["encoder"]
-        encoder = SentenceEncoder(described["model"], device=device,
-                                  precision=precision or _same_precision(described["precision"], device),
-                                  max_length=described.get("max_length", 128))
-    if manifest["kind"] == "single-vector":
+            described = manifest["index"]["encoder"]
+            encoder = SentenceEncoder(described["model"], device=device,
+                                      precision=precision or _same_precision(described["precision"], device),
+                                      max_length=described.get("max_length", 128))
         name_index = index_class(method).load(directory, manifest, encoder)
     if len(name_index) != len(maps["names"]):
         raise InputError(f"index holds {len(name_index)} vectors but {NAMES_FILE} lists {len(maps['names'])} "
