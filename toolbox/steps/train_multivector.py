@@ -9,8 +9,6 @@ loss is the marginal likelihood of all the gold entity's names; entity-based
 KB: plain cross-entropy over one document per entity.
 """
 
-import numpy as np
-
 from toolbox.backends.encoders.token import ARTIFACT, TokenEncoder, query_key
 from toolbox.errors import InputError
 from toolbox.io import warn
