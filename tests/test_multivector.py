@@ -1,6 +1,7 @@
 """Multi-vector linking: homonym expansion, late-interaction scores and losses, train / index / link."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -136,7 +137,7 @@ def test_index_and_link_with_the_trained_model(trained, small_ontology_path, fai
     assert result.exit_code == 0, result.stderr
     manifest = json.loads((index / "manifest.json").read_text())
     assert manifest["kind"] == "multi-vector" and manifest["index"]["query_expansion"] is True
-    assert manifest["index"]["faiss"]["bytes_per_token"] == {"flat": 4 * 128, "sq8": 128, "ivfpq": 16}[faiss_type]
+    assert manifest["index"]["faiss"]["bytes_per_token"] == {"flat": 4 * 128, "sq8": 128, "ivfpq": 16 + 8}[faiss_type]
 
     mentions = [{"id": "a", "mention": entities[1].name, "context_left": "Seen: "},
                 {"id": "b", "mention": "\u200b", "context_left": "a span with no word piece"}]
@@ -167,6 +168,14 @@ def test_single_and_multi_vector_models_are_not_mixed(trained, small_ontology_pa
     assert result.exit_code == 2 and "not a multi-vector model" in result.stderr
     result = run("index", "--ontology", small_ontology_path, "--multivector", "--faiss", "hnsw", tmp_path / "z")
     assert result.exit_code == 2 and "flat, sq8 or ivfpq" in result.stderr
+    # a trained model is not a backbone to start from (its head would override the options)
+    result = run("train", "multivector", "--ontology", small_ontology_path, "-i", trained[1], "--model", model,
+                 tmp_path / "again")
+    assert result.exit_code == 2 and "is a trained multi-vector model" in result.stderr
+    # too few tokens to train 8-bit product quantisers
+    mini = Path(__file__).parent / "data" / "ontology" / "mini.obo"
+    result = run("index", "--ontology", mini, "--multivector", "--faiss", "ivfpq", tmp_path / "pq")
+    assert result.exit_code == 2 and "needs at least 256 vectors" in result.stderr
 
 
 def test_resume_gives_the_same_weights_and_kb_entity_without_temperature(trained, small_ontology_path, tmp_path):

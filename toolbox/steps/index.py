@@ -81,7 +81,8 @@ def build_multivector_index(ontology, directory, model=None, device="auto", prec
         warn(f"model {model} was trained for ontology {trained['ontology']['label']}; indexing {ontology.label}")
     kb = trained["options"]["kb"] if trained else "name"
     device = resolve_device(device)
-    encoder = TokenEncoder(model, dimension=None, device=device, seed=seed)
+    encoder = TokenEncoder(model, dimension=None, device=device, seed=seed,
+                           max_length=trained["options"]["max_length"] if trained else 128)
     encoder.set_precision(resolve_precision(precision, device))
     documents, entity_of_document, expanded = kb_documents(ontology, kb)
     query_expansion = bool(trained and trained["options"].get("query_expansion"))

@@ -15,7 +15,7 @@ def xtr_scores(query_tokens, document_tokens, document_of_token, document_count,
 
     rows = []
     for query in query_tokens:
-        similarity = query @ document_tokens.T
+        similarity = (query @ document_tokens.T).float()  # fp16 autocast would blur near-equal names
         if top_k and top_k < similarity.shape[1]:
             threshold = similarity.topk(top_k, dim=1).values[:, -1:]
             similarity = similarity * (similarity >= threshold)
@@ -40,11 +40,11 @@ def query_expansion_losses(mask_vectors, gold_vectors, missing, scale):
     (Σ_{i<j} q_i·q_j / |Y|)."""
     import torch
 
-    logits = scale * (mask_vectors @ gold_vectors.T)
+    logits = scale * (mask_vectors @ gold_vectors.T).float()
     minus_inf = torch.finfo(logits.dtype).min
     missing_logits = logits.masked_fill(~missing.unsqueeze(0), minus_inf)
     expansion = (torch.logsumexp(logits, dim=1) - torch.logsumexp(missing_logits, dim=1)).mean()
-    pairwise = mask_vectors @ mask_vectors.T
+    pairwise = (mask_vectors @ mask_vectors.T).float()
     upper = torch.triu(torch.ones_like(pairwise, dtype=torch.bool), diagonal=1)
     dispersion = pairwise[upper].sum() / max(1, int(missing.sum()))
     return expansion, dispersion

@@ -56,12 +56,16 @@ class Linker:
     def search(self, texts):
         """Candidate lists for distinct ``texts``, bypassing the memo."""
         k = min(len(self.index), self.names_to_search)
+        fewest = -1
         while True:
             scores, rows = self.index.name_index.search(texts, k)
             found = [self._by_entity(score_row, name_row) for score_row, name_row in zip(scores, rows)]
-            short = any(len(candidates) < self.top_k for candidates in found)
-            if not short or k >= len(self.index):
+            shortest = min(len(candidates) for candidates in found)
+            # stop when full, when every name was asked for, or when asking for more found nothing
+            # new (a token index returns only the names its token search reached)
+            if shortest >= self.top_k or k >= len(self.index) or shortest == fewest:
                 return found
+            fewest = shortest
             k = min(len(self.index), k * 4)  # rare: many names of few entities at the top
 
     def _by_entity(self, scores, rows):

@@ -9,7 +9,9 @@ loss is the marginal likelihood of all the gold entity's names; entity-based
 KB: plain cross-entropy over one document per entity.
 """
 
-from toolbox.backends.encoders.token import ARTIFACT, TokenEncoder, query_key
+from pathlib import Path
+
+from toolbox.backends.encoders.token import ARTIFACT, MAX_LOG_SCALE, TokenEncoder, multivector_manifest, query_key
 from toolbox.errors import InputError
 from toolbox.io import warn
 from toolbox.manifest import library_versions
@@ -61,11 +63,9 @@ class TrainingSet:
 def _expansion_targets(encoder, key, gold_documents, documents):
     """(gold document, missing token mask) for query expansion: the gold name sharing most word
     pieces with the mention, and which of its pieces the mention lacks."""
-    mention = set(encoder.name_ids(key[1])[0])
     best, best_missing = None, None
     for document in gold_documents:
-        ids, keep = encoder.name_ids(documents[document])
-        missing = [ids[p] not in mention for p in keep]
+        missing = encoder.missing_pieces(key[1], documents[document])
         if best is None or sum(missing) < sum(best_missing):
             best, best_missing = document, missing
     return best, best_missing
@@ -85,6 +85,10 @@ def train_multivector(examples, ontology, output, backbone=None, kb="name", dime
     if kb not in KB_KINDS:
         raise InputError(f"unknown KB kind {kb!r} (known: {', '.join(KB_KINDS)})")
     backbone = backbone or DEFAULT_ENCODER
+    if Path(backbone).exists() and multivector_manifest(backbone):
+        raise InputError(f"--model {backbone} is a trained multi-vector model, whose projection and temperature "
+                         f"would override --dimension and --no-temperature: start from {Path(backbone) / 'backbone'} "
+                         "(its encoder) or --resume a checkpoint")
     device = resolve_device(device)
     options = {"backbone": backbone, "kb": kb, "dimension": dimension, "temperature": temperature, "top_k": top_k,
                "hard_negatives": hard_negatives, "query_expansion": query_expansion, "learning_rate": learning_rate,
@@ -97,11 +101,13 @@ def train_multivector(examples, ontology, output, backbone=None, kb="name", dime
                             max_length=max_length)
 
     def optimizer_of(encoder):
-        head = ([encoder.projection.weight] if encoder.projection is not None else []) + \
-               ([encoder.log_scale] if temperature else [])
         # the new projection and the temperature start far from their optimum; the backbone does not
-        return torch.optim.AdamW([{"params": list(encoder.transformer.parameters()), "lr": learning_rate},
-                                  {"params": head, "lr": head_learning_rate}])
+        groups = [{"params": list(encoder.transformer.parameters()), "lr": learning_rate}]
+        if encoder.projection is not None:
+            groups.append({"params": [encoder.projection.weight], "lr": head_learning_rate})
+        if temperature:
+            groups.append({"params": [encoder.log_scale], "lr": head_learning_rate, "weight_decay": 0.0})
+        return torch.optim.AdamW(groups)
 
     encoder, optimizer, losses, first_epoch = checkpoints.start(resume, load, optimizer_of)
     data = TrainingSet(examples, ontology, kb, encoder.pieces)
@@ -112,6 +118,8 @@ def train_multivector(examples, ontology, output, backbone=None, kb="name", dime
     mined_for = {}
 
     def batch_loss(indices, rng):
+        with torch.no_grad():  # CLIP: the logit scale is clipped after each step, never beyond 100
+            encoder.log_scale.clamp_(max=MAX_LOG_SCALE)
         if hard_negatives and mined_for.get("rng") is not rng:  # a new epoch: mine with the current model
             data.mine(encoder, hard_negatives, seed)
             mined_for["rng"] = rng

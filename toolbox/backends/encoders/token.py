@@ -33,9 +33,8 @@ def multivector_manifest(path):
     if manifest is None:
         return None
     if manifest.get("artifact") not in (ARTIFACT, f"{ARTIFACT}-checkpoint"):
-        raise InputError(f"is an ontolink {manifest.get('artifact', 'artifact')} (single-vector), not a multi-vector "
-                         "model: `index --multivector --model` takes a model from `ontolink train multivector` "
-                         "or a plain transformers backbone", path)
+        raise InputError(f"is an ontolink {manifest.get('artifact', 'artifact')}, not a multi-vector model: pass a "
+                         "model from `ontolink train multivector` or a plain transformers backbone", path)
     return manifest
 
 
@@ -101,6 +100,8 @@ class TokenEncoder:
                     "end": self.tokenizer.convert_tokens_to_ids(MENTION_END),
                     "mask": self.tokenizer.mask_token_id}
         self.special_ids = set(self.tokenizer.all_special_ids)
+        # the " ; " joining an entity document's names: never a token a mention "lacks"
+        self.separator_ids = set(self.pieces(";"))
         self.trained = trained
         self.precision = "fp32"
         self.to(device)
@@ -182,6 +183,12 @@ class TokenEncoder:
                + middle + [self.ids["end"]] + right_ids[:keep_right] + [self.tokenizer.sep_token_id])
         start = 1 + keep_left + 1
         return ids, start, start + len(middle)
+
+    def missing_pieces(self, mention, name):
+        """Per kept word piece of ``name``: whether the ``mention`` lacks it (query expansion's targets)."""
+        present = set(self.name_ids(mention)[0]) | self.separator_ids
+        ids, keep = self.name_ids(name)
+        return [ids[position] not in present for position in keep]
 
     def name_ids(self, text):
         ids = self.tokenizer(text, truncation=True, max_length=self.max_length)["input_ids"]

@@ -24,7 +24,8 @@ def _gpu_available(faiss):
 def faiss_on_device(index, device, faiss_type):
     """``index`` moved to the GPU when ``device`` is CUDA and faiss-gpu is installed; (index, resources)."""
     faiss = _faiss()
-    if device.startswith("cuda") and _gpu_available(faiss) and faiss_type != "hnsw":  # FAISS has no GPU HNSW
+    # FAISS has no GPU HNSW; sq8 stays on the CPU too (flat and IVF-PQ are the GPU-supported kinds here)
+    if device.startswith("cuda") and _gpu_available(faiss) and faiss_type in ("flat", "ivfpq"):
         resources = faiss.StandardGpuResources()
         device_id = int(device.split(":")[1]) if ":" in device else 0
         return faiss.index_cpu_to_gpu(resources, device_id, index), resources
@@ -49,6 +50,9 @@ def make_faiss_index(vectors, faiss_type="flat", hnsw_m=32, ivf_nlist=None, pq_m
         index.hnsw.efSearch = ef_search
         options.update(hnsw_m=hnsw_m, ef_search=ef_search)
     elif faiss_type == "ivfpq":
+        if len(vectors) < 256:  # 8-bit PQ trains 256 centroids per sub-quantiser
+            raise InputError(f"--faiss ivfpq needs at least 256 vectors to train, this index has {len(vectors)}: "
+                             "use flat or sq8")
         nlist = ivf_nlist or max(1, min(int(4 * np.sqrt(len(vectors))), len(vectors) // 39))
         pq_m = pq_m or next(m for m in (48, 32, 24, 16, 12, 8, 4, 2, 1) if dimension % m == 0)
         if dimension % pq_m:

@@ -16,7 +16,8 @@ from toolbox.steps.late_interaction import sum_of_max
 TOKENS_FILE = "tokens.faiss"
 OFFSETS_FILE = "token_offsets.safetensors"
 MAX_EXPANSION_MASKS = 8
-RESCORE_MIN = 512  # names rescored exactly per mention, at least
+RESCORE_MIN = 512
+GPU_MAX_K = 2048  # faiss-gpu's largest k  # names rescored exactly per mention, at least
 
 
 class MultiVectorNameIndex(NameIndex):
@@ -33,14 +34,12 @@ class MultiVectorNameIndex(NameIndex):
         self.document_of_token = np.repeat(np.arange(len(self.offsets) - 1), np.diff(self.offsets))
         self._cpu_index = faiss_index
         self._index, self._gpu_resources = faiss_on_device(faiss_index, encoder.device, faiss_options["type"])
-        if faiss_options["type"] in ("flat", "sq8"):
-            # decoded once: exact rescoring then gathers rows (sq8 keeps its 4x saving on disk only)
-            self._matrix = faiss_index.reconstruct_n(0, faiss_index.ntotal)
-        else:
-            import faiss
-
-            faiss_index.set_direct_map_type(faiss.DirectMap.Array)  # reconstruct candidates' PQ codes
-            self._matrix = None
+        # flat / sq8: decoded once, exact rescoring then gathers rows (sq8 keeps its saving on disk);
+        # ivfpq: candidates' codes decoded on demand, through a direct map made at the first search
+        # (not before, so that it is never written into tokens.faiss)
+        self._matrix = faiss_index.reconstruct_n(0, faiss_index.ntotal) \
+            if faiss_options["type"] in ("flat", "sq8") else None
+        self._direct_map = False
         self.empty_spans = 0
 
     @classmethod
@@ -50,7 +49,9 @@ class MultiVectorNameIndex(NameIndex):
             raise InputError(f"a multi-vector index is flat, sq8 or ivfpq, not {faiss_type}")
         matrix, offsets = encoder.encode_names(texts, progress=progress)
         index, options = make_faiss_index(matrix, faiss_type, seed=seed, **faiss_options)
-        options["bytes_per_token"] = options.get("bytes_per_vector", 4 * matrix.shape[1])
+        # IVF lists store a 64-bit id beside each code
+        options["bytes_per_token"] = options["bytes_per_vector"] + 8 if faiss_type == "ivfpq" \
+            else options.get("bytes_per_vector", 4 * matrix.shape[1])
         return cls(encoder, index, options, offsets, texts, token_k=token_k, query_expansion=query_expansion)
 
     def save(self, directory):
@@ -87,6 +88,11 @@ class MultiVectorNameIndex(NameIndex):
     def token_vectors(self, token_rows):
         if self._matrix is not None:
             return self._matrix[token_rows]
+        if not self._direct_map:
+            import faiss
+
+            self._cpu_index.set_direct_map_type(faiss.DirectMap.Array)
+            self._direct_map = True
         return self._cpu_index.reconstruct_batch(np.ascontiguousarray(token_rows, dtype=np.int64))
 
     def search(self, keys, k):
@@ -106,9 +112,7 @@ class MultiVectorNameIndex(NameIndex):
         """[MASK] count: word pieces of the most similar name not already in the mention (METHODS.md §3)."""
         if top_row < 0:
             return 0
-        mention = set(self.encoder.name_ids(key[1])[0])
-        name_ids, keep = self.encoder.name_ids(self.texts[top_row])
-        return min(MAX_EXPANSION_MASKS, sum(1 for p in keep if name_ids[p] not in mention))
+        return min(MAX_EXPANSION_MASKS, sum(self.encoder.missing_pieces(key[1], self.texts[top_row])))
 
     def _late_interaction(self, queries, k):
         """Candidates ranked first by XTR's estimate from the retrieved tokens alone (a query token that
@@ -118,7 +122,8 @@ class MultiVectorNameIndex(NameIndex):
         scores = np.full((len(queries), k), -np.inf, dtype=np.float32)
         rows = np.full((len(queries), k), -1, dtype=np.int64)
         stacked = np.concatenate(queries).astype(np.float32)
-        similarities, token_rows = self._index.search(stacked, min(self.token_k, self.token_count))
+        k_tokens = min(self.token_k, self.token_count, GPU_MAX_K if self._gpu_resources else self.token_k)
+        similarities, token_rows = self._index.search(stacked, k_tokens)
         start = 0
         for q, query in enumerate(queries):
             end = start + len(query)
