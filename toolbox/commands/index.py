@@ -58,11 +58,11 @@ def command(directory, ontology, ontology_format, synonym_scopes, method, model,
 
     started = time.perf_counter()
     loaded = open_ontology(ontology, ontology_format, synonym_scopes)
+    faiss_options = {key: value for key, value in dict(hnsw_m=hnsw_m, ef_search=ef_search, ivf_nlist=nlist,
+                                                       pq_m=pq_m, nprobe=nprobe).items() if value is not None}
     if multivector:
         if method != "dense":
             raise InputError("--multivector encodes names with a model; it does not combine with --method tfidf")
-        faiss_options = {key: value for key, value in dict(ivf_nlist=nlist, pq_m=pq_m, nprobe=nprobe).items()
-                         if value is not None}
         manifest = build_multivector_index(loaded, directory, model=model, device=device, precision=precision,
                                            faiss_type=faiss_type, token_k=token_k, seed=seed, **faiss_options)
         summary(f"indexed {manifest['index']['tokens']} tokens of {manifest['names']} names of "
@@ -70,9 +70,7 @@ def command(directory, ontology, ontology_format, synonym_scopes, method, model,
                 f"bytes per token) into {directory} in {time.perf_counter() - started:.1f} s")
         return
     options = {"dense": dict(model=model, device=device, precision=precision, faiss_type=faiss_type, seed=seed,
-                             **{key: value for key, value in dict(hnsw_m=hnsw_m, ef_search=ef_search,
-                                                                  ivf_nlist=nlist, pq_m=pq_m,
-                                                                  nprobe=nprobe).items() if value is not None}),
+                             **faiss_options),
                "tfidf": dict(model=model, min_df=min_df)}[method]
     manifest = build_index(loaded, directory, method=method, **options)
     summary(f"indexed {manifest['names']} names of {manifest['entities']} entities ({method}) into {directory} "

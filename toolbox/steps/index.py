@@ -32,7 +32,7 @@ def build_index(ontology, directory, method="dense", model=None, device="auto", 
     """Build and write an index directory; returns its manifest."""
     if method not in INDEX_METHODS:
         raise InputError(f"unknown index method {method!r} (known: {', '.join(INDEX_METHODS)})")
-    entity_ids, entity_names, texts, owners = index_rows(ontology)
+    _, _, texts, owners = index_rows(ontology)
     with progress_bar(total=len(texts), desc=f"index ({method})", unit="name") as progress:
         if method == "dense":
             from toolbox.backends.encoders.sentence import DEFAULT_ENCODER, SentenceEncoder
@@ -52,7 +52,7 @@ def build_index(ontology, directory, method="dense", model=None, device="auto", 
         "ontology": ontology.describe() | {"synonym_scopes": list(ontology.synonym_scopes)},
         "index": name_index.describe(),
         "names": len(texts),
-        "entities": len(entity_ids),
+        "entities": len(ontology),
         "files": [NAMES_FILE, *name_index.files],
         "versions": library_versions("torch", "transformers", "sentence-transformers", "faiss-cpu",
                                      "faiss-gpu", "scikit-learn"),
@@ -74,9 +74,10 @@ def build_multivector_index(ontology, directory, model=None, device="auto", prec
     from toolbox.steps.kb_documents import kb_documents
 
     model = model or DEFAULT_ENCODER
-    if Path(model).exists():
+    trained = None
+    if Path(model).exists():  # a local directory: recorded absolute, so the index works from anywhere
         model = str(Path(model).resolve())
-    trained = multivector_manifest(model) if Path(model).exists() else None
+        trained = multivector_manifest(model)
     if trained and trained["ontology"]["sha256"] != ontology.content_hash:
         warn(f"model {model} was trained for ontology {trained['ontology']['label']}; indexing {ontology.label}")
     kb = trained["options"]["kb"] if trained else "name"

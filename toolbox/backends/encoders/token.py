@@ -215,7 +215,9 @@ class TokenEncoder:
         tokenisation) falls back to the [Ms] and [Me] vectors, which carry the context. Also returns
         which mentions fell back."""
         masks = masks or [0] * len(keys)
-        built = [self.mention_ids(key, count) for key, count in zip(keys, masks)]
+        return self._mention_vectors([self.mention_ids(key, count) for key, count in zip(keys, masks)])
+
+    def _mention_vectors(self, built):
         vectors = self.forward([ids for ids, _, _ in built])
         result, empty = [], []
         for row, (_, start, end) in enumerate(built):
@@ -225,7 +227,9 @@ class TokenEncoder:
 
     def name_tokens(self, texts):
         """Per name: its word pieces' vectors (a tensor (n, d))."""
-        built = [self.name_ids(text) for text in texts]
+        return self._name_vectors([self.name_ids(text) for text in texts])
+
+    def _name_vectors(self, built):
         vectors = self.forward([ids for ids, _ in built])
         return [vectors[row, keep] for row, (_, keep) in enumerate(built)]
 
@@ -233,12 +237,13 @@ class TokenEncoder:
         """All names' token vectors as one float32 matrix plus offsets (name i owns rows offsets[i]:offsets[i+1])."""
         import torch
 
-        lengths = [len(self.name_ids(text)[1]) + 2 for text in texts]
+        built = [self.name_ids(text) for text in texts]  # tokenised once: for batching and for the model
+        lengths = [len(keep) + 2 for _, keep in built]
         order = np.argsort(lengths, kind="stable")
         pieces = [None] * len(texts)
         with torch.inference_mode():
             for rows in _length_batches(order, lengths, tokens_per_batch):
-                for row, vectors in zip(rows, self.name_tokens([texts[row] for row in rows])):
+                for row, vectors in zip(rows, self._name_vectors([built[row] for row in rows])):
                     pieces[row] = vectors.cpu().numpy()
                 if progress is not None:
                     progress.update(len(rows))
@@ -249,13 +254,14 @@ class TokenEncoder:
         import torch
 
         masks = masks or [0] * len(keys)
-        lengths = [len(self.mention_ids(key, count)[0]) for key, count in zip(keys, masks)]
+        built = [self.mention_ids(key, count) for key, count in zip(keys, masks)]  # tokenised once
+        lengths = [len(ids) for ids, _, _ in built]
         order = np.argsort(lengths, kind="stable")
         result = [None] * len(keys)
         empty_count = 0
         with torch.inference_mode():
             for rows in _length_batches(order, lengths, tokens_per_batch):
-                vectors, empty = self.mention_tokens([keys[row] for row in rows], [masks[row] for row in rows])
+                vectors, empty = self._mention_vectors([built[row] for row in rows])
                 empty_count += sum(empty)
                 for row, value in zip(rows, vectors):
                     result[row] = value.cpu().numpy()

@@ -24,7 +24,8 @@ class MultiVectorNameIndex(NameIndex):
     method = "multivector"
     files = (TOKENS_FILE, OFFSETS_FILE)
 
-    def __init__(self, encoder, faiss_index, faiss_options, offsets, texts, token_k=2048, query_expansion=False):
+    def __init__(self, encoder, faiss_index, faiss_options, offsets, texts, token_k=2048, query_expansion=False,
+                 matrix=None):
         self.encoder = encoder
         self.faiss_options = dict(faiss_options)
         self.offsets = np.asarray(offsets, dtype=np.int64)
@@ -34,11 +35,12 @@ class MultiVectorNameIndex(NameIndex):
         self.document_of_token = np.repeat(np.arange(len(self.offsets) - 1), np.diff(self.offsets))
         self._cpu_index = faiss_index
         self._index, self._gpu_resources = faiss_on_device(faiss_index, encoder.device, faiss_options["type"])
-        # flat / sq8: decoded once, exact rescoring then gathers rows (sq8 keeps its saving on disk);
-        # ivfpq: candidates' codes decoded on demand, through a direct map made at the first search
-        # (not before, so that it is never written into tokens.faiss)
-        self._matrix = faiss_index.reconstruct_n(0, faiss_index.ntotal) \
-            if faiss_options["type"] in ("flat", "sq8") else None
+        # flat / sq8: every token vector in memory (given by `build` for flat, decoded once otherwise),
+        # so exact rescoring gathers rows (sq8 keeps its saving on disk); ivfpq: candidates' codes
+        # decoded on demand, through a direct map made at the first search (never written to disk)
+        if matrix is None and faiss_options["type"] in ("flat", "sq8"):
+            matrix = faiss_index.reconstruct_n(0, faiss_index.ntotal)
+        self._matrix = matrix
         self._direct_map = False
         self.empty_spans = 0
 
@@ -52,7 +54,8 @@ class MultiVectorNameIndex(NameIndex):
         # IVF lists store a 64-bit id beside each code
         options["bytes_per_token"] = options["bytes_per_vector"] + 8 if faiss_type == "ivfpq" \
             else options.get("bytes_per_vector", 4 * matrix.shape[1])
-        return cls(encoder, index, options, offsets, texts, token_k=token_k, query_expansion=query_expansion)
+        return cls(encoder, index, options, offsets, texts, token_k=token_k, query_expansion=query_expansion,
+                   matrix=matrix if faiss_type == "flat" else None)
 
     def save(self, directory):
         import faiss
