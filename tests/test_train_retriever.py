@@ -198,3 +198,29 @@ def test_span_pooling_averages_the_mention_and_the_name_only():
     attended = int(features["attention_mask"][2].sum())
     assert pooled[2] == (attended - 1) / 2  # no marker: every token, [CLS] and [SEP] included
     assert pooled[3] == (int(features["attention_mask"][3].sum()) - 1) / 2  # an empty span: the whole input
+
+
+def test_accumulated_batches_make_the_same_update(tmp_path):
+    """The reranker runs a batch a few pairs at a time: the summed gradients equal the whole batch's."""
+    from toolbox.training import Checkpoints, run_epochs
+
+    inputs, targets = torch.randn(12, 5, generator=torch.Generator().manual_seed(1)), torch.arange(12) % 3
+
+    def train(accumulate, name):
+        torch.manual_seed(0)
+        model = torch.nn.Linear(5, 3)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=0.1)
+
+        def batch_loss(indices, rng):
+            indices = torch.as_tensor(indices)
+            return torch.nn.functional.cross_entropy(model(inputs[indices]), targets[indices])
+
+        losses, _ = run_epochs(model, optimizer, Checkpoints(tmp_path / name, "test", {}), lambda directory: None,
+                               batch_loss, 12, 6, 2, seed=0, accumulate=accumulate)
+        return model.weight.detach(), losses
+
+    whole, whole_losses = train(None, "whole")
+    accumulated, accumulated_losses = train(4, "parts")  # 6 = 4 + 2: unequal parts weighted by size
+    assert torch.allclose(whole, accumulated, atol=1e-6) and np.allclose(whole_losses, accumulated_losses)
+    torch.manual_seed(0)
+    assert not torch.allclose(whole, torch.nn.Linear(5, 3).weight.detach(), atol=1e-2)  # training moved it

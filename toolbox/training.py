@@ -109,24 +109,30 @@ class Checkpoints:
         shutil.rmtree(self.path, ignore_errors=True)
 
 
-def optimizer_step(loss, optimizer, scaler):
-    """Backward and step, through the fp16 grad scaler on CUDA."""
-    optimizer.zero_grad()
+def backward(loss, scaler):
+    """Accumulate gradients, through the fp16 grad scaler on CUDA."""
+    (scaler.scale(loss) if scaler is not None else loss).backward()
+
+
+def optimizer_step(optimizer, scaler):
+    """Apply the accumulated gradients and clear them."""
     if scaler is not None:
-        scaler.scale(loss).backward()
         scaler.step(optimizer)
         scaler.update()
     else:
-        loss.backward()
         optimizer.step()
+    optimizer.zero_grad()
 
 
 def run_epochs(model, optimizer, checkpoints, save_model, batch_loss, item_count, batch_size, epochs, seed,
-               first_epoch=0, losses=(), device="cpu"):
+               first_epoch=0, losses=(), device="cpu", accumulate=None):
     """Train epochs ``first_epoch`` .. ``epochs`` − 1 and checkpoint after each; return (losses, seconds).
 
     ``batch_loss(indices, rng)`` gives the loss of one batch of items (run under fp16 autocast on
-    CUDA); the items are shuffled per epoch with the epoch's generator.
+    CUDA); the items are shuffled per epoch with the epoch's generator. With ``accumulate`` a batch
+    is run ``accumulate`` items at a time and the gradients summed, weighted by size: the same
+    update in bounded memory, valid only where the loss is a mean of independent per-item terms
+    (not for in-batch negatives).
     """
     import torch
 
@@ -144,10 +150,16 @@ def run_epochs(model, optimizer, checkpoints, save_model, batch_loss, item_count
         with progress_bar(total=item_count, desc=f"epoch {epoch + 1}/{epochs}", unit="pair") as bar:
             for start in range(0, item_count, batch_size):
                 indices = order[start:start + batch_size]
-                with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
-                    loss = batch_loss(indices, rng)
-                optimizer_step(loss, optimizer, scaler)
-                epoch_losses.append(float(loss.detach()))
+                step = accumulate or len(indices)
+                batch_loss_value = 0.0
+                for part in range(0, len(indices), step):
+                    chunk = indices[part:part + step]
+                    with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+                        loss = batch_loss(chunk, rng) * (len(chunk) / len(indices))
+                    backward(loss, scaler)
+                    batch_loss_value += float(loss.detach())
+                optimizer_step(optimizer, scaler)
+                epoch_losses.append(batch_loss_value)
                 bar.update(len(indices))
         losses.append(float(np.mean(epoch_losses)))
         warn(f"epoch {epoch + 1}/{epochs}: loss {losses[-1]:.4f} ({time.perf_counter() - started:.0f} s)")

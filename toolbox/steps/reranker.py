@@ -14,6 +14,9 @@ from toolbox.manifest import library_versions, read_manifest
 from toolbox.training import Checkpoints, run_epochs
 
 ARTIFACT = "reranker"
+# A batch of 32 pairs x 21 candidates x 256 tokens does not fit in 24 GB for a backward pass: it runs
+# this many sequences at a time, gradients accumulated (the loss is a mean over pairs, so same update).
+SEQUENCES_PER_PASS = 128
 
 
 def _load(path, device, num_labels=1):
@@ -99,7 +102,8 @@ def train_reranker(pairs, ontology, loaded_index, output, backbone=None, top_k=6
         tokenizer.save_pretrained(str(directory))
 
     losses, seconds = run_epochs(model, optimizer, checkpoints, save_model, batch_loss, len(pairs), batch_size,
-                                 epochs, seed, first_epoch, losses, device)
+                                 epochs, seed, first_epoch, losses, device,
+                                 accumulate=max(1, SEQUENCES_PER_PASS // (negatives + 1)))
 
     manifest = {
         "artifact": ARTIFACT,
