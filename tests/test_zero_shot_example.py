@@ -42,8 +42,9 @@ def test_makefile_runs_one_setting_on_a_slice(small_ontology_path, tmp_path):
     assert [(row[0], row[1], row[2]) for row in rows] == [
         ("| retriever", "frozen", "-"), ("| retriever", "synonym", "rm-pcs"), ("| reranker", "synonym", "rm-pcs")]
     for row in rows:
-        recall, mrr = float(row[4]), float(row[5])
-        assert 0 <= recall <= 1 and 0 < mrr <= 1
+        recall_at_1, recall_at_64, mrr = map(float, row[4:7])
+        assert 0 <= recall_at_1 <= recall_at_64 <= 1 and 0 < mrr <= 1
+    assert float(rows[1][-1].rstrip(" |")) > 0  # training seconds, from the retriever's manifest
     scores = json.loads((out / "scores" / "retriever" / "synonym__rm-pcs.json").read_text())
     assert scores["metrics"]["all"]["R@64"]["mean"] > 0.5  # the slice's ontology is small: most golds come back
 

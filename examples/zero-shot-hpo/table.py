@@ -1,26 +1,41 @@
-"""Collect `ontolink eval --format json` files of the grid into one Markdown table."""
+"""Collect `ontolink eval --format json` files of the grid into one Markdown table.
+
+Retrievers are judged by Recall@64 and rerankers by Recall@1 (METHODS.md §1.7): the HO/LO/NO
+columns give that metric per overlap group. Training seconds come from each model's manifest.
+"""
 
 import json
 import sys
 from pathlib import Path
 
-METRICS = [("retriever", "R@64"), ("reranker", "R@1")]
+MAIN_METRIC = {"retriever": "R@64", "reranker": "R@1"}
+MODEL_FOLDER = {"linked": "retriever", "reranked": "reranker"}
 
 
 def cell(value):
     return f"{value['mean']:.3f} ± {value['std']:.3f}" if value["std"] else f"{value['mean']:.3f}"
 
 
-rows = []
+def training_seconds(linked_files):
+    """Mean training time of the models behind the linked files (OUT/linked/RUN.jsonl.gz -> OUT/retriever/RUN)."""
+    seconds = []
+    for name in linked_files:
+        linked = Path(name)
+        run = linked.name.removesuffix(".jsonl.gz")
+        manifest = linked.parent.parent / MODEL_FOLDER.get(linked.parent.name, "") / run / "manifest.json"
+        if manifest.exists():
+            seconds.append(json.loads(manifest.read_text()).get("seconds", 0))
+    return f"{sum(seconds) / len(seconds):.0f}" if seconds else "-"
+
+
+print("| stage | setting | negatives | seeds | R@1 | R@64 | MRR | HO | LO | NO | train (s) |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
 for path in map(Path, sys.argv[1:]):
-    stage = path.parent.name
+    scores = json.loads(path.read_text())
+    stage, metrics = path.parent.name, scores["metrics"]
     setting, _, negatives = path.stem.partition("__")
-    metrics = json.loads(path.read_text())["metrics"]
-    main = dict(METRICS)[stage]
-    seeds = len(json.loads(path.read_text())["files"])
-    rows.append([stage, setting, negatives or "-", str(seeds), cell(metrics["all"][main]), cell(metrics["all"]["MRR"])]
-                + [cell(metrics[group][main]) if group in metrics else "-" for group in ("HO", "LO", "NO")])
-print("| stage | setting | negatives | seeds | R@64 (retriever) / R@1 (reranker) | MRR | HO | LO | NO |")
-print("|---|---|---|---|---|---|---|---|---|")
-for row in rows:
-    print("| " + " | ".join(row) + " |")
+    main = MAIN_METRIC[stage]
+    row = [stage, setting, negatives or "-", str(len(scores["files"])), cell(metrics["all"]["R@1"]),
+           cell(metrics["all"]["R@64"]), cell(metrics["all"]["MRR"])]
+    row += [cell(metrics[group][main]) if group in metrics else "-" for group in ("HO", "LO", "NO")]
+    print("| " + " | ".join(row + [training_seconds(scores["files"])]) + " |")
