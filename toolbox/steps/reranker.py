@@ -14,9 +14,9 @@ from toolbox.manifest import library_versions, read_manifest
 from toolbox.training import Checkpoints, run_epochs
 
 ARTIFACT = "reranker"
-# A batch of 32 pairs x 21 candidates x 256 tokens does not fit in 24 GB for a backward pass: it runs
+# A batch of 32 pairs x 21 candidates x 256 tokens needs far more than 24 GB for a backward pass: it runs
 # this many sequences at a time, gradients accumulated (the loss is a mean over pairs, so same update).
-SEQUENCES_PER_PASS = 128
+SEQUENCES_PER_PASS = 64
 
 
 def _load(path, device, num_labels=1):
