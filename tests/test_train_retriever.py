@@ -224,3 +224,29 @@ def test_accumulated_batches_make_the_same_update(tmp_path):
     assert torch.allclose(whole, accumulated, atol=1e-6) and np.allclose(whole_losses, accumulated_losses)
     torch.manual_seed(0)
     assert not torch.allclose(whole, torch.nn.Linear(5, 3).weight.detach(), atol=1e-2)  # training moved it
+
+
+def test_a_checkpoint_of_another_backbone_is_refused(tmp_path):
+    from toolbox.training import Checkpoints
+
+    model = torch.nn.Linear(2, 2)
+    made = Checkpoints(tmp_path / "model", "retriever", {"backbone": "sentence-transformers/all-MiniLM-L6-v2"})
+    made.save(1, [0.5], lambda directory: None, torch.optim.AdamW(model.parameters()))
+    other = Checkpoints(tmp_path / "model", "retriever", {"backbone": "cambridgeltl/SapBERT-from-PubMedBERT-fulltext"})
+    with pytest.raises(InputError, match=r"model\.checkpoint: checkpoint was made with other settings \(backbone\)"):
+        other.resumable(True)
+    assert made.resumable(True)["epoch"] == 1
+
+
+def test_the_reranker_head_gets_its_own_learning_rate():
+    from transformers import BertConfig, BertForSequenceClassification
+
+    from toolbox.steps.reranker import head_and_body
+
+    model = BertForSequenceClassification(BertConfig(vocab_size=50, hidden_size=8, num_hidden_layers=1,
+                                                     num_attention_heads=2, intermediate_size=16, num_labels=1))
+    body, head = head_and_body(model, 2e-5, 1e-3)
+    assert (body["lr"], head["lr"]) == (2e-5, 1e-3)
+    assert {id(p) for p in head["params"]} == {id(p) for p in model.classifier.parameters()}
+    assert len(body["params"]) + len(head["params"]) == len(list(model.parameters()))
+    assert head_and_body(model, 2e-5, None)[1]["lr"] == 2e-5  # no --head-lr: one rate, as METHODS.md says

@@ -99,10 +99,13 @@ def retriever_command(directory, ontology, ontology_format, synonym_scopes, inpu
 @click.option("--top-k", type=click.IntRange(2), default=64, show_default=True, help="Retrieved candidates per pair.")
 @click.option("--negatives", type=click.IntRange(1), default=20, show_default=True,
               help="Negatives sampled from the top-K for each pair.")
+@click.option("--head-lr", "head_learning_rate", type=float,
+              help="Learning rate of the new scoring head (w of w·[CLS]).  [default: --lr]")
 @fit_options(epochs=3, learning_rate=2e-5, batch_size=32, max_length=256)
 @config_option
 def reranker_command(directory, ontology, ontology_format, synonym_scopes, index_dir, input_path, skip_invalid,
-                     backbone, top_k, negatives, epochs, learning_rate, batch_size, max_length, seed, device, resume):
+                     backbone, top_k, negatives, head_learning_rate, epochs, learning_rate, batch_size, max_length, seed,
+                     device, resume):
     """Fine-tune a cross-encoder reranker into DIRECTORY.
 
     Reads Pair records; for each, the --index retrieves the top-K candidates
@@ -125,8 +128,8 @@ def reranker_command(directory, ontology, ontology_format, synonym_scopes, index
     index = load_index(index_dir, ontology=loaded, device=device)
     pairs = read_pairs(input_path, loaded, skip_invalid=skip_invalid)
     manifest = train_reranker(pairs, loaded, index, directory, backbone=backbone, top_k=top_k, negatives=negatives,
-                              epochs=epochs, learning_rate=learning_rate, batch_size=batch_size,
-                              max_length=max_length, seed=seed, device=device, resume=resume)
+                              epochs=epochs, learning_rate=learning_rate, head_learning_rate=head_learning_rate,
+                              batch_size=batch_size, max_length=max_length, seed=seed, device=device, resume=resume)
     warn(f"trained reranker on {len(pairs)} pairs ({epochs} epochs, final loss {manifest['losses'][-1]:.4f}) "
          f"into {directory} in {manifest['seconds']:.0f} s")
 

@@ -54,8 +54,17 @@ def training_candidates(retrieved, gold, negatives, rng):
     return [gold] + [others[i] for i in sorted(chosen)]
 
 
+def head_and_body(model, learning_rate, head_learning_rate):
+    """AdamW parameter groups: the new scoring head (outside the pretrained base model) at its own rate."""
+    body = {id(parameter) for parameter in model.base_model.parameters()}
+    head = [parameter for parameter in model.parameters() if id(parameter) not in body]
+    return [{"params": list(model.base_model.parameters()), "lr": learning_rate},
+            {"params": head, "lr": head_learning_rate or learning_rate}]
+
+
 def train_reranker(pairs, ontology, loaded_index, output, backbone=None, top_k=64, negatives=20, epochs=3,
-                   learning_rate=2e-5, batch_size=32, max_length=256, seed=0, device="auto", resume=False):
+                   learning_rate=2e-5, head_learning_rate=None, batch_size=32, max_length=256, seed=0, device="auto",
+                   resume=False):
     """Fine-tune the cross-encoder on the retriever's candidates; returns the manifest."""
     import torch
 
@@ -68,7 +77,7 @@ def train_reranker(pairs, ontology, loaded_index, output, backbone=None, top_k=6
     backbone = backbone or DEFAULT_ENCODER
     device = resolve_device(device)
     options = {"backbone": backbone, "top_k": top_k, "negatives": negatives, "learning_rate": learning_rate,
-               "batch_size": batch_size, "max_length": max_length, "seed": seed, "pairs": len(pairs),
+               "head_learning_rate": head_learning_rate or learning_rate, "batch_size": batch_size, "max_length": max_length, "seed": seed, "pairs": len(pairs),
                "retriever_index": loaded_index.manifest.get("index"), "ontology_sha256": ontology.content_hash}
     checkpoints = Checkpoints(output, ARTIFACT, options)
     retrieved = [record["candidates"] for record in link_mentions(pairs, loaded_index, top_k=top_k)]
@@ -81,7 +90,7 @@ def train_reranker(pairs, ontology, loaded_index, output, backbone=None, top_k=6
         return model
 
     model, optimizer, losses, first_epoch = checkpoints.start(
-        resume, load_model, lambda model: torch.optim.AdamW(model.parameters(), lr=learning_rate))
+        resume, load_model, lambda model: torch.optim.AdamW(head_and_body(model, learning_rate, head_learning_rate)))
     tokenizer = loaded["tokenizer"]
 
     def batch_loss(indices, rng):
