@@ -104,8 +104,8 @@ def retriever_command(directory, ontology, ontology_format, synonym_scopes, inpu
 @fit_options(epochs=3, learning_rate=2e-5, batch_size=32, max_length=256)
 @config_option
 def reranker_command(directory, ontology, ontology_format, synonym_scopes, index_dir, input_path, skip_invalid,
-                     backbone, top_k, negatives, head_learning_rate, epochs, learning_rate, batch_size, max_length, seed,
-                     device, resume):
+                     backbone, top_k, negatives, head_learning_rate, epochs, learning_rate, batch_size, max_length,
+                     seed, device, resume):
     """Fine-tune a cross-encoder reranker into DIRECTORY.
 
     Reads Pair records; for each, the --index retrieves the top-K candidates

@@ -56,10 +56,10 @@ def training_candidates(retrieved, gold, negatives, rng):
 
 def head_and_body(model, learning_rate, head_learning_rate):
     """AdamW parameter groups: the new scoring head (outside the pretrained base model) at its own rate."""
-    body = {id(parameter) for parameter in model.base_model.parameters()}
-    head = [parameter for parameter in model.parameters() if id(parameter) not in body]
-    return [{"params": list(model.base_model.parameters()), "lr": learning_rate},
-            {"params": head, "lr": head_learning_rate or learning_rate}]
+    body = list(model.base_model.parameters())
+    in_body = {id(parameter) for parameter in body}
+    head = [parameter for parameter in model.parameters() if id(parameter) not in in_body]
+    return [{"params": body, "lr": learning_rate}, {"params": head, "lr": head_learning_rate or learning_rate}]
 
 
 def train_reranker(pairs, ontology, loaded_index, output, backbone=None, top_k=64, negatives=20, epochs=3,
@@ -77,7 +77,8 @@ def train_reranker(pairs, ontology, loaded_index, output, backbone=None, top_k=6
     backbone = backbone or DEFAULT_ENCODER
     device = resolve_device(device)
     options = {"backbone": backbone, "top_k": top_k, "negatives": negatives, "learning_rate": learning_rate,
-               "head_learning_rate": head_learning_rate or learning_rate, "batch_size": batch_size, "max_length": max_length, "seed": seed, "pairs": len(pairs),
+               "head_learning_rate": head_learning_rate or learning_rate, "batch_size": batch_size,
+               "max_length": max_length, "seed": seed, "pairs": len(pairs),
                "retriever_index": loaded_index.manifest.get("index"), "ontology_sha256": ontology.content_hash}
     checkpoints = Checkpoints(output, ARTIFACT, options)
     retrieved = [record["candidates"] for record in link_mentions(pairs, loaded_index, top_k=top_k)]
