@@ -45,3 +45,11 @@ def span_pool(token_embeddings, input_ids, attention_mask, tokenizer):
     mask = torch.where(mask.any(dim=1, keepdim=True), mask, attended)  # an empty span: the whole input
     weights = mask.unsqueeze(-1).to(token_embeddings.dtype)
     return (token_embeddings * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1)
+
+
+def pooled(output, features, tokenizer, pooling):
+    """A sentence-transformers forward ``output`` as one vector per input: ``span`` (see ``span_pool``)
+    or the model's own pooling (``mean``)."""
+    if pooling != "span":
+        return output["sentence_embedding"]
+    return span_pool(output["token_embeddings"], features["input_ids"], features["attention_mask"], tokenizer)

@@ -17,7 +17,7 @@ the last one is kept (there is no validation set in the zero-shot setting).
 import numpy as np
 
 from toolbox.errors import InputError
-from toolbox.inputs import SPECIAL_TOKENS, entity_input, mention_input, span_pool
+from toolbox.inputs import SPECIAL_TOKENS, entity_input, mention_input, pooled
 from toolbox.manifest import library_versions
 from toolbox.training import Checkpoints, run_epochs
 
@@ -117,10 +117,7 @@ def encode_batch(model, texts, device, pooling="span"):
     preprocess = getattr(model, "preprocess", None) or model.tokenize
     features = {key: value.to(device) if hasattr(value, "to") else value
                 for key, value in preprocess(texts).items()}
-    output = model(features)
-    if pooling == "mean":
-        return output["sentence_embedding"]
-    return span_pool(output["token_embeddings"], features["input_ids"], features["attention_mask"], model.tokenizer)
+    return pooled(model(features), features, model.tokenizer, pooling)
 
 
 def train_retriever(pairs, ontology, output, backbone=None, negatives="base", epochs=1, learning_rate=2e-5,

@@ -113,12 +113,9 @@ class SentenceEncoder:
 
     def _pool(self, output, features):
         """The model's own sentence vector, or for a span-pooling retriever the mean over the marked span."""
-        if not self.retriever or self.retriever.get("pooling", "mean") != "span":
-            return output["sentence_embedding"]
-        from toolbox.inputs import span_pool
+        from toolbox.inputs import pooled
 
-        return span_pool(output["token_embeddings"], features["input_ids"], features["attention_mask"],
-                         self._model.tokenizer)
+        return pooled(output, features, self._model.tokenizer, (self.retriever or {}).get("pooling", "mean"))
 
     def describe(self):
         return {"model": self.model_name, "precision": self.precision, "dimension": self.dimension,

@@ -16,8 +16,8 @@ from toolbox.steps.late_interaction import sum_of_max
 TOKENS_FILE = "tokens.faiss"
 OFFSETS_FILE = "token_offsets.safetensors"
 MAX_EXPANSION_MASKS = 8
-RESCORE_MIN = 512
-GPU_MAX_K = 2048  # faiss-gpu's largest k  # names rescored exactly per mention, at least
+RESCORE_MIN = 512  # names rescored exactly per mention, at least
+GPU_MAX_K = 2048  # faiss-gpu's largest k
 
 
 class MultiVectorNameIndex(NameIndex):
