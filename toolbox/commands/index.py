@@ -2,6 +2,7 @@ import time
 
 import click
 
+from toolbox.backends.encoders import RUNTIMES
 from toolbox.io import warn as summary
 from toolbox.options import config_option, device_option, ontology_option, open_ontology, seed_option
 
@@ -22,7 +23,14 @@ from toolbox.options import config_option, device_option, ontology_option, open_
               help="--multivector: name tokens retrieved per mention token before exact sum-of-max rescoring.")
 @device_option
 @click.option("--precision", type=click.Choice(["auto", "fp32", "fp16", "int8"]), default="auto", show_default=True,
-              help="Encoder arithmetic: auto is int8 (dynamic quantisation) on CPU and fp16 on CUDA.")
+              help="Encoder arithmetic: auto is int8 on CPU (ONNX Runtime, activations quantised per token, so a "
+                   "text's vector does not depend on its batch) and fp16 on CUDA.")
+@click.option("--runtime", type=click.Choice(RUNTIMES), default="auto", show_default=True,
+              help="Encoder runtime for --method dense: auto is ONNX Runtime on CPU (exported once into the user "
+                   "cache) and PyTorch on CUDA or for a trained retriever.")
+@click.option("--no-cache", is_flag=True,
+              help="Encode every name again instead of reusing vectors from the embedding cache (a rebuild "
+                   "otherwise encodes only names it has not seen).")
 @click.option("--faiss", "faiss_type", type=click.Choice(["flat", "sq8", "hnsw", "ivfpq"]), default="flat",
               show_default=True, help="FAISS index type: exact inner product (flat), 8-bit scalar quantised "
                                       "(sq8, a quarter of the size), HNSW graph, or IVF-PQ (--pq-m bytes a vector).")
@@ -36,7 +44,7 @@ from toolbox.options import config_option, device_option, ontology_option, open_
 @seed_option
 @config_option
 def command(directory, ontology, ontology_format, synonym_scopes, method, model, multivector, token_k, device,
-            precision, faiss_type, hnsw_m, ef_search, nlist, pq_m, nprobe, min_df, seed):
+            precision, runtime, no_cache, faiss_type, hnsw_m, ef_search, nlist, pq_m, nprobe, min_df, seed):
     """Build a name index of an ontology in DIRECTORY.
 
     Every name and synonym of every entity is indexed (name-based: an entity
@@ -70,8 +78,11 @@ def command(directory, ontology, ontology_format, synonym_scopes, method, model,
                 f"bytes per token) into {directory} in {time.perf_counter() - started:.1f} s")
         return
     options = {"dense": dict(model=model, device=device, precision=precision, faiss_type=faiss_type, seed=seed,
-                             **faiss_options),
+                             runtime=runtime, cache=not no_cache, **faiss_options),
                "tfidf": dict(model=model, min_df=min_df)}[method]
     manifest = build_index(loaded, directory, method=method, **options)
+    encoded = manifest.get("encoded") or {}
+    reused = f"; {encoded['encoded']} encoded, {encoded['reused']} from the embedding cache" \
+        if encoded.get("reused") else ""
     summary(f"indexed {manifest['names']} names of {manifest['entities']} entities ({method}) into {directory} "
-            f"in {time.perf_counter() - started:.1f} s")
+            f"in {time.perf_counter() - started:.1f} s{reused}")

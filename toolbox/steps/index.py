@@ -28,20 +28,30 @@ def index_rows(ontology):
 
 
 def build_index(ontology, directory, method="dense", model=None, device="auto", precision="auto",
-                faiss_type="flat", min_df=1, seed=0, **index_options):
-    """Build and write an index directory; returns its manifest."""
+                faiss_type="flat", min_df=1, seed=0, runtime="auto", cache=True, **index_options):
+    """Build and write an index directory; returns its manifest.
+
+    ``cache``: reuse and keep name vectors in the persistent embedding cache (dense, batch-invariant
+    encoders), so a rebuild encodes only names it has not seen."""
     if method not in INDEX_METHODS:
         raise InputError(f"unknown index method {method!r} (known: {', '.join(INDEX_METHODS)})")
     _, _, texts, owners = index_rows(ontology)
     with progress_bar(total=len(texts), desc=f"index ({method})", unit="name") as progress:
         if method == "dense":
-            from toolbox.backends.encoders.sentence import DEFAULT_ENCODER, SentenceEncoder
+            from toolbox.backends.encoders import load_encoder
 
-            encoder = SentenceEncoder(model or DEFAULT_ENCODER, device=device, precision=precision)
+            encoder = load_encoder(model, device=device, precision=precision, runtime=runtime)
             definitions = [entity.definition for entity in ontology]
             inputs = [encoder.entity_text(text, definitions[owner]) for text, owner in zip(texts, owners)]
+            known = None
+            if cache and encoder.batch_invariant:
+                from toolbox.embedding_cache import EmbeddingCache
+
+                known = EmbeddingCache(encoder.fingerprint, encoder.dimension)
             name_index = index_class(method).build(inputs, encoder, faiss_type=faiss_type, seed=seed,
-                                                   progress=progress, **index_options)
+                                                   progress=progress, known=known, **index_options)
+            if known is not None:
+                known.close()
         else:
             if model:
                 raise InputError("--model applies to --method dense only")
@@ -51,10 +61,13 @@ def build_index(ontology, directory, method="dense", model=None, device="auto", 
         "kind": "single-vector",
         "ontology": ontology.describe() | {"synonym_scopes": list(ontology.synonym_scopes)},
         "index": name_index.describe(),
+        # distinct name inputs encoded now, and reused from the embedding cache
+        "encoded": {field: getattr(getattr(name_index, "encoder", None), f"last_{field}", None)
+                    for field in ("encoded", "reused")},
         "names": len(texts),
         "entities": len(ontology),
         "files": [NAMES_FILE, *name_index.files],
-        "versions": library_versions("torch", "transformers", "sentence-transformers", "faiss-cpu",
+        "versions": library_versions("torch", "transformers", "sentence-transformers", "onnxruntime", "faiss-cpu",
                                      "faiss-gpu", "scikit-learn"),
     }
     with artifact_directory(directory, manifest) as temporary:
@@ -160,12 +173,14 @@ def load_index(directory, ontology=None, device="auto", precision=None):
     else:
         encoder = None
         if method == "dense":
-            from toolbox.backends.encoders.sentence import SentenceEncoder
+            from toolbox.backends.encoders import load_encoder
 
             described = manifest["index"]["encoder"]
-            encoder = SentenceEncoder(described["model"], device=device,
-                                      precision=precision or _same_precision(described["precision"], device),
-                                      max_length=described.get("max_length", 128))
+            # queries are encoded as the names were: same runtime (indexes before ONNX were torch) and precision
+            encoder = load_encoder(described["model"], device=device,
+                                   precision=precision or _same_precision(described["precision"], device),
+                                   runtime="auto" if described.get("runtime") == "onnx" else "torch",
+                                   max_length=described.get("max_length", 128))
         name_index = index_class(method).load(directory, manifest, encoder)
     if len(name_index) != len(maps["names"]):
         raise InputError(f"index holds {len(name_index)} vectors but {NAMES_FILE} lists {len(maps['names'])} "

@@ -85,24 +85,59 @@ def read_faiss(path, options):
     return index
 
 
+# FAISS kinds that give back a stored vector exactly, so a mention that tokenises like a name can reuse it
+EXACT_STORAGE = ("flat", "hnsw")
+NAME_KEYS_FILE = "name_keys.safetensors"
+
+
+class IndexedNameVectors:
+    """The stored vectors of an index's names, found by token key: a mention that tokenises exactly like an
+    indexed name (about half of GSC+) gets that name's vector without being encoded."""
+
+    def __init__(self, keys, faiss_index):
+        self._keys = keys
+        self._faiss_index = faiss_index
+        self._row_of = None
+
+    def get_many(self, keys):
+        if self._row_of is None:  # built on first use: 40,000 names take a few milliseconds
+            self._row_of = {bytes(key): row for row, key in enumerate(self._keys)}
+        rows = [(key, self._row_of.get(key)) for key in keys]
+        rows = [(key, row) for key, row in rows if row is not None]
+        if not rows:
+            return {}
+        vectors = self._faiss_index.reconstruct_batch(np.array([row for _, row in rows], dtype=np.int64))
+        return {key: vector for (key, _), vector in zip(rows, vectors)}
+
+
 class DenseNameIndex(NameIndex):
     method = "dense"
-    files = ("index.faiss",)
 
-    def __init__(self, encoder, faiss_index, faiss_options):
+    def __init__(self, encoder, faiss_index, faiss_options, name_keys=None):
         self.encoder = encoder
         self.faiss_options = dict(faiss_options)
         self._cpu_index = faiss_index
         self._index, self._gpu_resources = faiss_on_device(faiss_index, encoder.device, faiss_options["type"])
+        self.name_keys = name_keys
+        self.files = ("index.faiss",) + ((NAME_KEYS_FILE,) if name_keys is not None else ())
+        self._known = IndexedNameVectors(name_keys, faiss_index) if name_keys is not None else None
 
     @classmethod
-    def build(cls, texts, encoder, faiss_type="flat", seed=0, progress=None, **faiss_options):
-        vectors = encoder.encode(texts, progress=progress)
+    def build(cls, texts, encoder, faiss_type="flat", seed=0, progress=None, known=None, **faiss_options):
+        """``known``: an embedding cache to reuse vectors from and add new ones to."""
+        vectors = encoder.encode(texts, progress=progress, known=known)
         index, options = make_faiss_index(vectors, faiss_type, seed=seed, **faiss_options)
-        return cls(encoder, index, options)
+        keys = None
+        if faiss_type in EXACT_STORAGE and encoder.batch_invariant:
+            keys = np.frombuffer(b"".join(encoder.token_keys(texts)), dtype=np.uint8).reshape(len(texts), -1)
+        return cls(encoder, index, options, keys)
 
     def save(self, directory):
         _faiss().write_index(self._cpu_index, str(directory / "index.faiss"))
+        if self.name_keys is not None:
+            from safetensors.numpy import save_file
+
+            save_file({"name_keys": self.name_keys}, str(directory / NAME_KEYS_FILE))
 
     @classmethod
     def load(cls, directory, manifest, encoder):
@@ -111,13 +146,24 @@ class DenseNameIndex(NameIndex):
         if index.d != encoder.dimension:
             raise InputError(f"index has dimension {index.d} but encoder {encoder.model_name} gives "
                              f"{encoder.dimension}", directory)
-        return cls(encoder, index, options)
+        keys = None
+        described = manifest["index"]["encoder"]
+        # stored vectors stand in for encoding only when the query encoder is the one that built the index
+        same_encoder = all(described.get(field) == value for field, value in encoder.describe().items())
+        if (directory / NAME_KEYS_FILE).exists() and same_encoder and options["type"] in EXACT_STORAGE:
+            from safetensors.numpy import load_file
+
+            keys = load_file(str(directory / NAME_KEYS_FILE))["name_keys"]
+            if len(keys) != index.ntotal:
+                raise InputError(f"{NAME_KEYS_FILE} lists {len(keys)} names but the index holds {index.ntotal}; "
+                                 "rebuild it", directory)
+        return cls(encoder, index, options, keys)
 
     def __len__(self):
         return self._cpu_index.ntotal
 
     def search(self, texts, k):
-        vectors = self.encoder.encode(texts)
+        vectors = self.encoder.encode(texts, known=self._known)
         scores, rows = self._index.search(vectors, min(k, len(self)))
         return scores, rows
 
