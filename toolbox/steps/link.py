@@ -2,6 +2,8 @@
 
 from collections import OrderedDict
 
+import numpy as np
+
 from toolbox.errors import InputError
 
 
@@ -69,22 +71,15 @@ class Linker:
             k = min(len(self.index), k * 4)  # rare: many names of few entities at the top
 
     def _by_entity(self, scores, rows):
-        candidates = []
-        seen = set()
-        entity_of_name = self.index.entity_of_name
-        for score, row in zip(scores, rows):
-            if row < 0:
-                continue
-            entity_row = entity_of_name[row]
-            if entity_row in seen:
-                continue
-            seen.add(entity_row)
-            candidates.append({"id": self.index.entity_ids[entity_row],
-                               "name": self.index.entity_names[entity_row],
-                               "score": round(float(score), 6)})
-            if len(candidates) == self.top_k:
-                break
-        return candidates
+        """Each entity once, at its best name's score, best first (rows are sorted by score)."""
+        valid = rows >= 0
+        entity_rows = self.index.entity_of_name[rows[valid]]
+        _, first = np.unique(entity_rows, return_index=True)
+        first = np.sort(first)[:self.top_k]
+        entity_ids, entity_names = self.index.entity_ids, self.index.entity_names
+        return [{"id": entity_ids[entity], "name": entity_names[entity], "score": score}
+                for entity, score in zip(entity_rows[first].tolist(),
+                                         np.round(scores[valid][first].astype(np.float64), 6).tolist())]
 
 
 def link_mentions(records, loaded_index, top_k=64, batch_size=256, reranker=None):

@@ -59,7 +59,7 @@ def export_model(model_dir, target):
 def quantize_per_token(source, target):
     """Rewrite an fp32 ONNX graph: constant-weight MatMuls in int8, activations scaled per token."""
     import onnx
-    from onnx import TensorProto, helper, numpy_helper
+    from onnx import helper, numpy_helper
 
     model = onnx.load(str(source))
     graph = model.graph

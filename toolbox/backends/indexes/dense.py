@@ -90,6 +90,22 @@ EXACT_STORAGE = ("flat", "hnsw")
 NAME_KEYS_FILE = "name_keys.safetensors"
 
 
+def exact_search(matrix, queries, k, rows_per_block=256):
+    """(scores, rows) of the ``k`` best inner products, best first: what FAISS flat returns, computed with
+    numpy's BLAS (built for this CPU; the faiss-cpu wheel bundles a generic one) and a partial sort
+    (2-3x faster than FAISS's heap at the k of a few hundred names that linking asks for)."""
+    scores = np.empty((len(queries), k), dtype=np.float32)
+    rows = np.empty((len(queries), k), dtype=np.int64)
+    for start in range(0, len(queries), rows_per_block):
+        block = queries[start:start + rows_per_block] @ matrix.T
+        top = np.argpartition(block, block.shape[1] - k, axis=1)[:, -k:]
+        top_scores = np.take_along_axis(block, top, axis=1)
+        order = np.argsort(-top_scores, axis=1, kind="stable")
+        rows[start:start + rows_per_block] = np.take_along_axis(top, order, axis=1)
+        scores[start:start + rows_per_block] = np.take_along_axis(top_scores, order, axis=1)
+    return scores, rows
+
+
 class IndexedNameVectors:
     """The stored vectors of an index's names, found by token key: a mention that tokenises exactly like an
     indexed name (about half of GSC+) gets that name's vector without being encoded."""
@@ -164,8 +180,15 @@ class DenseNameIndex(NameIndex):
 
     def search(self, texts, k):
         vectors = self.encoder.encode(texts, known=self._known)
-        scores, rows = self._index.search(vectors, min(k, len(self)))
-        return scores, rows
+        k = min(k, len(self))
+        if self.faiss_options["type"] == "flat" and self._gpu_resources is None:
+            return exact_search(self._flat_vectors(), vectors, k)
+        return self._index.search(vectors, k)
+
+    def _flat_vectors(self):
+        if getattr(self, "_vectors", None) is None:
+            self._vectors = self._cpu_index.reconstruct_n(0, self._cpu_index.ntotal)
+        return self._vectors
 
     def describe(self):
         return {"method": self.method, "encoder": self.encoder.describe(), "faiss": self.faiss_options}
