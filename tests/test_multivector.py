@@ -132,7 +132,7 @@ def test_index_and_link_with_the_trained_model(trained, small_ontology_path, fai
     work, pairs, model, entities = trained
     index = work / f"idx-{faiss_type}"
     extra = ["--pq-m", "16", "--nlist", "8"] if faiss_type == "ivfpq" else []
-    result = run("index", "--ontology", small_ontology_path, "--multivector", "--model", model, "--faiss",
+    result = run("index", "--ontology", small_ontology_path, "--method", "multivector", "--model", model, "--faiss",
                  faiss_type, "--device", "cpu", *extra, index)
     assert result.exit_code == 0, result.stderr
     manifest = json.loads((index / "manifest.json").read_text())
@@ -160,13 +160,14 @@ def test_index_and_link_with_the_trained_model(trained, small_ontology_path, fai
 def test_single_and_multi_vector_models_are_not_mixed(trained, small_ontology_path, tmp_path):
     _, _, model, _ = trained
     result = run("index", "--ontology", small_ontology_path, "--model", model, "--device", "cpu", tmp_path / "x")
-    assert result.exit_code == 2 and "use `ontolink index --multivector`" in result.stderr
+    assert result.exit_code == 2 and "use `ontolink index --method multivector`" in result.stderr
     retriever = tmp_path / "retriever"
     retriever.mkdir()
     (retriever / "manifest.json").write_text(json.dumps({"artifact": "retriever"}))
     result = run("index", "--ontology", small_ontology_path, "--multivector", "--model", retriever, tmp_path / "y")
     assert result.exit_code == 2 and "not a multi-vector model" in result.stderr
-    result = run("index", "--ontology", small_ontology_path, "--multivector", "--faiss", "hnsw", tmp_path / "z")
+    result = run("index", "--ontology", small_ontology_path, "--method", "multivector", "--faiss", "hnsw",
+                 tmp_path / "z")
     assert result.exit_code == 2 and "flat, sq8 or ivfpq" in result.stderr
     # a trained model is not a backbone to start from (its head would override the options)
     result = run("train", "multivector", "--ontology", small_ontology_path, "-i", trained[1], "--model", model,
@@ -174,7 +175,7 @@ def test_single_and_multi_vector_models_are_not_mixed(trained, small_ontology_pa
     assert result.exit_code == 2 and "is a trained multi-vector model" in result.stderr
     # too few tokens to train 8-bit product quantisers
     mini = Path(__file__).parent / "data" / "ontology" / "mini.obo"
-    result = run("index", "--ontology", mini, "--multivector", "--faiss", "ivfpq", tmp_path / "pq")
+    result = run("index", "--ontology", mini, "--method", "multivector", "--faiss", "ivfpq", tmp_path / "pq")
     assert result.exit_code == 2 and "needs at least 256 vectors" in result.stderr
 
 

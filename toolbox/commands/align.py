@@ -88,7 +88,7 @@ def _kg_option(required):
 
 @click.group("align")
 def command():
-    """Align texts with knowledge-graph triples (METHODS.md §2).
+    """Align texts with knowledge-graph triples: find a text's triples, or a triple's texts.
 
     Both encoders stay frozen: texts go through a sentence encoder (cached by
     content hash), triples are composed from KG embeddings (`ontolink

@@ -1,6 +1,6 @@
 import click
 
-from toolbox.options import config_option, device_option, input_options, ontology_option, open_ontology, seed_option
+from toolbox.options import config_option, device_option, input_options, ontology_option, seed_option
 
 
 def fit_options(epochs, learning_rate, batch_size=None, batch_help="Pairs per batch.", max_length=128):
@@ -39,7 +39,7 @@ def command():
       ontolink train retriever --ontology hpo -i pairs.jsonl models/retriever
       ontolink index --ontology hpo --model models/retriever idx/tuned
       ontolink train multivector --ontology hpo -i pairs.jsonl models/xtr
-      ontolink index --ontology hpo --multivector --model models/xtr idx/xtr
+      ontolink index --ontology hpo --method multivector --model models/xtr idx/xtr
     """
 
 
@@ -58,14 +58,14 @@ def command():
                    "the whole input.")
 @fit_options(epochs=1, learning_rate=2e-5, batch_help="Mentions per batch.  [default: 512, or 128 under 5,120 pairs]")
 @config_option
-def retriever_command(directory, ontology, ontology_format, synonym_scopes, input_path, skip_invalid, backbone,
+def retriever_command(directory, ontology, input_path, skip_invalid, backbone,
                       negatives, pooling, epochs, learning_rate, batch_size, max_length, seed, device, resume):
     """Fine-tune a bi-encoder retriever into DIRECTORY.
 
     Reads Pair records (a mention with context and its pseudo "entity_id").
     Mentions are encoded as "left [Ms] mention [Me] right", entities as
     "name [ENT] definition"; each batch is scored against its golds plus
-    random entities (METHODS.md §1.5), with the --negatives strategy. The
+    random entities, with the --negatives strategy. The
     directory (manifest.json + safetensors) is what `ontolink index --model`
     takes; a checkpoint is kept after every epoch for --resume.
 
@@ -79,7 +79,7 @@ def retriever_command(directory, ontology, ontology_format, synonym_scopes, inpu
     from toolbox.io import warn
     from toolbox.steps.train_retriever import read_pairs, train_retriever
 
-    loaded = open_ontology(ontology, ontology_format, synonym_scopes)
+    loaded = ontology.load()
     pairs = read_pairs(input_path, loaded, skip_invalid=skip_invalid)
     manifest = train_retriever(pairs, loaded, directory, backbone=backbone, negatives=negatives, epochs=epochs,
                                learning_rate=learning_rate, batch_size=batch_size, max_length=max_length, seed=seed,
@@ -103,7 +103,7 @@ def retriever_command(directory, ontology, ontology_format, synonym_scopes, inpu
               help="Learning rate of the new scoring head (w of w·[CLS]).  [default: --lr]")
 @fit_options(epochs=3, learning_rate=2e-5, batch_size=32, max_length=256)
 @config_option
-def reranker_command(directory, ontology, ontology_format, synonym_scopes, index_dir, input_path, skip_invalid,
+def reranker_command(directory, ontology, index_dir, input_path, skip_invalid,
                      backbone, top_k, negatives, head_learning_rate, epochs, learning_rate, batch_size, max_length,
                      seed, device, resume):
     """Fine-tune a cross-encoder reranker into DIRECTORY.
@@ -124,7 +124,7 @@ def reranker_command(directory, ontology, ontology_format, synonym_scopes, index
     from toolbox.steps.reranker import train_reranker
     from toolbox.steps.train_retriever import read_pairs
 
-    loaded = open_ontology(ontology, ontology_format, synonym_scopes)
+    loaded = ontology.load()
     index = load_index(index_dir, ontology=loaded, device=device)
     pairs = read_pairs(input_path, loaded, skip_invalid=skip_invalid)
     manifest = train_reranker(pairs, loaded, index, directory, backbone=backbone, top_k=top_k, negatives=negatives,
@@ -156,7 +156,7 @@ def reranker_command(directory, ontology, ontology_format, synonym_scopes, index
               help="AdamW learning rate of the new projection and the temperature.")
 @fit_options(epochs=5, learning_rate=3e-6, batch_size=4, batch_help="Mentions per batch.")
 @config_option
-def multivector_command(directory, ontology, ontology_format, synonym_scopes, input_path, skip_invalid, backbone,
+def multivector_command(directory, ontology, input_path, skip_invalid, backbone,
                         dimension, kb, top_k, no_temperature, hard_negatives, query_expansion, head_learning_rate,
                         epochs, learning_rate, batch_size, max_length, seed, device, resume):
     """Fine-tune a multi-vector (late-interaction) linker into DIRECTORY.
@@ -168,12 +168,12 @@ def multivector_command(directory, ontology, ontology_format, synonym_scopes, in
     training), divided by a learned temperature. Names shared by several
     entities are expanded with a parent's name first. The directory
     (manifest.json, backbone/ and head.safetensors) is what `ontolink
-    index --multivector --model` takes.
+    index --method multivector --model` takes.
 
     \b
     Examples:
       ontolink train multivector --ontology hpo -i pairs.jsonl models/xtr
-      ontolink index --ontology hpo --multivector --model models/xtr idx/hpo-xtr
+      ontolink index --ontology hpo --method multivector --model models/xtr idx/hpo-xtr
       ontolink link --index idx/hpo-xtr -i mentions.jsonl | ontolink eval --ontology hpo
       ontolink train multivector --ontology hpo -i pairs.jsonl --kb entity --no-temperature models/xtr-entity
     """
@@ -181,7 +181,7 @@ def multivector_command(directory, ontology, ontology_format, synonym_scopes, in
     from toolbox.steps.train_multivector import train_multivector
     from toolbox.steps.train_retriever import read_pairs
 
-    loaded = open_ontology(ontology, ontology_format, synonym_scopes)
+    loaded = ontology.load()
     pairs = read_pairs(input_path, loaded, skip_invalid=skip_invalid, accept_gold=True)
     manifest, skipped = train_multivector(
         pairs, loaded, directory, backbone=backbone, kb=kb, dimension=dimension, temperature=not no_temperature,

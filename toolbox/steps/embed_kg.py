@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from toolbox.backends.kg import kg_embedder_class
+from toolbox.backends.kg import MODEL_ZOO, kg_embedder_class
 from toolbox.errors import InputError
 from toolbox.manifest import artifact_directory, file_sha256, library_versions, read_manifest
 from toolbox.progress import progress_bar
@@ -40,7 +40,7 @@ def embed_kg(triples, directory, method="rdf2vec", seed=0, device="auto", source
         raise InputError("no triples to embed", source)
     options = {key: value for key, value in options.items() if value is not None}
     embedder_class = kg_embedder_class(method)
-    embedder = embedder_class(method, **options) if embedder_class.method == "pykeen" else embedder_class(**options)
+    embedder = embedder_class(method, **options) if embedder_class.method == MODEL_ZOO else embedder_class(**options)
     started = time.perf_counter()
     total = options.get("epochs") or getattr(embedder, "options", {}).get("epochs")
     with progress_bar(total=total, desc=f"embed-kg ({method})", unit="epoch") as progress:

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import numpy as np
 
-from toolbox.backends.indexes import INDEX_METHODS, index_class
+from toolbox.backends.encoders import DEFAULT_ENCODER_BACKEND, ENCODERS
+from toolbox.backends.indexes import NAME_INDEXES
 from toolbox.errors import InputError
 from toolbox.io import warn
 from toolbox.manifest import artifact_directory, check_same_ontology, library_versions, read_manifest
@@ -28,24 +29,29 @@ def index_rows(ontology):
 
 
 def build_index(ontology, directory, method="dense", model=None, device="auto", precision="auto",
-                faiss_type="flat", min_df=1, seed=0, **index_options):
-    """Build and write an index directory; returns its manifest."""
-    if method not in INDEX_METHODS:
-        raise InputError(f"unknown index method {method!r} (known: {', '.join(INDEX_METHODS)})")
+                faiss_type="flat", min_df=1, seed=0, encoder=DEFAULT_ENCODER_BACKEND, **index_options):
+    """Build and write an index directory; returns its manifest.
+
+    ``method`` is a registered index method; ``encoder`` the registered encoder of ``model`` (methods
+    that encode names); a multi-vector method reads ``model`` as a token model.
+    """
+    index_type = NAME_INDEXES.get(method)
+    if index_type.tokens:
+        return build_multivector_index(ontology, directory, model=model, device=device, precision=precision,
+                                       faiss_type=faiss_type, seed=seed, **index_options)
     _, _, texts, owners = index_rows(ontology)
     with progress_bar(total=len(texts), desc=f"index ({method})", unit="name") as progress:
-        if method == "dense":
-            from toolbox.backends.encoders.sentence import DEFAULT_ENCODER, SentenceEncoder
-
-            encoder = SentenceEncoder(model or DEFAULT_ENCODER, device=device, precision=precision)
+        if index_type.uses_encoder:
+            encoder = ENCODERS.get(encoder)(**({"model": model} if model else {}), device=device,
+                                            precision=precision)
             definitions = [entity.definition for entity in ontology]
             inputs = [encoder.entity_text(text, definitions[owner]) for text, owner in zip(texts, owners)]
-            name_index = index_class(method).build(inputs, encoder, faiss_type=faiss_type, seed=seed,
+            name_index = index_type.build(inputs, encoder, faiss_type=faiss_type, seed=seed,
                                                    progress=progress, **index_options)
         else:
             if model:
-                raise InputError("--model applies to --method dense only")
-            name_index = index_class(method).build(texts, min_df=min_df, progress=progress)
+                raise InputError(f"--model does not apply to --method {method}")
+            name_index = index_type.build(texts, min_df=min_df, progress=progress)
     manifest = {
         "artifact": ARTIFACT,
         "kind": "single-vector",
@@ -158,15 +164,15 @@ def load_index(directory, ontology=None, device="auto", precision=None):
     if manifest["kind"] == "multi-vector":
         name_index = _load_multivector(directory, manifest, maps["names"], device, precision)
     else:
+        index_type = NAME_INDEXES.get(method)
         encoder = None
-        if method == "dense":
-            from toolbox.backends.encoders.sentence import SentenceEncoder
-
+        if index_type.uses_encoder:
             described = manifest["index"]["encoder"]
-            encoder = SentenceEncoder(described["model"], device=device,
-                                      precision=precision or _same_precision(described["precision"], device),
-                                      max_length=described.get("max_length", 128))
-        name_index = index_class(method).load(directory, manifest, encoder)
+            encoder = ENCODERS.get(described.get("backend", DEFAULT_ENCODER_BACKEND))(
+                described["model"], device=device,
+                precision=precision or _same_precision(described["precision"], device),
+                max_length=described.get("max_length", 128))
+        name_index = index_type.load(directory, manifest, encoder)
     if len(name_index) != len(maps["names"]):
         raise InputError(f"index holds {len(name_index)} vectors but {NAMES_FILE} lists {len(maps['names'])} "
                          "names; rebuild it", directory)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from toolbox.backends.encoders import ENCODERS, Encoder
 from toolbox.errors import InputError, OntolinkError
 
 DEFAULT_ENCODER = "sentence-transformers/all-MiniLM-L6-v2"
@@ -39,14 +40,15 @@ def _retriever_manifest(path):
     if manifest is None:
         return None
     if manifest.get("artifact") != "retriever":
-        hint = " (a multi-vector model: use `ontolink index --multivector`)" \
+        hint = " (a multi-vector model: use `ontolink index --method multivector`)" \
             if manifest.get("artifact") == "multivector" else ""
         raise InputError(f"is an ontolink {manifest.get('artifact', 'artifact')}, not an encoder: --model takes a "
                          f"sentence encoder or a retriever from `ontolink train retriever`{hint}", path)
     return manifest
 
 
-class SentenceEncoder:
+@ENCODERS.register("sentence-transformers")
+class SentenceEncoder(Encoder):
     """Encode texts to L2-normalised float32 vectors, fast.
 
     Speed comes from work not done: duplicate texts are encoded once, texts
