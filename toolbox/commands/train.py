@@ -27,6 +27,11 @@ def fit_options(epochs, learning_rate, batch_size=None, batch_help="Pairs per ba
     return apply
 
 
+def training_inputs(function):
+    """DIRECTORY (the model written), --ontology and the pairs read: what every trainer takes."""
+    return click.argument("directory", type=click.Path(file_okay=False))(ontology_option()(input_options(function)))
+
+
 @click.group("train")
 def command():
     """Fine-tune models on pseudo pairs (ontolink make-pairs output).
@@ -44,9 +49,7 @@ def command():
 
 
 @command.command("retriever")
-@click.argument("directory", type=click.Path(file_okay=False))
-@ontology_option()
-@input_options
+@training_inputs
 @click.option("--model", "backbone", help="Backbone: a sentence-transformers / transformers hub name or local "
                                           "path.  [default: sentence-transformers/all-MiniLM-L6-v2 from PyPI]")
 @click.option("--negatives", type=click.Choice(["base", "rm-pcs", "pc-pos"]), default="base", show_default=True,
@@ -89,11 +92,9 @@ def retriever_command(directory, ontology, input_path, skip_invalid, backbone,
 
 
 @command.command("reranker")
-@click.argument("directory", type=click.Path(file_okay=False))
-@ontology_option()
+@training_inputs
 @click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False),
               help="The retriever's index (ontolink index --model RETRIEVER): its top-K are the candidates.")
-@input_options
 @click.option("--model", "backbone", help="Cross-encoder backbone: a transformers hub name or local path.  "
                                           "[default: sentence-transformers/all-MiniLM-L6-v2 from PyPI]")
 @click.option("--top-k", type=click.IntRange(2), default=64, show_default=True, help="Retrieved candidates per pair.")
@@ -135,9 +136,7 @@ def reranker_command(directory, ontology, index_dir, input_path, skip_invalid,
 
 
 @command.command("multivector")
-@click.argument("directory", type=click.Path(file_okay=False))
-@ontology_option()
-@input_options
+@training_inputs
 @click.option("--model", "backbone", help="Backbone: a transformers hub name or local path.  "
                                           "[default: sentence-transformers/all-MiniLM-L6-v2 from PyPI]")
 @click.option("--dimension", type=click.IntRange(8), default=128, show_default=True,
