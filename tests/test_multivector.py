@@ -183,11 +183,12 @@ def test_resume_gives_the_same_weights_and_kb_entity_without_temperature(trained
     from safetensors.torch import load_file
 
     import toolbox.steps.train_multivector as module
-    from toolbox.steps.train_retriever import read_pairs
+    from toolbox.io import read_records
+    from toolbox.steps.train_retriever import pair_validator
 
     _, pairs, _, _ = trained
     ontology = load_ontology(small_ontology_path)
-    examples = read_pairs(pairs, ontology, accept_gold=True)
+    examples = list(read_records(pairs, validate=pair_validator(ontology, accept_gold=True)))
     options = dict(kb="entity", temperature=False, hard_negatives=2, epochs=2, batch_size=4, max_length=32,
                    device="cpu")
     module.train_multivector([dict(e) for e in examples], ontology, tmp_path / "straight", **options)
@@ -206,15 +207,16 @@ def test_resume_gives_the_same_weights_and_kb_entity_without_temperature(trained
 
 def test_labeled_mentions_train_too_and_bad_pairs_are_refused(small_ontology_path, tmp_path):
     from toolbox.errors import InputError
-    from toolbox.steps.train_retriever import read_pairs
+    from toolbox.io import read_records
+    from toolbox.steps.train_retriever import pair_validator
 
     ontology = load_ontology(small_ontology_path)
     entity = next(iter(ontology))
     path = tmp_path / "gold.jsonl"
     path.write_text(jsonl([{"id": "g", "mention": "x", "gold": ["HP:9999999", entity.id]}]))
-    assert read_pairs(path, ontology, accept_gold=True)[0]["golds"] == [entity.id]
+    assert list(read_records(path, validate=pair_validator(ontology, accept_gold=True)))[0]["golds"] == [entity.id]
     with pytest.raises(InputError, match="entity_id"):
-        read_pairs(path, ontology)
+        list(read_records(path, validate=pair_validator(ontology)))
     path.write_text(jsonl([{"id": "g", "mention": "x", "gold": ["HP:9999999"]}]))
     with pytest.raises(InputError, match=r"gold.jsonl:1: .*none of the gold ids"):
-        read_pairs(path, ontology, accept_gold=True)
+        list(read_records(path, validate=pair_validator(ontology, accept_gold=True)))

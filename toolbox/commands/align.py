@@ -131,7 +131,7 @@ def train_command(directory, input_path, skip_invalid, kg_dir, encoder, precisio
     """
     from toolbox.io import ReadStats, warn
     from toolbox.steps.align import read_pairs, train_alignment
-    from toolbox.steps.embed_kg import load_kg_embeddings
+    from toolbox.artifacts.kg_embeddings import load_kg_embeddings
 
     started = time.perf_counter()
     kg = load_kg_embeddings(kg_dir)
@@ -254,7 +254,7 @@ def cv_command(directory, input_path, skip_invalid, kg_dir, baseline, folds, poo
 
     from toolbox.io import ReadStats, warn
     from toolbox.steps.align import cross_validate, read_pairs
-    from toolbox.steps.embed_kg import load_kg_embeddings
+    from toolbox.artifacts.kg_embeddings import load_kg_embeddings
 
     if bool(kg_dir) == bool(baseline):
         raise click.UsageError("give either --kg-embeddings DIR or --baseline verbalized")

@@ -2,7 +2,6 @@ import time
 
 import click
 
-from toolbox.errors import InputError
 from toolbox.io import warn as summary
 from toolbox.options import (
     config_option,
@@ -51,13 +50,10 @@ def command(index_dir, input_path, skip_invalid, output_path, top_k, batch_size,
     loaded = load_index(index_dir, ontology=ontology, device=device)
     reranker = None
     if reranker_dir:
-        from toolbox.steps.reranker import Reranker
+        from toolbox.artifacts.reranker import Reranker
 
         reranker = Reranker(reranker_dir, device=device)
-        if reranker.manifest["ontology"]["sha256"] != loaded.manifest["ontology"]["sha256"]:
-            raise InputError(f"reranker {reranker_dir} was trained for ontology "
-                             f"{reranker.manifest['ontology']['label']}, the index is for "
-                             f"{loaded.manifest['ontology']['label']}")
+        reranker.check_index(loaded)
     stats = ReadStats()
     started = time.perf_counter()
     records = read_records(input_path, validate=validate_mention, skip_invalid=skip_invalid, stats=stats,

@@ -32,6 +32,13 @@ def training_inputs(function):
     return click.argument("directory", type=click.Path(file_okay=False))(ontology_option()(input_options(function)))
 
 
+def _read_pairs(path, ontology, skip_invalid=False, accept_gold=False):
+    from toolbox.io import read_records
+    from toolbox.steps.train_retriever import pair_validator
+
+    return list(read_records(path, validate=pair_validator(ontology, accept_gold), skip_invalid=skip_invalid))
+
+
 @click.group("train")
 def command():
     """Fine-tune models on pseudo pairs (ontolink make-pairs output).
@@ -80,10 +87,10 @@ def retriever_command(directory, ontology, input_path, skip_invalid, backbone,
         --device cuda --batch-size 512 models/sapbert
     """
     from toolbox.io import warn
-    from toolbox.steps.train_retriever import read_pairs, train_retriever
+    from toolbox.steps.train_retriever import train_retriever
 
     loaded = ontology.load()
-    pairs = read_pairs(input_path, loaded, skip_invalid=skip_invalid)
+    pairs = _read_pairs(input_path, loaded, skip_invalid=skip_invalid)
     manifest = train_retriever(pairs, loaded, directory, backbone=backbone, negatives=negatives, epochs=epochs,
                                learning_rate=learning_rate, batch_size=batch_size, max_length=max_length, seed=seed,
                                device=device, resume=resume, pooling=pooling)
@@ -123,11 +130,10 @@ def reranker_command(directory, ontology, index_dir, input_path, skip_invalid,
     from toolbox.io import warn
     from toolbox.steps.index import load_index
     from toolbox.steps.reranker import train_reranker
-    from toolbox.steps.train_retriever import read_pairs
 
     loaded = ontology.load()
     index = load_index(index_dir, ontology=loaded, device=device)
-    pairs = read_pairs(input_path, loaded, skip_invalid=skip_invalid)
+    pairs = _read_pairs(input_path, loaded, skip_invalid=skip_invalid)
     manifest = train_reranker(pairs, loaded, index, directory, backbone=backbone, top_k=top_k, negatives=negatives,
                               epochs=epochs, learning_rate=learning_rate, head_learning_rate=head_learning_rate,
                               batch_size=batch_size, max_length=max_length, seed=seed, device=device, resume=resume)
@@ -178,10 +184,9 @@ def multivector_command(directory, ontology, input_path, skip_invalid, backbone,
     """
     from toolbox.io import warn
     from toolbox.steps.train_multivector import train_multivector
-    from toolbox.steps.train_retriever import read_pairs
 
     loaded = ontology.load()
-    pairs = read_pairs(input_path, loaded, skip_invalid=skip_invalid, accept_gold=True)
+    pairs = _read_pairs(input_path, loaded, skip_invalid=skip_invalid, accept_gold=True)
     manifest, skipped = train_multivector(
         pairs, loaded, directory, backbone=backbone, kb=kb, dimension=dimension, temperature=not no_temperature,
         top_k=top_k, hard_negatives=hard_negatives, query_expansion=query_expansion, epochs=epochs,
