@@ -38,7 +38,8 @@ from toolbox.backends.encoders.sentence import DEFAULT_ENCODER, resolve_model_pa
 from toolbox.io import read_records
 from toolbox.ontology import load_ontology
 from toolbox.steps.eval import file_metrics, score_file
-from toolbox.steps.index import build_index, index_rows, load_index
+from toolbox.artifacts.index import load_index
+from toolbox.steps.index import build_index, index_rows
 from toolbox.steps.link import link_mentions
 
 REPO = Path(__file__).resolve().parent.parent

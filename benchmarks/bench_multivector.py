@@ -32,7 +32,8 @@ from tabulate import tabulate
 from toolbox.io import read_records
 from toolbox.ontology import load_ontology
 from toolbox.steps.eval import file_metrics, score_file
-from toolbox.steps.index import build_index, build_multivector_index, load_index
+from toolbox.artifacts.index import load_index
+from toolbox.steps.index import build_index, build_multivector_index
 from toolbox.steps.link import link_mentions
 from toolbox.steps.make_pairs import build_matcher, make_pairs
 from toolbox.steps.train_multivector import train_multivector

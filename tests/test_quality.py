@@ -8,7 +8,8 @@ import pytest
 from conftest import shared_path
 from toolbox.io import read_records
 from toolbox.steps.eval import file_metrics, score_file
-from toolbox.steps.index import build_index, load_index
+from toolbox.artifacts.index import load_index
+from toolbox.steps.index import build_index
 from toolbox.steps.link import link_mentions
 
 pytestmark = pytest.mark.slow

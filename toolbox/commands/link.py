@@ -43,7 +43,7 @@ def command(index_dir, input_path, skip_invalid, output_path, top_k, batch_size,
     """
     from toolbox.io import ReadStats, RecordWriter, read_records
     from toolbox.records import validate_mention
-    from toolbox.steps.index import load_index
+    from toolbox.artifacts.index import load_index
     from toolbox.steps.link import link_mentions
 
     # the ontology is checked by its content hash, never parsed

@@ -36,7 +36,7 @@ def command(ontology, index_dir, input_path, skip_invalid, output_path, device):
     loaded = ontology.load()
     index = None
     if index_dir:
-        from toolbox.steps.index import load_index
+        from toolbox.artifacts.index import load_index
 
         index = load_index(index_dir, ontology=loaded, device=device)
     else:

@@ -128,7 +128,7 @@ def reranker_command(directory, ontology, index_dir, input_path, skip_invalid,
       ontolink link --index idx/tuned --reranker models/reranker -i mentions.jsonl -o linked.jsonl
     """
     from toolbox.io import warn
-    from toolbox.steps.index import load_index
+    from toolbox.artifacts.index import load_index
     from toolbox.steps.reranker import train_reranker
 
     loaded = ontology.load()
