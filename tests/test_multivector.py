@@ -8,14 +8,14 @@ import pytest
 import torch
 
 from conftest import interrupt_at_call, jsonl, parse_jsonl, run
-from toolbox.ontology import load_ontology
-from toolbox.steps.kb_documents import kb_documents
-from toolbox.steps.late_interaction import (
+from toolbox.backends.indexes.late_interaction import (
     marginal_likelihood_loss,
     query_expansion_losses,
     sum_of_max,
     xtr_scores,
 )
+from toolbox.ontology import load_ontology
+from toolbox.ontology.kb_documents import kb_documents
 
 # T:B's only names ("cone syndrome", "renal cone") are both names of T:A as well.
 HOMONYMS = [

@@ -73,7 +73,7 @@ def build_multivector_index(ontology, directory, model=None, device="auto", prec
     from toolbox.backends.encoders.token import TokenEncoder, multivector_manifest
     from toolbox.backends.indexes.multivector import MultiVectorNameIndex
     from toolbox.device import resolve_device, resolve_precision
-    from toolbox.steps.kb_documents import kb_documents
+    from toolbox.ontology.kb_documents import kb_documents
 
     model = model or DEFAULT_ENCODER
     trained = None
