@@ -166,6 +166,7 @@ def test_single_and_multi_vector_models_are_not_mixed(trained, small_ontology_pa
     (retriever / "manifest.json").write_text(json.dumps({"artifact": "retriever"}))
     result = run("index", "--ontology", small_ontology_path, "--multivector", "--model", retriever, tmp_path / "y")
     assert result.exit_code == 2 and "not a multi-vector model" in result.stderr
+    assert "--multivector is deprecated: use --method multivector" in result.stderr  # the old spelling still works
     result = run("index", "--ontology", small_ontology_path, "--method", "multivector", "--faiss", "hnsw",
                  tmp_path / "z")
     assert result.exit_code == 2 and "flat, sq8 or ivfpq" in result.stderr

@@ -14,7 +14,6 @@ through ``ontolink.backends`` entry points named ``FAMILY.NAME`` (for example
 
 import importlib
 import pkgutil
-from importlib import metadata
 
 import click
 
@@ -59,6 +58,8 @@ class Registry:
         for module in pkgutil.iter_modules(package.__path__):
             if not module.name.startswith("_"):
                 importlib.import_module(f"{self.package}.{module.name}")
+        from importlib import metadata  # here, not at import: `ontolink --help` reads no entry points
+
         prefix = f"{self.key}."
         for entry_point in metadata.entry_points(group=ENTRY_POINT_GROUP):
             if entry_point.name.startswith(prefix):

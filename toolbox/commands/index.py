@@ -67,6 +67,7 @@ def command(directory, ontology, method, model, multivector, token_k, device, pr
 
     started = time.perf_counter()
     if multivector:
+        summary("--multivector is deprecated: use --method multivector")
         if method not in ("dense", "multivector"):
             raise InputError(f"--multivector (now --method multivector) does not combine with --method {method}")
         method = "multivector"
