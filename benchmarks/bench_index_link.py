@@ -34,11 +34,11 @@ from sentence_transformers import SentenceTransformer
 from tabulate import tabulate
 from transformers.utils import logging as transformers_logging
 
+from toolbox.artifacts.index import load_index
 from toolbox.backends.encoders.sentence import DEFAULT_ENCODER, resolve_model_path
 from toolbox.io import read_records
 from toolbox.ontology import load_ontology
 from toolbox.steps.eval import file_metrics, score_file
-from toolbox.artifacts.index import load_index
 from toolbox.steps.index import build_index, index_rows
 from toolbox.steps.link import link_mentions
 

@@ -29,10 +29,10 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from toolbox.artifacts.index import load_index
 from toolbox.io import read_records
 from toolbox.ontology import load_ontology
 from toolbox.steps.eval import file_metrics, score_file
-from toolbox.artifacts.index import load_index
 from toolbox.steps.index import build_index, build_multivector_index
 from toolbox.steps.link import link_mentions
 from toolbox.steps.make_pairs import build_matcher, make_pairs

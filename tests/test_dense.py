@@ -5,10 +5,10 @@ import json
 import numpy as np
 import pytest
 
+from toolbox.artifacts.index import load_index
 from toolbox.backends.encoders.sentence import DEFAULT_ENCODER, SentenceEncoder, resolve_model_path
 from toolbox.device import resolve_device, resolve_precision
 from toolbox.errors import InputError, OntolinkError
-from toolbox.artifacts.index import load_index
 from toolbox.steps.link import link_mentions
 
 pytestmark = pytest.mark.slow

@@ -10,7 +10,6 @@ import click
 from toolbox import __version__
 from toolbox.errors import OntolinkError
 
-
 INTERRUPTED = 130
 PIPE_CLOSED = 141
 

@@ -41,9 +41,9 @@ def command(index_dir, input_path, skip_invalid, output_path, top_k, batch_size,
       zcat mentions.jsonl.gz | ontolink link --index idx/hpo | head -1
       ontolink link --index idx/tuned --reranker models/reranker -i mentions.jsonl
     """
+    from toolbox.artifacts.index import load_index
     from toolbox.io import ReadStats, RecordWriter, read_records
     from toolbox.records import validate_mention
-    from toolbox.artifacts.index import load_index
     from toolbox.steps.link import link_mentions
 
     # the ontology is checked by its content hash, never parsed

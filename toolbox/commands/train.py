@@ -127,8 +127,8 @@ def reranker_command(directory, ontology, index_dir, input_path, skip_invalid,
       ontolink train reranker --ontology hpo --index idx/tuned -i pairs.jsonl models/reranker
       ontolink link --index idx/tuned --reranker models/reranker -i mentions.jsonl -o linked.jsonl
     """
-    from toolbox.io import warn
     from toolbox.artifacts.index import load_index
+    from toolbox.io import warn
     from toolbox.steps.reranker import train_reranker
 
     loaded = ontology.load()

@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 
 from toolbox.errors import InputError
-from toolbox.manifest import file_sha256
 from toolbox.io import warn
+from toolbox.manifest import file_sha256
 from toolbox.ontology.loaders import FORMATS, LOADERS, detect_format
 from toolbox.ontology.model import (
     ALL_SYNONYM_SCOPES,

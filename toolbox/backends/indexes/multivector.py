@@ -10,8 +10,8 @@ import numpy as np
 
 from toolbox.backends.indexes import NAME_INDEXES, NameIndex
 from toolbox.backends.indexes.dense import faiss_module, faiss_on_device, make_faiss_index, read_faiss
-from toolbox.errors import InputError
 from toolbox.backends.indexes.late_interaction import sum_of_max
+from toolbox.errors import InputError
 
 TOKENS_FILE = "tokens.faiss"
 OFFSETS_FILE = "token_offsets.safetensors"
