@@ -289,3 +289,18 @@ def test_top_level_help_lists_whole_short_helps():
     assert "eval Score Linked-mention or Retrieved files: Recall@K, MRR and more. " in text
     assert "gen-aliases Generate aliases for Selected-entity records with an instruction LLM. " in text
     assert "..." not in text.split("Commands:")[1]
+
+
+@pytest.mark.parametrize("words, expected", [
+    ("ontolink index --method ", {"plain,dense", "plain,multivector", "plain,tfidf"}),
+    ("ontolink link -i mentions", {"file,mentions"}),
+    ("ontolink link --index ", {"dir,"}),
+])
+def test_shell_completion_offers_registered_names_and_paths(words, expected):
+    import os
+
+    env = {**os.environ, "_ONTOLINK_COMPLETE": "bash_complete", "COMP_WORDS": words,
+           "COMP_CWORD": str(len(words.split()) - (0 if words.endswith(" ") else 1))}
+    result = subprocess.run([sys.executable, "-c", "from toolbox.cli import main; main()"], env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert set(result.stdout.split()) == expected, result.stderr
