@@ -4,13 +4,14 @@ import json
 
 import numpy as np
 import pytest
-
 from conftest import jsonl, run, shared_path
+
+from toolbox.artifacts.index import load_index
 from toolbox.backends.encoders import load_encoder
 from toolbox.backends.encoders.onnx import OnnxSentenceEncoder
 from toolbox.io import read_records
 from toolbox.ontology import load_ontology
-from toolbox.steps.index import build_index, load_index
+from toolbox.steps.index import build_index
 from toolbox.steps.link import link_mentions
 
 pytestmark = pytest.mark.slow

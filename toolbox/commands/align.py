@@ -88,7 +88,7 @@ def _kg_option(required):
 
 @click.group("align")
 def command():
-    """Align texts with knowledge-graph triples (METHODS.md §2).
+    """Align texts with knowledge-graph triples: find a text's triples, or a triple's texts.
 
     Both encoders stay frozen: texts go through a sentence encoder (cached by
     content hash), triples are composed from KG embeddings (`ontolink
@@ -129,9 +129,9 @@ def train_command(directory, input_path, skip_invalid, kg_dir, encoder, precisio
       ontolink align train -i pairs.jsonl --kg-embeddings emb/rotate --head mlp --direction both models/both
       ontolink align train -i pairs.jsonl --kg-embeddings emb/tucker --hard-negatives all --skip-invalid m/hn
     """
+    from toolbox.artifacts.kg_embeddings import load_kg_embeddings
     from toolbox.io import ReadStats, warn
     from toolbox.steps.align import read_pairs, train_alignment
-    from toolbox.steps.embed_kg import load_kg_embeddings
 
     started = time.perf_counter()
     kg = load_kg_embeddings(kg_dir)
@@ -252,9 +252,9 @@ def cv_command(directory, input_path, skip_invalid, kg_dir, baseline, folds, poo
     """
     import click as _click
 
+    from toolbox.artifacts.kg_embeddings import load_kg_embeddings
     from toolbox.io import ReadStats, warn
     from toolbox.steps.align import cross_validate, read_pairs
-    from toolbox.steps.embed_kg import load_kg_embeddings
 
     if bool(kg_dir) == bool(baseline):
         raise click.UsageError("give either --kg-embeddings DIR or --baseline verbalized")

@@ -23,6 +23,7 @@ def _json_object(ctx, param, value):
 @click.command("embed-kg")
 @click.argument("directory", type=click.Path(file_okay=False))
 @click.option("-i", "--input", "input_path", default="-", show_default=True, metavar="FILE",
+              type=click.Path(allow_dash=True),
               help="Triples: headerless head<TAB>relation<TAB>tail TSV, or Triple / Text–triple pair JSONL "
                    "('-' is stdin; .gz is read transparently).")
 @click.option("--format", "fmt", type=click.Choice(["tsv", "jsonl"]),
@@ -79,7 +80,7 @@ def command(directory, input_path, fmt, skip_invalid, method, dim, relation_dim,
 
     RDF2Vec: random walks (--depth hops, --walks per entity) and gensim
     Word2Vec skip-gram; entity and relation vectors come from the same walks.
-    PyKEEN models train with the published settings of METHODS.md §2 (RotatE:
+    PyKEEN models train with their published settings (RotatE:
     dim 500, NSSA margin 9, temperature 0.91, 467 negatives; TuckER: 200/65,
     LCWA, label smoothing 0.1), 10% of triples held out, early stopping on
     filtered validation MRR. Complex vectors (RotatE) are stored as real

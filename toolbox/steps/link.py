@@ -82,15 +82,23 @@ class Linker:
                                          np.round(scores[valid][first].astype(np.float64), 6).tolist())]
 
 
-def link_mentions(records, loaded_index, top_k=64, batch_size=256, reranker=None):
+def link_mentions(records, loaded_index, top_k=64, batch_size=256, reranker=None, engine=None):
     """Yield each Mention record with ``candidates`` added (unknown fields kept).
 
-    With a ``reranker``, all top-K candidates are rescored by it and reordered.
+    With a ``reranker``, all top-K candidates are rescored by it and reordered. Batches go through
+    ``engine`` (an ``Engine``; default: in this process, one after another).
     """
+    from toolbox.backends.engines import DEFAULT_ENGINE, ENGINES
+
     linker = Linker(loaded_index, top_k=top_k)
-    for batch in batches(records, batch_size):
+
+    def link_batch(batch):
         texts = [loaded_index.query_text(record) for record in batch]
         linked = [{**record, "candidates": candidates} for record, candidates in zip(batch, linker.candidates(texts))]
         if reranker is not None:
             linked = reranker.rerank(linked, lambda entity_id: loaded_index.definitions.get(entity_id, ""))
+        return linked
+
+    engine = engine or ENGINES.get(DEFAULT_ENGINE)()
+    for linked in engine.map(link_batch, batches(records, batch_size)):
         yield from linked

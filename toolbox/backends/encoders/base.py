@@ -39,8 +39,15 @@ def length_batches(lengths, tokens_per_batch, max_batch_size):
         start = end
 
 
-class SentenceEncoderBase:
-    """Texts to float32 vectors (L2-normalised unless ``normalize`` is off), fast."""
+class Encoder:
+    """Texts to an (n, dimension) float32 array, rows in the order given (L2-normalised unless
+    ``normalize`` is off).
+
+    ``__init__(model, device, precision, max_length)`` loads the model; ``mention_text`` /
+    ``entity_text`` say what a Mention record and an entity name are encoded as; ``describe()`` is
+    what the index manifest records (enough to rebuild the same encoder at link time). A subclass
+    implements ``tokenize`` and ``forward`` and inherits the loop below, or overrides ``encode``.
+    """
 
     runtime = None
     batch_invariant = False

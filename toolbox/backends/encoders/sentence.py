@@ -7,7 +7,8 @@ The default, all-MiniLM-L6-v2, is loaded from the PyPI package
 import importlib.util
 from pathlib import Path
 
-from toolbox.backends.encoders.base import SentenceEncoderBase, pad
+from toolbox.backends.encoders import ENCODERS
+from toolbox.backends.encoders.base import Encoder, pad
 from toolbox.errors import InputError, OntolinkError
 
 DEFAULT_ENCODER = "sentence-transformers/all-MiniLM-L6-v2"
@@ -38,14 +39,15 @@ def _retriever_manifest(path):
     if manifest is None:
         return None
     if manifest.get("artifact") != "retriever":
-        hint = " (a multi-vector model: use `ontolink index --multivector`)" \
+        hint = " (a multi-vector model: use `ontolink index --method multivector`)" \
             if manifest.get("artifact") == "multivector" else ""
         raise InputError(f"is an ontolink {manifest.get('artifact', 'artifact')}, not an encoder: --model takes a "
                          f"sentence encoder or a retriever from `ontolink train retriever`{hint}", path)
     return manifest
 
 
-class SentenceEncoder(SentenceEncoderBase):
+@ENCODERS.register("torch")
+class SentenceEncoder(Encoder):
     """A sentence-transformers model in PyTorch: the CUDA path (fp16), trained retrievers (marked inputs,
     span pooling), and any model the ONNX runtime does not take. On CPU, ``int8`` is PyTorch's dynamic
     quantisation, whose activation scales span the batch: a text's vector then depends on its batch."""

@@ -2,14 +2,20 @@
 
 import numpy as np
 
-from toolbox.backends.indexes import NameIndex
-from toolbox.errors import InputError
+from toolbox.backends.encoders import ENCODERS
+from toolbox.backends.indexes import NAME_INDEXES, NameIndex
+from toolbox.errors import InputError, OntolinkError
 
 FAISS_TYPES = ("flat", "sq8", "hnsw", "ivfpq")
 
 
-def _faiss():
-    import faiss
+def faiss_module():
+    """The faiss module, from faiss-cpu (the `cpu` extra) or faiss-gpu (the `gpu` extra)."""
+    try:
+        import faiss
+    except ImportError:
+        raise OntolinkError("FAISS is not installed: pip install 'ontolink[cpu]' (or 'ontolink[gpu]' on a CUDA "
+                            "machine); --method tfidf needs no FAISS") from None
 
     # faiss >= 1.9 only uses BLAS for more than 128,000 queries by default; our query batches
     # are a few hundred, where BLAS is 2-6x faster than the per-query kernel (same results).
@@ -23,7 +29,7 @@ def _gpu_available(faiss):
 
 def faiss_on_device(index, device, faiss_type):
     """``index`` moved to the GPU when ``device`` is CUDA and faiss-gpu is installed; (index, resources)."""
-    faiss = _faiss()
+    faiss = faiss_module()
     # FAISS has no GPU HNSW; sq8 stays on the CPU too (flat and IVF-PQ are the GPU-supported kinds here)
     if device.startswith("cuda") and _gpu_available(faiss) and faiss_type in ("flat", "ivfpq"):
         resources = faiss.StandardGpuResources()
@@ -35,7 +41,7 @@ def faiss_on_device(index, device, faiss_type):
 def make_faiss_index(vectors, faiss_type="flat", hnsw_m=32, ivf_nlist=None, pq_m=None, nprobe=16, ef_search=128,
                      seed=0):
     """An inner-product FAISS index holding ``vectors``, and the options that describe it."""
-    faiss = _faiss()
+    faiss = faiss_module()
     dimension = vectors.shape[1]
     options = {"type": faiss_type}
     if faiss_type == "flat":
@@ -72,7 +78,7 @@ def make_faiss_index(vectors, faiss_type="flat", hnsw_m=32, ivf_nlist=None, pq_m
 
 def read_faiss(path, options):
     """Read a FAISS file written by ontolink, restoring its search-time settings."""
-    faiss = _faiss()
+    faiss = faiss_module()
     try:
         index = faiss.read_index(str(path))
     except RuntimeError as error:
@@ -126,8 +132,11 @@ class IndexedNameVectors:
         return {key: vector for (key, _), vector in zip(rows, vectors)}
 
 
+@NAME_INDEXES.register("dense")
 class DenseNameIndex(NameIndex):
     method = "dense"
+    uses_encoder = True
+    files = ("index.faiss",)  # and name_keys.safetensors where stored vectors can stand in for encoding
 
     def __init__(self, encoder, faiss_index, faiss_options, name_keys=None):
         self.encoder = encoder
@@ -149,7 +158,7 @@ class DenseNameIndex(NameIndex):
         return cls(encoder, index, options, keys)
 
     def save(self, directory):
-        _faiss().write_index(self._cpu_index, str(directory / "index.faiss"))
+        faiss_module().write_index(self._cpu_index, str(directory / "index.faiss"))
         if self.name_keys is not None:
             from safetensors.numpy import save_file
 
@@ -191,4 +200,6 @@ class DenseNameIndex(NameIndex):
         return self._vectors
 
     def describe(self):
-        return {"method": self.method, "encoder": self.encoder.describe(), "faiss": self.faiss_options}
+        # the encoder's registered name, so `link` rebuilds the same kind of encoder
+        encoder = {"runtime": ENCODERS.name_of(type(self.encoder))} | self.encoder.describe()
+        return {"method": self.method, "encoder": encoder, "faiss": self.faiss_options}
