@@ -58,6 +58,7 @@ def cli():
 # order of a pipeline. Add a line here to register one; a command that is not ready is not listed.
 COMMAND_MODULES = [
     "convert",
+    "annotate",
     "index",
     "link",
     "eval",

@@ -106,29 +106,17 @@ def command(input_path, skip_invalid, output_path, source_format, target_format,
 
 
 def _documents_to_mentions(input_path, source_format, output_path, types, id_prefix, context_chars, problems):
-    from toolbox.formats import read_documents
+    from toolbox.formats import Counted, read_documents
     from toolbox.io import RecordWriter
     from toolbox.steps.convert import document_mentions, parse_id_prefixes
 
-    counter = _Counter(read_documents(input_path, source_format, problems))
+    counter = Counted(read_documents(input_path, source_format, problems))
     kept = {part.strip() for part in types.split(",") if part.strip()} if types else None
     with RecordWriter(output_path) as writer:
         writer.write_all(document_mentions(counter, types=kept, id_prefixes=parse_id_prefixes(id_prefix),
                                            context_characters=context_chars, problems=problems))
     skipped = f"; {problems.skipped} invalid lines or annotations skipped" if problems.skipped else ""
     summary(f"converted {counter.count} documents to {writer.count} mentions{skipped}")
-
-
-class _Counter:
-    """Counts the items of a stream as they pass."""
-
-    def __init__(self, items):
-        self.items, self.count = items, 0
-
-    def __iter__(self):
-        for item in self.items:
-            self.count += 1
-            yield item
 
 
 def _linked_records(input_path, skip_invalid, stats):

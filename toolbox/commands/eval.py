@@ -10,7 +10,10 @@ from toolbox.options import config_option, ontology_option, open_ontology, outpu
 @ontology_option(required=False, help_text="Ontology of the gold ids: resolves alt/obsolete ids and gives the "
                                            "HO/LO/NO overlap categories (file or 'hpo').")
 @click.option("--gold", "gold_path", type=click.Path(dir_okay=False, allow_dash=True),
-              help="Labeled Mention JSONL whose gold ids (joined by id) replace those in the predictions.")
+              help="Labeled mentions whose gold ids (joined by id) replace those in the predictions: Mention JSONL, "
+                   "or PubTator / BioC (read as `ontolink convert` does).")
+@click.option("--spans", is_flag=True, help="Mentions found in raw text (`annotate | link`): precision, recall, F1 "
+                                            "of (span, top id) against --gold's offsets.")
 @click.option("--ks", default="1,5,32,64", show_default=True, help="Comma-separated K of Recall@K.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown", "tsv"]),
               help="Output format.  [default: table on a terminal, json otherwise]")
@@ -19,7 +22,7 @@ from toolbox.options import config_option, ontology_option, open_ontology, outpu
 @click.option("--by-predicate", is_flag=True, help="Retrieved records: also one row per direction and predicate.")
 @config_option
 def command(predictions, ontology, ontology_format, synonym_scopes, gold_path, ks, fmt, output_path,
-            skip_invalid, by_predicate):
+            skip_invalid, by_predicate, spans):
     """Score Linked-mention or Retrieved files: Recall@K, MRR and more.
 
     PREDICTIONS are outputs of `ontolink link` ('-' or none: stdin). Several
@@ -48,7 +51,9 @@ def command(predictions, ontology, ontology_format, synonym_scopes, gold_path, k
         raise click.UsageError("stdin ('-') can be read only once")
     first = _first_record(files[0])
     retrieved = _is_retrieved(first)
-    if retrieved:
+    if spans:
+        summary = _span_summary(files, ontology, ontology_format, synonym_scopes, gold_path, skip_invalid)
+    elif retrieved:
         from toolbox.steps.eval_retrieval import aggregate_folds, retrieval_metrics, validate_retrieved
 
         per_file = [retrieval_metrics(read_records(path, validate=validate_retrieved, skip_invalid=skip_invalid),
@@ -61,14 +66,22 @@ def command(predictions, ontology, ontology_format, synonym_scopes, gold_path, k
                                    skip_invalid)
     if fmt is None:
         fmt = "table" if output_path == "-" and sys.stdout.isatty() else "json"
-    if retrieved:  # rows are texts / triples queried, not mentions; files from `align cv` are folds
+    if spans:
+        from toolbox.report import render
+        from toolbox.steps.eval_spans import count_cell
+
+        text = render(summary, fmt, files, rows_are="matching", cell=count_cell)
+    elif retrieved:  # rows are texts / triples queried, not mentions; files from `align cv` are folds
         from toolbox.steps.eval_retrieval import render_retrieval
 
         text = render_retrieval(summary, fmt, files, unit="folds" if "fold" in first else "files")
     else:
         from toolbox.report import render
 
+        nil = summary.pop("NIL", None)
         text = render(summary, fmt, files)
+        if nil is not None:
+            text = _with_nil(text, nil, fmt, files)
     if output_path == "-":
         click.echo(text)
     else:
@@ -122,15 +135,52 @@ def _linking_summary(files, ontology, ontology_format, synonym_scopes, gold_path
         click.echo("ontolink: no --ontology: ids compared as given, no HO/LO/NO split", err=True)
     gold_by_id = None
     if gold_path:
-        gold_by_id = {record["id"]: record.get("gold") or []
-                      for record in read_records(gold_path, validate=validate_mention, skip_invalid=skip_invalid)}
+        from toolbox.steps.convert import gold_mentions
+
+        gold_by_id = {record["id"]: record.get("gold") for record in gold_mentions(gold_path, skip_invalid)}
     per_file = []
     for path in files:
         records = read_records(path, validate=validate_linked_mention, skip_invalid=skip_invalid)
+        outcomes = []
         ranks, categories = score_file(records, ontology=loaded, ks=k_values, gold_by_id=gold_by_id,
-                                       name="<stdin>" if path == "-" else path)
+                                       name="<stdin>" if path == "-" else path, nil_outcomes=outcomes)
         per_file.append(file_metrics(ranks, categories, k_values))
+        if any(gold or nil for gold, nil, _ in outcomes):  # NIL in the gold or in the predictions
+            from toolbox.steps.nil import nil_metrics
+
+            per_file[-1]["NIL"] = nil_metrics(outcomes)
     sizes = {metrics["all"]["n"] for metrics in per_file}
     if len(sizes) > 1:
         click.echo(f"ontolink: warning: the files hold different numbers of mentions ({sorted(sizes)})", err=True)
     return aggregate(per_file)
+
+
+def _span_summary(files, ontology, ontology_format, synonym_scopes, gold_path, skip_invalid):
+    from toolbox.io import read_records
+    from toolbox.records import validate_linked_mention
+    from toolbox.steps.convert import gold_mentions
+    from toolbox.steps.eval import aggregate
+    from toolbox.steps.eval_spans import span_metrics
+
+    if not gold_path:
+        raise click.UsageError("--spans needs --gold FILE: gold mentions with doc_id, start and end")
+    loaded = open_ontology(ontology, ontology_format, synonym_scopes) if ontology else None
+    gold = list(gold_mentions(gold_path, skip_invalid))
+    return aggregate([span_metrics(read_records(path, validate=validate_linked_mention, skip_invalid=skip_invalid),
+                                   gold, ontology=loaded, name="<stdin>" if path == "-" else path, gold_name=gold_path)
+                      for path in files])
+
+
+def _with_nil(text, nil, fmt, files):
+    """The NIL row (precision / recall / F1 of NIL marks, R@1 of linkable mentions counting them) after
+    the linking table, or under "NIL" in JSON."""
+    import json
+
+    from toolbox.report import render
+    from toolbox.steps.eval_spans import count_cell
+
+    if fmt == "json":
+        data = json.loads(text)
+        data["metrics"]["NIL"] = nil
+        return json.dumps(data, indent=2)
+    return text + "\n\n" + render({"NIL": nil}, fmt, files, rows_are="NIL", cell=count_cell)

@@ -53,6 +53,18 @@ class Problems:
         warn(f"{where}: {message} (skipped)")
 
 
+class Counted:
+    """Counts the documents of a stream as they pass (for the closing summary line)."""
+
+    def __init__(self, items):
+        self.items, self.count = items, 0
+
+    def __iter__(self):
+        for item in self.items:
+            self.count += 1
+            yield item
+
+
 def read_documents(path="-", fmt=None, problems=None):
     """Yield the BioC documents of a PubTator, BioC XML, BioC JSON or plain-text file."""
     problems = problems if problems is not None else Problems()
