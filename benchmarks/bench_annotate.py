@@ -10,7 +10,7 @@ runs the pipe exactly as a user does (each stage a subprocess):
 and scores mention-level precision / recall / F1 of (span, top-1 id) against
 the gold mentions (strict: same span; overlap: overlapping span; span: any id).
 Published figures on GSC+ are printed beside it; they were measured on the
-whole GSC+ corpus, this on the public split kept in shared data (122 abstracts).
+whole corpus or its test set, this on the split kept in shared data (122 abstracts).
 
     python benchmarks/bench_annotate.py [--workdir DIR] [--mentions FILE] [--dense-threshold T ...]
 """
@@ -27,8 +27,11 @@ from tabulate import tabulate
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared" / "data"
-# Published whole-corpus figures (mention level) for reference.
-PUBLISHED = [("FastHPOCR (Groza et al. 2024, Bioinformatics 40:btae406)", None, None, 0.76)]
+# Published figures (mention level) for reference: FastHPOCR from its paper's abstract; PhenoTagger
+# v1.1 (GSC+ test set) from the table in the ncbi-nlp/PhenoTagger README.
+PUBLISHED = [("FastHPOCR (Groza et al. 2024, Bioinformatics 40:btae406)", None, None, "0.76"),
+             ("PhenoTagger v1.1, CNN (Luo et al. 2021)", "0.802", "0.703", "0.749"),
+             ("PhenoTagger v1.1, BioBERT (Luo et al. 2021)", "0.773", "0.741", "0.757")]
 
 
 def rebuild_documents(mentions_path, target):

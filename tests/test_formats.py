@@ -230,3 +230,24 @@ def test_text_documents(tmp_path):
     documents = list(read_documents(path))
     assert [(d.id, d.passages[0].text) for d in documents] == [("PMID1", "The child had seizures."),
                                                                ("3", "No tab here.")]
+
+
+def test_convert_into_a_closed_pipe_and_streaming(tmp_path):
+    import subprocess
+    import sys
+
+    source = shared_path("align", "raw", "bc5cdr", "CDR_TestSet.PubTator.txt")
+    result = subprocess.run(f"{sys.executable} -m toolbox convert -i {source} | head -1", shell=True,
+                            capture_output=True, text=True)
+    assert result.returncode == 0 and "Traceback" not in result.stderr
+    assert json.loads(result.stdout)["id"] == "8701013:0-10"
+    # a document is converted as soon as its block ends, while stdin is still open
+    process = subprocess.Popen([sys.executable, "-m", "toolbox", "convert", "--from", "pubtator"],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process.stdin.write("1|t|Fever.\n1|a|High fever.\n1\t0\t5\tFever\tDisease\tD1\n\n")
+    process.stdin.flush()
+    first = json.loads(process.stdout.readline())
+    assert first["mention"] == "Fever"
+    process.stdin.close()
+    process.wait(timeout=60)
+    assert process.returncode == 0

@@ -114,7 +114,8 @@ def _documents_to_mentions(input_path, source_format, output_path, types, id_pre
     kept = {part.strip() for part in types.split(",") if part.strip()} if types else None
     with RecordWriter(output_path) as writer:
         writer.write_all(document_mentions(counter, types=kept, id_prefixes=parse_id_prefixes(id_prefix),
-                                           context_characters=context_chars, problems=problems))
+                                           context_characters=context_chars, problems=problems),
+                         flush_every=1)  # a document's mentions go downstream as soon as its block is read
     skipped = f"; {problems.skipped} invalid lines or annotations skipped" if problems.skipped else ""
     summary(f"converted {counter.count} documents to {writer.count} mentions{skipped}")
 

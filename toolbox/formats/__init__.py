@@ -6,7 +6,7 @@ annotation carries ``source = (file, line)`` for error messages.
 """
 
 from toolbox.errors import InputError
-from toolbox.io import display_name, warn
+from toolbox.io import display_name, open_input_lines, warn
 
 DOCUMENT_FORMATS = ("pubtator", "bioc-xml", "bioc-json", "text")
 
@@ -51,6 +51,19 @@ class Problems:
         self.skipped += 1
         where = f"{name}:{line}" if line is not None else name
         warn(f"{where}: {message} (skipped)")
+
+
+def decoded_lines(path, problems):
+    """(line number, text without its line end) of a text file, stdin or .gz; a line that is not
+    UTF-8 is reported through ``problems``."""
+    name = display_name(path)
+    with open_input_lines(path) as lines:
+        for number, raw in enumerate(lines, 1):
+            try:
+                yield number, raw.decode("utf-8-sig" if number == 1 else "utf-8").rstrip("\r\n")
+            except UnicodeDecodeError as error:
+                problems.report(f"not valid UTF-8 (byte 0x{raw[error.start]:02x} at column {error.start + 1})",
+                                name, number)
 
 
 class Counted:

@@ -12,7 +12,8 @@ import re
 
 from bioc import BioCAnnotation, BioCDocument, BioCLocation, BioCPassage
 
-from toolbox.io import display_name, open_input_lines
+from toolbox.formats import decoded_lines
+from toolbox.io import display_name
 
 _TEXT_LINE = re.compile(r"([^|\t]*)\|([ta])\|(.*)\Z", re.S)
 _INTEGER = re.compile(r"-?\d+\Z")
@@ -45,66 +46,59 @@ def read_pubtator(path, problems):
         done, document, title = document, None, None
         return done
 
-    with open_input_lines(path) as lines:
-        for number, raw in enumerate(lines, 1):
-            try:
-                line = raw.decode("utf-8-sig" if number == 1 else "utf-8").rstrip("\r\n")
-            except UnicodeDecodeError as error:
-                problems.report(f"not valid UTF-8 (byte 0x{raw[error.start]:02x} at column {error.start + 1})",
-                                name, number)
-                continue
-            if not line.strip():
-                if document is not None:
-                    yield finish()
-                continue
-            match = _TEXT_LINE.match(line)
-            if match:
-                pmid, kind, text = match.groups()
-                if document is not None and (document.id != pmid or kind == "t" or document.annotations):
-                    yield finish()  # a document that was not closed by a blank line
-                if document is None:
-                    document = _new_document(pmid, (name, number))
-                    title = ""
-                if kind == "t":
-                    title = text
-                    document.add_passage(_passage(text, 0, "title"))
-                elif any(passage.infons.get("type") == "abstract" for passage in document.passages):
-                    problems.report(f"second abstract line for document {pmid}", name, number)
-                else:
-                    document.add_passage(_passage(text, len(title) + 1, "abstract"))
-                continue
-            columns = line.split("\t")
-            if len(columns) < 4:
-                problems.report("not a PubTator line: expected 'PMID|t|title', 'PMID|a|abstract' or "
-                                "tab-separated 'PMID start end text type id'", name, number)
-                continue
-            if document is None or columns[0] != document.id:
-                problems.report(f"annotation for document {columns[0]!r} outside that document's "
-                                "title/abstract block", name, number)
-                continue
-            if not (_INTEGER.match(columns[1]) and _INTEGER.match(columns[2])):
-                if len(columns) in (4, 5):
-                    continue  # a relation line (PMID type id1 id2 [novelty]): not a mention
-                problems.report(f"start and end must be integers, got {columns[1]!r} and {columns[2]!r}",
-                                name, number)
-                continue
-            if len(columns) < 5:
-                problems.report("annotation line needs at least 5 columns: PMID start end text type [ids]",
-                                name, number)
-                continue
-            annotation = BioCAnnotation()
-            count += 1
-            annotation.id = str(count)
-            start, end = int(columns[1]), int(columns[2])
-            annotation.add_location(BioCLocation(start, end - start))
-            annotation.text = columns[3]
-            annotation.infons["type"] = columns[4]
-            if len(columns) > 5:
-                annotation.infons["identifier"] = columns[5]
-            for extra, value in enumerate(columns[6:], 1):
-                annotation.infons[f"column{5 + extra}"] = value
-            annotation.source = (name, number)
-            document.add_annotation(annotation)
+    for number, line in decoded_lines(path, problems):
+        if not line.strip():
+            if document is not None:
+                yield finish()
+            continue
+        match = _TEXT_LINE.match(line)
+        if match:
+            pmid, kind, text = match.groups()
+            if document is not None and (document.id != pmid or kind == "t" or document.annotations):
+                yield finish()  # a document that was not closed by a blank line
+            if document is None:
+                document = _new_document(pmid, (name, number))
+                title = ""
+            if kind == "t":
+                title = text
+                document.add_passage(_passage(text, 0, "title"))
+            elif any(passage.infons.get("type") == "abstract" for passage in document.passages):
+                problems.report(f"second abstract line for document {pmid}", name, number)
+            else:
+                document.add_passage(_passage(text, len(title) + 1, "abstract"))
+            continue
+        columns = line.split("\t")
+        if len(columns) < 4:
+            problems.report("not a PubTator line: expected 'PMID|t|title', 'PMID|a|abstract' or "
+                            "tab-separated 'PMID start end text type id'", name, number)
+            continue
+        if document is None or columns[0] != document.id:
+            problems.report(f"annotation for document {columns[0]!r} outside that document's "
+                            "title/abstract block", name, number)
+            continue
+        if not (_INTEGER.match(columns[1]) and _INTEGER.match(columns[2])):
+            if len(columns) in (4, 5):
+                continue  # a relation line (PMID type id1 id2 [novelty]): not a mention
+            problems.report(f"start and end must be integers, got {columns[1]!r} and {columns[2]!r}",
+                            name, number)
+            continue
+        if len(columns) < 5:
+            problems.report("annotation line needs at least 5 columns: PMID start end text type [ids]",
+                            name, number)
+            continue
+        annotation = BioCAnnotation()
+        count += 1
+        annotation.id = str(count)
+        start, end = int(columns[1]), int(columns[2])
+        annotation.add_location(BioCLocation(start, end - start))
+        annotation.text = columns[3]
+        annotation.infons["type"] = columns[4]
+        if len(columns) > 5:
+            annotation.infons["identifier"] = columns[5]
+        for extra, value in enumerate(columns[6:], 1):
+            annotation.infons[f"column{5 + extra}"] = value
+        annotation.source = (name, number)
+        document.add_annotation(annotation)
     if document is not None:
         yield finish()
 

@@ -13,8 +13,10 @@ no gold labels, from two kinds of synthetic queries:
   characters score far lower and would set the threshold too low).
 
 The threshold maximises Youden's J (share of linkable above it minus share of
-unlinkable above it). Being computed from the index and a seed, it is the same
-for every input and keeps `link` streaming.
+unlinkable above it), capped so that it keeps at least ``KEEP_LINKABLE`` of the
+linkable queries: a NIL mark on a linkable mention costs R@1, and corpora are
+mostly linkable. Being computed from the index and a seed, it is the same for
+every input and keeps `link` streaming.
 """
 
 import random
@@ -24,6 +26,7 @@ import numpy as np
 
 _WORDS = re.compile(r"\w+")
 CALIBRATION_QUERIES = 400
+KEEP_LINKABLE = 0.95
 
 
 def _folded(text):
@@ -50,7 +53,7 @@ def calibrate_nil_threshold(loaded_index, queries=CALIBRATION_QUERIES, seed=0):
     candidates = np.unique(np.concatenate([linkable, unlinkable]))
     youden = [(np.mean(linkable >= t) - np.mean(unlinkable >= t), -t) for t in candidates]
     best = max(range(len(candidates)), key=lambda index: youden[index])
-    threshold = float(candidates[best])
+    threshold = min(float(candidates[best]), float(np.quantile(linkable, 1 - KEEP_LINKABLE)))
     return round(threshold, 6), {"linkable_median": float(np.median(linkable)),
                                  "unlinkable_median": float(np.median(unlinkable)),
                                  "linkable_kept": float(np.mean(linkable >= threshold)),
