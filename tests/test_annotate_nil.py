@@ -57,7 +57,8 @@ def test_annotate_pipes_into_link_and_eval_spans(small_ontology_path, tfidf_inde
     assert run("eval", "--spans", input=linked.stdout).exit_code == 2  # needs --gold
 
 
-def test_annotate_gscplus_document_finds_gold_spans(hpo, tmp_path):
+@pytest.mark.slow
+def test_annotate_gscplus_document_finds_gold_spans(tmp_path):
     records = [json.loads(line) for line in shared_path("gscplus", "mentions.jsonl").read_text().splitlines()]
     first = [record for record in records if record["doc_id"] == records[0]["doc_id"]]
     text = first[0]["context_left"] + first[0]["mention"] + first[0]["context_right"]
@@ -68,6 +69,25 @@ def test_annotate_gscplus_document_finds_gold_spans(hpo, tmp_path):
     hits = sum((record["start"], record["end"]) in spans for record in first)
     assert hits >= len(first) // 3, (hits, len(first))  # a real abstract: a good share of gold spans found
     assert run("annotate", "--ontology", "hpo", "--roots", "HP:9999999", "-i", docs).exit_code == 2
+
+
+def test_annotate_dense_ngrams_add_spans_the_dictionary_missed(small_ontology_path, tfidf_index, tmp_path):
+    docs = tmp_path / "docs.txt"
+    docs.write_text("d1\tThe girl had seizure episodes and abnormal eyes.\n")
+    plain = parse_jsonl(run("annotate", "--ontology", small_ontology_path, "-i", docs).stdout)
+    result = run("annotate", "--ontology", small_ontology_path, "-i", docs, "--index", tfidf_index,
+                 "--dense-threshold", 0.5, "--max-words", 3)
+    assert result.exit_code == 0, result.stderr
+    widened = parse_jsonl(result.stdout)
+    dense = [m for m in widened if m["matched_by"] == "dense"]
+    assert dense and len(widened) == len(plain) + len(dense)
+    taken = [(m["start"], m["end"]) for m in plain]
+    for mention in dense:  # outside the dictionary's spans, at most 3 words, an id from the index
+        assert all(mention["end"] <= start or mention["start"] >= end for start, end in taken)
+        assert len(mention["mention"].split()) <= 3 and mention["matched_ids"][0].startswith("HP:")
+    strict = parse_jsonl(run("annotate", "--ontology", small_ontology_path, "-i", docs, "--index", tfidf_index,
+                             "--dense-threshold", 1.01).stdout)
+    assert strict == plain
 
 
 def test_link_nil_threshold_marks_and_eval_reports_nil(tfidf_index, tmp_path):

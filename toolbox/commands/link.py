@@ -62,15 +62,18 @@ def command(index_dir, input_path, skip_invalid, output_path, top_k, batch_size,
             raise InputError(f"reranker {reranker_dir} was trained for ontology "
                              f"{reranker.manifest['ontology']['label']}, the index is for "
                              f"{loaded.manifest['ontology']['label']}")
-    nil = _nil_threshold(nil_threshold, loaded)
+    from toolbox.steps.nil import mark_nil, resolve_nil_threshold
+
+    try:
+        nil = resolve_nil_threshold(nil_threshold, loaded, reranked=reranker is not None)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--nil-threshold") from None
     stats = ReadStats()
     started = time.perf_counter()
     records = read_records(input_path, validate=validate_mention, skip_invalid=skip_invalid, stats=stats,
                            check_duplicate_ids=True)
     linked = link_mentions(records, loaded, top_k=top_k, batch_size=batch_size, reranker=reranker)
     if nil is not None:
-        from toolbox.steps.nil import mark_nil
-
         linked = mark_nil(linked, nil)
     with RecordWriter(output_path) as writer:
         writer.write_all(linked, flush_every=batch_size)
@@ -81,20 +84,3 @@ def command(index_dir, input_path, skip_invalid, output_path, top_k, batch_size,
     seconds = time.perf_counter() - started
     rate = f" ({writer.count / seconds:.0f} mentions/s)" if writer.count and seconds > 0 else ""
     summary(f"linked {writer.count} mentions in {seconds:.1f} s{rate}; read {stats.summary()}")
-
-
-def _nil_threshold(text, loaded):
-    """--nil-threshold as a number; 'auto' is calibrated on the index (toolbox.steps.nil)."""
-    if text is None:
-        return None
-    from toolbox.steps.nil import calibrate_nil_threshold, parse_nil_threshold
-
-    try:
-        threshold = parse_nil_threshold(text)
-    except ValueError as error:
-        raise click.BadParameter(str(error), param_hint="--nil-threshold") from None
-    if threshold == "auto":
-        threshold, details = calibrate_nil_threshold(loaded)
-        summary(f"NIL threshold {threshold:.3f} (auto: keeps {details['linkable_kept']:.0%} of reworded names, "
-                f"{details['unlinkable_kept']:.0%} of word salad)")
-    return threshold

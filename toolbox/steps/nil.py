@@ -49,6 +49,11 @@ def calibrate_nil_threshold(loaded_index, queries=CALIBRATION_QUERIES, seed=0):
     salad = [" ".join(rng.choice(vocabulary) for _ in _WORDS.findall(text)) or rng.choice(vocabulary)
              for text in asked]
     unlinkable, _ = loaded_index.name_index.search([loaded_index.query_text({"mention": text}) for text in salad], 1)
+    if len(linkable) < 10:
+        from toolbox.errors import InputError
+
+        raise InputError("--nil-threshold auto: the index has too few distinct names to calibrate on; "
+                         "give a number", loaded_index.directory)
     linkable, unlinkable = np.asarray(linkable, dtype=float), np.asarray(unlinkable[:, 0], dtype=float)
     candidates = np.unique(np.concatenate([linkable, unlinkable]))
     youden = [(np.mean(linkable >= t) - np.mean(unlinkable >= t), -t) for t in candidates]
@@ -68,14 +73,23 @@ def mark_nil(records, threshold):
         yield record
 
 
-def parse_nil_threshold(text):
-    """``--nil-threshold``: a number, or 'auto'."""
-    if text is None or text == "auto":
-        return text
-    try:
-        return float(text)
-    except ValueError:
-        raise ValueError(f"--nil-threshold takes a number or 'auto', not {text!r}") from None
+def resolve_nil_threshold(text, loaded_index, reranked=False):
+    """``--nil-threshold``: None, a number, or 'auto' (calibrated here, said on stderr)."""
+    if text is None:
+        return None
+    if text != "auto":
+        try:
+            return float(text)
+        except ValueError:
+            raise ValueError(f"takes a number or 'auto', not {text!r}") from None
+    if reranked:
+        raise ValueError("'auto' is calibrated on the index's scores, not a reranker's: give a number")
+    from toolbox.io import warn
+
+    threshold, details = calibrate_nil_threshold(loaded_index)
+    warn(f"NIL threshold {threshold:.3f} (auto: keeps {details['linkable_kept']:.0%} of reworded names, "
+         f"{details['unlinkable_kept']:.0%} of word salad)")
+    return threshold
 
 
 def nil_metrics(outcomes):
