@@ -201,7 +201,7 @@ class BioCXMLWriter:
         from bioc import BioCCollection
         from bioc.biocxml import BioCXMLDocumentWriter
 
-        self._writer = BioCXMLDocumentWriter(stream)
+        self._writer = BioCXMLDocumentWriter(stream, encoding="UTF-8")
         collection = BioCCollection()
         collection.source = source
         collection.date = ""
