@@ -42,6 +42,7 @@ def command(ontology, input_path, skip_invalid, output_path, model, tau, neighbo
       ontolink filter --ontology hpo --model FremyCompany/BioLORD-2023-M --device cuda < aliases.jsonl
     """
     from toolbox.backends.encoders import load_encoder
+    from toolbox.progress import counting
     from toolbox.io import ReadStats, RecordWriter, display_name, read_records, warn
     from toolbox.records import validate_alias_record
     from toolbox.steps.filter_aliases import FilterStats, filter_aliases
@@ -51,7 +52,7 @@ def command(ontology, input_path, skip_invalid, output_path, model, tau, neighbo
     stats, read_stats = FilterStats(), ReadStats()
     records = read_records(input_path, validate=validate_alias_record, skip_invalid=skip_invalid, stats=read_stats)
     with RecordWriter(output_path) as writer:
-        writer.write_all(filter_aliases(records, loaded, encoder, tau=tau, with_siblings=neighbours == "n-plus",
-                                        batch_size=batch_size, stats=stats, source=display_name(input_path)),
-                         flush_every=batch_size)
+        filtered = filter_aliases(records, loaded, encoder, tau=tau, with_siblings=neighbours == "n-plus",
+                                  batch_size=batch_size, stats=stats, source=display_name(input_path))
+        writer.write_all(counting(filtered, "filter", "entity"), flush_every=batch_size)
     warn(f"filter: {stats.summary()}")

@@ -106,8 +106,11 @@ def command(input_path, skip_invalid, output_path, ontology, backend, model, dom
     cache = None if no_cache else ResponseCache()
     try:
         with RecordWriter(output_path) as writer:
-            for record in generate_aliases(records, loaded, llm, cache=cache, domain=domain, seed=seed,
-                                           batch_size=batch_size, stats=stats, on_batch=writer.flush):
+            from toolbox.progress import counting
+
+            for record in counting(generate_aliases(records, loaded, llm, cache=cache, domain=domain, seed=seed,
+                                                    batch_size=batch_size, stats=stats, on_batch=writer.flush),
+                                   "gen-aliases", "entity"):
                 writer.write(record)
     except BaseException:
         if cache is not None and stats.calls:

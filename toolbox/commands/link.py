@@ -68,14 +68,13 @@ def command(index_dir, input_path, skip_invalid, output_path, top_k, batch_size,
     started = time.perf_counter()
     records = read_records(input_path, validate=validate_mention, skip_invalid=skip_invalid, stats=stats,
                            check_duplicate_ids=True)
-    from toolbox.progress import progress_bar
+    from toolbox.progress import counting
 
     linked = link_mentions(records, loaded, top_k=top_k, batch_size=batch_size, reranker=reranker)
     if nil is not None:
         linked = mark_nil(linked, nil)
-    with RecordWriter(output_path) as writer, \
-            progress_bar(desc="link + rerank" if reranker else "link", unit="mention") as progress:
-        writer.write_all(_counted(linked, progress), flush_every=batch_size)
+    with RecordWriter(output_path) as writer:
+        writer.write_all(counting(linked, "link + rerank" if reranker else "link", "mention"), flush_every=batch_size)
     empty = getattr(loaded.name_index, "empty_spans", 0)
     if empty:
         summary(f"{empty} mention{'s' if empty != 1 else ''} had no word piece in its span after tokenisation: "
@@ -84,8 +83,3 @@ def command(index_dir, input_path, skip_invalid, output_path, top_k, batch_size,
     rate = f" ({writer.count / seconds:.0f} mentions/s)" if writer.count and seconds > 0 else ""
     summary(f"linked {writer.count} mentions in {seconds:.1f} s{rate}; read {stats.summary()}")
 
-
-def _counted(records, progress):
-    for record in records:
-        progress.update()
-        yield record

@@ -70,15 +70,19 @@ def select_entities(mentions, ontology, loaded_index=None, batch_size=256):
     if loaded_index is not None:
         from toolbox.steps.link import Linker
 
+        from toolbox.progress import progress_bar
+
         linker = Linker(loaded_index, top_k=1, cache_size=0)
         texts = sorted(text_counts)
-        for start in range(0, len(texts), batch_size):
-            chunk = texts[start:start + batch_size]
-            for text, candidates in zip(chunk, linker.search(chunk)):
-                if candidates:
-                    entity_id = candidates[0]["id"]
-                    selection.reasons[entity_id].add(BIENCODER)
-                    pointed[text].add(entity_id)
+        with progress_bar(total=len(texts), desc="select-entities (top-1 of the index)", unit="text") as progress:
+            for start in range(0, len(texts), batch_size):
+                chunk = texts[start:start + batch_size]
+                for text, candidates in zip(chunk, linker.search(chunk)):
+                    if candidates:
+                        entity_id = candidates[0]["id"]
+                        selection.reasons[entity_id].add(BIENCODER)
+                        pointed[text].add(entity_id)
+                progress.update(len(chunk))
 
     for text, entity_ids in pointed.items():
         for entity_id in entity_ids:
