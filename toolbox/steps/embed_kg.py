@@ -26,8 +26,34 @@ IDS = "ids.json"
 CURVE = "training_curve.jsonl"
 
 
-def embed_kg(triples, directory, method="rdf2vec", seed=0, device="auto", source=None, **options):
+IS_A = "is_a"
+
+
+def ontology_triples(ontology):
+    """An ontology's own graph as triples: (child, is_a, parent) for every live term and parent the loader
+    keeps (alt_ids and replaced_by are other names of a term, not edges, so they add none)."""
+    from toolbox.triples import Triple
+
+    return TripleSet.from_triples([Triple(entity.id, IS_A, parent) for entity in ontology for parent in entity.parents])
+
+
+def check_kg_ontology(kg, ontology):
+    """Refuse KG embeddings made from other content of the ontology than ``ontology`` (as `link` refuses an
+    index). Embeddings made from a triples file carry no ontology: True when checked, False when not."""
+    made_from = kg.manifest.get("ontology")
+    if made_from is None:
+        return False
+    if made_from.get("sha256") != ontology.content_hash:
+        raise InputError(f"were made from ontology {made_from.get('label', '?')} (sha256 "
+                         f"{str(made_from.get('sha256'))[:12]}), not from {ontology.label} (sha256 "
+                         f"{ontology.content_hash[:12]}); rebuild them with `ontolink embed-kg --ontology`",
+                         kg.directory)
+    return True
+
+
+def embed_kg(triples, directory, method="rdf2vec", seed=0, device="auto", source=None, ontology=None, **options):
     """Train KG embeddings on ``triples`` (Triples or a TripleSet) and write ``directory``; returns its manifest.
+    ``ontology``: the Ontology the triples come from (``ontology_triples``), recorded with its content hash.
 
     ``options`` are the backend's keywords (RDF2Vec: dim, depth, walks, epochs, ...;
     PyKEEN: dim, relation_dim, epochs, batch_size, lr, negatives, ...), None meaning
@@ -63,6 +89,7 @@ def embed_kg(triples, directory, method="rdf2vec", seed=0, device="auto", source
         "complex": bool(result.describe.get("complex")),
         "triples": {"path": None if source in (None, "-") else str(source), "count": len(triple_set),
                     "duplicates_dropped": triple_set.duplicates, "sha256": triple_set.content_hash()},
+        "ontology": ontology.describe() if ontology is not None else None,
         "seed": seed,
         "seconds": round(seconds, 2),
         "tensors": {name: list(value.shape) for name, value in tensors.items()},
@@ -103,7 +130,8 @@ class KGEmbeddings:
         """What an align model records about the KG embeddings it was trained on."""
         return {"directory": str(self.directory), "method": self.manifest.get("method"),
                 "sha256": self.sha256, "entity_dim": self.entity.shape[1], "relation_dim": self.relation.shape[1],
-                "complex": self.manifest.get("complex", False), "triples_sha256": self.manifest["triples"]["sha256"]}
+                "complex": self.manifest.get("complex", False), "triples_sha256": self.manifest["triples"]["sha256"],
+                "ontology": self.manifest.get("ontology")}
 
     def missing(self, subject_id, predicate, object_id):
         """A message naming what has no embedding in a triple, or None."""
