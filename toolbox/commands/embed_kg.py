@@ -71,9 +71,10 @@ def _json_object(ctx, param, value):
 @device_option
 @seed_option
 @config_option
-def command(directory, input_path, fmt, skip_invalid, ontology, ontology_format, synonym_scopes, method, dim, relation_dim, epochs, depth, walks, window,
-            reverse, workers, batch_size, lr, negatives, margin, adversarial_temperature, label_smoothing,
-            validation_fraction, eval_every, patience, model_kwargs, device, seed):
+def command(directory, input_path, fmt, skip_invalid, ontology, ontology_format, synonym_scopes, method, dim,
+            relation_dim, epochs, depth, walks, window, reverse, workers, batch_size, lr, negatives, margin,
+            adversarial_temperature, label_smoothing, validation_fraction, eval_every, patience, model_kwargs, device,
+            seed):
     """Train KG embeddings on triples and write them to DIRECTORY.
 
     DIRECTORY gets manifest.json, embeddings.safetensors (entity and relation
