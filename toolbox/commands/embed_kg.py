@@ -143,4 +143,5 @@ def command(directory, input_path, fmt, skip_invalid, ontology, ontology_format,
     warn(f"embedded {manifest['entities']} entities and {manifest['relations']} relations "
          f"({manifest['entity_dim']}-d{', complex stored as real' if manifest['complex'] else ''}) from "
          f"{len(triple_set)} triples with {described.get('model', method)} into {directory} in "
-         f"{time.perf_counter() - started:.1f} s{best}; read {stats.summary()}")
+         f"{time.perf_counter() - started:.1f} s{best}; "
+         + (f"ontology {source.label} (sha256 {source.content_hash[:12]})" if source else f"read {stats.summary()}"))
