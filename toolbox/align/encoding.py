@@ -18,7 +18,7 @@ texts encoded once (cached), and every epoch reuses them.
 
 import numpy as np
 
-from toolbox.align.pairs import pair_triple, predicate_label
+from toolbox.align.pairs import pair_triple, verbalize
 from toolbox.align.train import corrupt
 from toolbox.errors import InputError
 
@@ -86,10 +86,6 @@ class _TextTable:
         return self._tensor
 
 
-def _verbalize(subject, predicate, obj):
-    return " ".join([subject, predicate_label(predicate), obj])
-
-
 class _Names:
     """Entity names by id, from the pairs seen (an unnamed id verbalises as itself, as verbalize() does)."""
 
@@ -103,7 +99,8 @@ class _Names:
                     self.name_of.setdefault(record[end]["id"], record[end]["name"])
 
     def text(self, subject_id, predicate, object_id):
-        return _verbalize(self.name_of.get(subject_id, subject_id), predicate, self.name_of.get(object_id, object_id))
+        return verbalize({"subject": {"id": subject_id, "name": self.name_of.get(subject_id)}, "predicate": predicate,
+                          "object": {"id": object_id, "name": self.name_of.get(object_id)}})
 
 
 class VerbalizedTriples:
@@ -129,8 +126,6 @@ class VerbalizedTriples:
                 "dimension": self.dimension}
 
     def _text_rows(self, records):
-        from toolbox.align.pairs import verbalize
-
         self.names.add(records)
         rows = self.table.rows(verbalize(record) for record in records)
         self.text_dim = self.dimension = self.table.embedder.dimension
@@ -165,9 +160,16 @@ class VerbalizedTriples:
         self._negative_rows = self.table.rows(texts).reshape(len(records), count, 1)
 
     def negatives(self, index, rows, mode, count, generator):
-        import torch
+        return _prepared_negatives(self, index)
 
-        return self(torch.as_tensor(self._negative_rows[index], device=self.device))
+
+def _prepared_negatives(encoding, index):
+    """The raw vectors of the corruptions ``prepare_negatives`` drew for the pairs at ``index``."""
+    import torch
+
+    if encoding._negative_rows is None:
+        raise RuntimeError("hard negatives of an encoding that reads text: call prepare_negatives() first")
+    return encoding(torch.as_tensor(encoding._negative_rows[index], device=encoding.device))
 
 
 class HybridTriples:
@@ -186,6 +188,7 @@ class HybridTriples:
         self.device = composer.device
         self.text_dim = None
         self.dimension = None
+        self._negative_rows = None
 
     def describe(self):
         return {"triple_encoding": self.kind, "triple_text": "subject-name predicate-label object-name",
@@ -218,9 +221,7 @@ class HybridTriples:
         self._negative_rows = np.concatenate([text_rows, corrupted], axis=2)
 
     def negatives(self, index, rows, mode, count, generator):
-        import torch
-
-        return self(torch.as_tensor(self._negative_rows[index], device=self.device))
+        return _prepared_negatives(self, index)
 
 
 def as_encoding(encoding):
