@@ -35,16 +35,18 @@ def load(name):
 runs = []
 if (out / "cv_baseline" / "manifest.json").exists():
     runs.append({**load("cv_baseline"), "encoding": "verbalized baseline (untrained)", "kg": "—",
-                 "direction": "—", "combine": "—"})
+                 "direction": "—", "combine": "—", "hard": "—"})
 for path in sorted(out.glob("cv_*_concat_linear/manifest.json")):
     kg, direction = path.parent.name.split("_")[1:3]
-    runs.append({**load(path.parent.name), "encoding": "kg", "kg": kg, "direction": direction, "combine": "—"})
+    runs.append({**load(path.parent.name), "encoding": "kg", "kg": kg, "direction": direction, "combine": "—",
+                 "hard": "none"})
 for path in sorted(out.glob("enc_*/manifest.json")):
     run = load(path.parent.name)
     manifest = run["manifest"]
     kg = Path(manifest["kg"]["directory"]).name.removeprefix("emb_") if manifest.get("kg") else "—"
     runs.append({**run, "encoding": manifest["triple_encoding"], "kg": kg, "direction": manifest["direction"],
-                 "combine": manifest.get("combine") or "—"})
+                 "combine": manifest.get("combine") or "—",
+                 "hard": manifest["training"]["options"]["hard_negatives"]})
 if not runs:
     sys.exit(f"no CV runs under {out}")
 
@@ -54,12 +56,13 @@ def number(value, digits):
 
 
 print("## Triple encodings: verbalised, KG, hybrid (5-fold grouped CV, linear head, concat composition)\n")
-print("| triple encoding | KG | direction | combine | D2T MRR | D2T H@1 | D2T H@10 | D2T med. rank | D2T macro MRR "
-      "| T2D MRR | T2D H@1 | T2D H@10 | T2D med. rank | T2D macro MRR | epochs | train s/fold | wall s |")
-print("|" + "---|" * 17)
+print("| triple encoding | KG | direction | combine | hard neg. | D2T MRR | D2T H@1 | D2T H@10 | D2T med. rank "
+      "| D2T macro MRR | T2D MRR | T2D H@1 | T2D H@10 | T2D med. rank | T2D macro MRR | epochs | train s/fold "
+      "| wall s |")
+print("|" + "---|" * 18)
 for run in runs:
     d2t, t2d = run["summary"]["d2t"], run["summary"]["t2d"]
-    print(f"| {run['encoding']} | {run['kg']} | {run['direction']} | {run['combine']} "
+    print(f"| {run['encoding']} | {run['kg']} | {run['direction']} | {run['combine']} | {run['hard']} "
           f"| {cell(d2t['MRR'])} | {cell(d2t['Hits@1'])} | {cell(d2t['Hits@10'])} | {d2t['median_rank']['mean']:.0f} "
           f"| {cell(d2t['macro_MRR'])} | {cell(t2d['MRR'])} | {cell(t2d['Hits@1'])} | {cell(t2d['Hits@10'])} "
           f"| {t2d['median_rank']['mean']:.0f} | {cell(t2d['macro_MRR'])} "
@@ -82,7 +85,7 @@ def best(selected):
 
 chosen = [run for run in runs if run["name"] == "cv_baseline"]
 for encoding in ("kg", "verbalized", "hybrid"):
-    top = best([run for run in runs if run["encoding"] == encoding])
+    top = best([run for run in runs if run["encoding"] == encoding and run["hard"] == "none"])
     if top:
         chosen.append(top)
 tables = [(run, per_predicate(run)) for run in chosen]
