@@ -137,6 +137,11 @@ class LoadedAlignment:
         self.directory, self.manifest, self.model, self.encoding, self.embedder, self.kg = (
             directory, manifest, model, encoding, embedder, kg)
 
+    @property
+    def composer(self):
+        """The KG composition (None for a verbalized model)."""
+        return getattr(self.encoding, "composer", None)
+
     def scorer(self):
         return AlignedScorer(self.model, self.encoding, self.embedder, device=self.encoding.device)
 
