@@ -52,8 +52,8 @@ def main():
     from toolbox.align.retrieve import AlignedScorer
     from toolbox.align.text import TextEmbedder
     from toolbox.align.train import TrainOptions, train_alignment_model
+    from toolbox.artifacts.kg_embeddings import load_kg_embeddings
     from toolbox.steps.align import read_pairs, retrieve
-    from toolbox.steps.embed_kg import load_kg_embeddings
     from toolbox.steps.eval_retrieval import retrieval_metrics
 
     rows = []

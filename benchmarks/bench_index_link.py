@@ -1,141 +1,252 @@
-"""Index build time, link throughput and Recall@1/@64 of ontolink against a naive baseline.
+"""Index build time, link throughput, peak memory and Recall@1/@64: ontolink against its peers, one run.
 
-Measures, in one run on this machine's CPU, for every name and synonym of an
-ontology (default: the embedded ``hpo``, about 40,500 names):
+Every system runs as a child process (peak memory is the child's max RSS), in
+this order, on this machine's CPU, over every name and synonym of the embedded
+HPO (about 40,500 names):
 
-  naive        sentence-transformers all-MiniLM-L6-v2, ``encode(names, batch_size=32)``
-               into a faiss.IndexFlatIP; linking encodes and searches one mention
-               at a time (k=256 names), then keeps each entity's best name
-  dense fp32   ``build_index(method="dense", precision="fp32")``, ``load_index``, ``link_mentions``
-  dense int8   the same with the default CPU precision (int8 dynamic quantisation)
-  tfidf        character 3-gram TF-IDF
+  sentence-transformers  all-MiniLM-L6-v2 used as its documentation says: ``encode(list)`` of the
+                         distinct names / mentions (batched), normalised, faiss.IndexFlatIP; each
+                         entity keeps its best name
+  scispaCy 0.6.2         the candidate generator (char 3-gram TF-IDF + nmslib), ``../shared/tools/
+                         peer_scispacy.py`` in its own Python 3.10 venv (skipped, with a message,
+                         when /tmp/scispacy310 or --scispacy-python is absent)
+  ontolink default       `ontolink index` / `link` as shipped: ONNX Runtime, int8 per token
+                         first run (ONNX export + every name encoded), cold (embedding cache
+                         empty), warm (a rebuild: names from the embedding cache)
+  ontolink fp32          `--precision fp32` (ONNX Runtime)
+  ontolink torch int8    `--runtime torch --precision int8`: the previous default (PyTorch dynamic
+                         quantisation; activation scales span the batch)
+  ontolink tfidf         `--method tfidf`
 
-Build time includes loading the model and writing the index. Link throughput
-is mentions / seconds of linking; ``load_index`` (model load) is timed apart.
-Speed-ups are against the naive baseline of the same run; Recall@K is scored
-on labeled mentions (default: ../shared/data/gscplus/mentions.jsonl, GSC+).
+Mentions: GSC+ (1,151 labeled, ../shared/data/gscplus) and the corpus of NCBI-disease's 5,133 unlabeled
+mentions + GSC+ (6,284, repeats included, as in real corpora). Link rate is what `ontolink link`
+reports (mentions / seconds of linking, index load excluded); "link wall" is the whole command.
+Recall is scored on GSC+. Batch invariance: GSC+ linked at --batch-size 7 and 256, top-1 compared.
+Ratios are against sentence-transformers and scispaCy of the same run (machines are noisy).
 
-Run from the repository root (takes a few minutes, the naive build about one):
-
-    python benchmarks/bench_index_link.py [--mentions PATH] [--ontology hpo] [--skip-naive]
+    python benchmarks/bench_index_link.py [--skip-peer] [--skip-baseline] [--systems default,fp32,...]
 """
 
 import argparse
+import json
 import os
+import re
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import faiss
-import numpy as np
-import torch
-from sentence_transformers import SentenceTransformer
-from tabulate import tabulate
-from transformers.utils import logging as transformers_logging
-
-from toolbox.backends.encoders.sentence import DEFAULT_ENCODER, resolve_model_path
-from toolbox.io import read_records
-from toolbox.ontology import load_ontology
-from toolbox.steps.eval import file_metrics, score_file
-from toolbox.steps.index import build_index, index_rows, load_index
-from toolbox.steps.link import link_mentions
-
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_MENTIONS = REPO / ".." / "shared" / "data" / "gscplus" / "mentions.jsonl"
+SHARED = REPO.parent / "shared"
 TOP_K = 64
+SYSTEMS = {
+    "default": [],
+    "fp32": ["--precision", "fp32"],
+    "torch-int8": ["--runtime", "torch", "--precision", "int8"],
+    "tfidf": ["--method", "tfidf"],
+}
 
 
-def naive(ontology, mentions):
-    """The baseline: plain sentence-transformers, flat FAISS, one mention at a time."""
-    entity_ids, entity_names, texts, owners = index_rows(ontology)
+def timed(command, env=None):
+    """Run ``command``; (seconds, peak RSS in MB, stdout + stderr). Fails loudly: an error is no number."""
+    started = time.perf_counter()
+    with tempfile.TemporaryFile("w+") as output:
+        process = subprocess.Popen(list(map(str, command)), stdout=output, stderr=subprocess.STDOUT, text=True,
+                                   env={**os.environ, **(env or {})})
+        _, status, usage = os.wait4(process.pid, 0)
+        seconds = time.perf_counter() - started
+        output.seek(0)
+        text = output.read()
+    if status != 0:
+        sys.exit(f"failed ({status}): {' '.join(map(str, command))}\n{text[-2000:]}")
+    return seconds, usage.ru_maxrss / 1024, text
+
+
+def ontolink(*args):
+    return [sys.executable, "-m", "toolbox", *map(str, args)]
+
+
+def link_rate(stderr):
+    match = re.search(r"\(([\d,]+) mentions/s\)", stderr)
+    return float(match.group(1).replace(",", "")) if match else None
+
+
+def recall(linked_path, ontology):
+    from toolbox.io import read_records
+    from toolbox.steps.eval import file_metrics, score_file
+
+    ranks, categories = score_file(read_records(linked_path), ontology, ks=(1, TOP_K))
+    metrics = file_metrics(ranks, categories, ks=(1, TOP_K))["all"]
+    return metrics["R@1"], metrics[f"R@{TOP_K}"]
+
+
+def top1(path):
+    return [json.loads(line)["candidates"][0]["id"] for line in open(path, encoding="utf-8")]
+
+
+def run_ontolink(name, options, work, mention_sets, cache, rows, ontology):
+    directory = work / f"idx-{name}"
+    env = {"ONTOLINK_CACHE_DIR": str(cache)}
+    builds = {}
+    if name == "default":
+        # first run: nothing cached; cold: the ONNX export kept, no name vectors; warm: a rebuild
+        for label in ("first run", "cold", "warm"):
+            if label == "cold":
+                shutil.rmtree(cache, ignore_errors=True)
+                cache.mkdir(parents=True)
+                shutil.copytree(work / "first-cache" / "onnx", cache / "onnx")
+            builds[label] = timed(ontolink("index", "--ontology", "hpo", *options, directory), env)
+            if label == "first run":
+                shutil.copytree(cache, work / "first-cache")
+    else:
+        builds["cold"] = timed(ontolink("index", "--ontology", "hpo", "--no-cache", *options, directory), env)
+    link = {}
+    for label, path in mention_sets.items():
+        out = work / f"{name}-{label}.jsonl"
+        link[label] = timed(ontolink("link", "--index", directory, "--top-k", TOP_K, "-i", path, "-o", out), env)
+    small = work / f"{name}-gsc-bs7.jsonl"
+    timed(ontolink("link", "--index", directory, "--top-k", TOP_K, "--batch-size", 7, "-i", mention_sets["GSC+"],
+                   "-o", small), env)
+    changed = sum(a != b for a, b in zip(top1(small), top1(work / f"{name}-GSC+.jsonl")))
+    r1, r64 = recall(work / f"{name}-GSC+.jsonl", ontology)
+    rows[f"ontolink {name}"] = {
+        "build": {label: seconds for label, (seconds, _, _) in builds.items()},
+        "build_mb": max(mb for _, mb, _ in builds.values()),
+        "link": {label: link_rate(stderr) for label, (_, _, stderr) in link.items()},
+        "link_wall": {label: seconds for label, (seconds, _, _) in link.items()},
+        "link_mb": max(mb for _, mb, _ in link.values()),
+        "R@1": r1, "R@64": r64, "top1_changed_bs7": changed}
+
+
+def baseline_child(mentions_paths, out_dir):
+    """sentence-transformers as documented; prints JSON timings (run as a child for its peak memory)."""
+    import faiss
+    import numpy as np
+    from sentence_transformers import SentenceTransformer
+
+    from toolbox.backends.encoders.sentence import DEFAULT_ENCODER, resolve_model_path
+    from toolbox.ontology import load_ontology
+    from toolbox.steps.index import index_rows
+
+    entity_ids, entity_names, texts, owners = index_rows(load_ontology("hpo"))
     started = time.perf_counter()
     model = SentenceTransformer(resolve_model_path(DEFAULT_ENCODER), device="cpu")
-    vectors = model.encode(texts, batch_size=32, normalize_embeddings=True)
+    unique = list(dict.fromkeys(texts))
+    vectors = model.encode(unique, normalize_embeddings=True)
+    row_of = {text: row for row, text in enumerate(unique)}
     index = faiss.IndexFlatIP(vectors.shape[1])
-    index.add(np.asarray(vectors, dtype=np.float32))
-    build = time.perf_counter() - started
-
-    linked = []
-    started = time.perf_counter()
-    for record in mentions:
-        query = model.encode([record["mention"].strip()], normalize_embeddings=True)
-        scores, rows = index.search(np.asarray(query, dtype=np.float32), TOP_K * 4)
-        candidates, seen = [], set()
-        for score, row in zip(scores[0], rows[0]):
-            if row >= 0 and owners[row] not in seen:
-                seen.add(owners[row])
-                candidates.append({"id": entity_ids[owners[row]], "name": entity_names[owners[row]],
-                                   "score": float(score)})
-                if len(candidates) == TOP_K:
-                    break
-        linked.append({**record, "candidates": candidates})
-    return build, 0.0, time.perf_counter() - started, linked
-
-
-def ontolink(ontology, mentions, directory, **options):
-    started = time.perf_counter()
-    build_index(ontology, directory, device="cpu", **options)
-    build = time.perf_counter() - started
-    started = time.perf_counter()
-    loaded = load_index(directory, ontology=ontology, device="cpu")
-    load = time.perf_counter() - started
-    started = time.perf_counter()
-    linked = list(link_mentions(mentions, loaded, top_k=TOP_K))
-    return build, load, time.perf_counter() - started, linked
+    index.add(np.asarray(vectors[[row_of[text] for text in texts]], dtype=np.float32))
+    result = {"build": time.perf_counter() - started, "link": {}}
+    for label, path in mentions_paths.items():
+        records = [json.loads(line) for line in open(path, encoding="utf-8")]
+        started = time.perf_counter()
+        queries = list(dict.fromkeys(record["mention"].strip() for record in records))
+        scores, rows = index.search(model.encode(queries, normalize_embeddings=True), TOP_K * 5)
+        best = {}
+        for query, score_row, name_row in zip(queries, scores, rows):
+            candidates, seen = [], set()
+            for score, row in zip(score_row, name_row):
+                if row >= 0 and owners[row] not in seen:
+                    seen.add(owners[row])
+                    candidates.append({"id": entity_ids[owners[row]], "name": entity_names[owners[row]],
+                                       "score": float(score)})
+            best[query] = candidates[:TOP_K]
+        with open(Path(out_dir, f"st-{label}.jsonl"), "w", encoding="utf-8") as handle:
+            for record in records:
+                handle.write(json.dumps({**record, "candidates": best[record["mention"].strip()]}) + "\n")
+        result["link"][label] = len(records) / (time.perf_counter() - started)
+    print(json.dumps(result))
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mentions", type=Path, default=DEFAULT_MENTIONS,
-                        help="labeled Mention JSONL (default: %(default)s)")
-    parser.add_argument("--ontology", default="hpo", help="ontology file or embedded name (default: hpo)")
-    parser.add_argument("--skip-naive", action="store_true", help="skip the (slow) naive baseline")
+    parser.add_argument("--skip-peer", action="store_true", help="skip scispaCy")
+    parser.add_argument("--skip-baseline", action="store_true", help="skip sentence-transformers")
+    parser.add_argument("--systems", default=",".join(SYSTEMS), help="ontolink systems (default: %(default)s)")
+    parser.add_argument("--scispacy-python", type=Path, default=Path("/tmp/scispacy310/bin/python"))
+    parser.add_argument("--baseline-child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    transformers_logging.disable_progress_bar()  # as ontolink does; keeps the output to the table
-    if not args.mentions.exists():
-        print(f"no mentions file at {args.mentions.resolve()}; pass --mentions PATH "
-              "(a labeled Mention JSONL, e.g. GSC+ from the shared data folder). Nothing measured.")
+    if args.baseline_child:
+        gsc, corpus, out_dir = args.baseline_child
+        return baseline_child({"GSC+": gsc, "corpus": corpus}, out_dir)
+    gsc = SHARED / "data" / "gscplus" / "mentions.jsonl"
+    ncbi = SHARED / "data" / "ncbi_disease" / "unlabeled_mentions.jsonl"
+    if not gsc.exists() or not ncbi.exists():
+        print(f"needs the shared data ({gsc.parent.parent}); nothing measured")
         return 0
+    from toolbox.ontology import load_ontology
 
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # non-Linux
-        cores = os.cpu_count()
-    print(f"machine: {cores} usable CPU cores, torch {torch.__version__} with {torch.get_num_threads()} "
-          f"threads, faiss {faiss.__version__} with {faiss.omp_get_max_threads()} threads")
-    ontology = load_ontology(args.ontology)
-    mentions = list(read_records(args.mentions))
-    names = len(index_rows(ontology)[2])
-    unique = len({record["mention"].strip() for record in mentions})
-    print(f"ontology {args.ontology}: {len(ontology)} entities, {names} names; "
-          f"mentions {args.mentions.name}: {len(mentions)} ({unique} distinct texts)\n")
-
-    runs = {} if args.skip_naive else {"naive sentence-transformers": lambda directory: naive(ontology, mentions)}
-    runs["ontolink dense fp32"] = lambda d: ontolink(ontology, mentions, d, method="dense", precision="fp32")
-    runs["ontolink dense int8 (default)"] = lambda d: ontolink(ontology, mentions, d, method="dense")
-    runs["ontolink tfidf"] = lambda d: ontolink(ontology, mentions, d, method="tfidf")
-
-    rows, reference = [], None
+    ontology = load_ontology("hpo")
+    cores = len(os.sched_getaffinity(0))
+    print(f"machine: {cores} usable CPU cores, load average {os.getloadavg()[0]:.1f} at start")
+    rows = {}
     with tempfile.TemporaryDirectory(prefix="bench-index-link-") as temporary:
-        for number, (label, run) in enumerate(runs.items()):
-            print(f"running {label} ...", file=sys.stderr, flush=True)
-            build, load, link, linked = run(Path(temporary, f"index{number}"))
-            ranks, categories = score_file(linked, ontology, ks=(1, TOP_K))
-            recall = file_metrics(ranks, categories, ks=(1, TOP_K))["all"]
-            rate = len(mentions) / link
-            if reference is None and label.startswith("naive"):
-                reference = (build, rate)
-            rows.append([label, build, f"{reference[0] / build:.1f}x" if reference else "-",
-                         load if label.startswith("ontolink dense") else None, rate,
-                         f"{rate / reference[1]:.1f}x" if reference else "-",
-                         recall["R@1"], recall[f"R@{TOP_K}"]])
-    print(tabulate(rows, headers=["method", "build (s)", "build speed-up", "load (s)", "link (mentions/s)",
-                                  "link speed-up", "R@1", f"R@{TOP_K}"],
-                   floatfmt=("", ".1f", "", ".2f", ".0f", "", ".3f", ".3f"), missingval="-"))
-    if reference is None:
-        print("\n(--skip-naive: no speed-ups; the issue's naive reference was about 160 s build, 114 mentions/s)")
+        work = Path(temporary)
+        corpus = work / "corpus.jsonl"
+        with open(corpus, "w", encoding="utf-8") as handle:
+            for prefix, path in (("ncbi", ncbi), ("gsc", gsc)):
+                for line in open(path, encoding="utf-8"):
+                    record = json.loads(line)
+                    handle.write(json.dumps({**record, "id": f"{prefix}:{record['id']}"}) + "\n")
+        mention_sets = {"GSC+": gsc, "corpus": corpus}
+        counts = {label: sum(1 for _ in open(path, encoding="utf-8")) for label, path in mention_sets.items()}
+        print(f"mentions: GSC+ {counts['GSC+']}, NCBI-disease + GSC+ {counts['corpus']}\n")
+        if not args.skip_baseline:
+            print("running sentence-transformers ...", file=sys.stderr, flush=True)
+            _, mb, output = timed([sys.executable, __file__, "--baseline-child", gsc, corpus, work])
+            result = json.loads([line for line in output.splitlines() if line.startswith("{")][-1])
+            r1, r64 = recall(work / "st-GSC+.jsonl", ontology)
+            rows["sentence-transformers"] = {"build": {"cold": result["build"]}, "build_mb": mb,
+                                             "link": result["link"], "link_mb": mb, "R@1": r1, "R@64": r64}
+        for name in args.systems.split(","):
+            print(f"running ontolink {name} ...", file=sys.stderr, flush=True)
+            run_ontolink(name, SYSTEMS[name], work, mention_sets, work / "cache", rows, ontology)
+        peer = None
+        if not args.skip_peer and args.scispacy_python.exists():
+            print("running scispaCy ...", file=sys.stderr, flush=True)
+            _, mb, output = timed([args.scispacy_python, SHARED / "tools" / "peer_scispacy.py", _hpo_path(), corpus,
+                                   work / "scispacy"])
+            peer = json.loads([line for line in output.splitlines() if line.startswith("{")][-1])
+            rows["scispaCy 0.6.2"] = {"build": {"cold": peer["build_s"]}, "build_mb": mb, "link_mb": mb,
+                                      "link": {"corpus": peer["mentions_per_s"]},
+                                      "R@1": peer.get("R@1"), "R@64": peer.get("R@64")}
+        elif not args.skip_peer:
+            print(f"scispaCy skipped: no {args.scispacy_python} (see ../shared/tools/README.md)")
+    report(rows)
     return 0
+
+
+def report(rows):
+    from tabulate import tabulate
+
+    st = rows.get("sentence-transformers")
+    peer = rows.get("scispaCy 0.6.2")
+    table = []
+    for name, row in rows.items():
+        build = row["build"]
+        link = row["link"]
+        ratio = lambda value, base: f"{value / base:.2f}x" if value and base else "-"  # noqa: E731
+        table.append([
+            name, build.get("first run"), build["cold"], build.get("warm"), row["build_mb"],
+            link.get("GSC+"), link.get("corpus"), row["link_mb"],
+            ratio(link.get("corpus"), st and st["link"]["corpus"]),
+            ratio(link.get("corpus"), peer and peer["link"]["corpus"]),
+            row["R@1"], row["R@64"], row.get("top1_changed_bs7")])
+    print(tabulate(table, floatfmt=("", ".1f", ".1f", ".1f", ".0f", ",.0f", ",.0f", ".0f", "", "", ".3f", ".3f"),
+                   missingval="-", headers=[
+                       "system", "index first (s)", "index cold (s)", "index warm (s)", "index peak MB",
+                       "link GSC+ (m/s)", "link corpus (m/s)", "link peak MB", "corpus vs ST", "corpus vs scispaCy",
+                       "R@1", "R@64", "top-1 changed at batch 7"]))
+    print("\nindex first: ONNX export + every name; cold: embedding cache empty; warm: a rebuild. Link rates as "
+          "`ontolink link` reports them (index load excluded); scispaCy links the corpus only (R@K on its GSC+ part).")
+
+
+def _hpo_path():
+    from toolbox.ontology import _hpo_path as embedded
+
+    return embedded()
 
 
 if __name__ == "__main__":

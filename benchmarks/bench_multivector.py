@@ -29,14 +29,15 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from toolbox.artifacts.index import load_index
 from toolbox.io import read_records
 from toolbox.ontology import load_ontology
 from toolbox.steps.eval import file_metrics, score_file
-from toolbox.steps.index import build_index, build_multivector_index, load_index
+from toolbox.steps.index import build_index, build_multivector_index
 from toolbox.steps.link import link_mentions
 from toolbox.steps.make_pairs import build_matcher, make_pairs
 from toolbox.steps.train_multivector import train_multivector
-from toolbox.steps.train_retriever import read_pairs, train_retriever
+from toolbox.steps.train_retriever import pair_validator, train_retriever
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared" / "data"
@@ -88,7 +89,7 @@ def main():
     ontology = load_ontology("hpo")
     mentions = list(read_records(args.mentions))
     pairs_path = Path(args.pairs) if args.pairs else pseudo_pairs(mentions, ontology, work / "pairs-P_Syn.jsonl")
-    pairs = read_pairs(pairs_path, ontology, accept_gold=True)
+    pairs = list(read_records(pairs_path, validate=pair_validator(ontology, accept_gold=True)))
     print(f"{len(mentions)} test mentions; {len(pairs)} training pairs from {pairs_path}", flush=True)
 
     rows, reference = [], None

@@ -2,6 +2,7 @@ import json
 import os
 from pathlib import Path
 
+import ngram_encoder  # noqa: F401  registers the test encoder "hashed-3grams"
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
@@ -74,6 +75,23 @@ def dense_index(small_ontology_path, tmp_path_factory):
     directory = tmp_path_factory.mktemp("idx") / "dense"
     build_index(load_ontology(small_ontology_path), directory, method="dense", device="cpu")
     return directory
+
+
+@pytest.fixture(scope="session")
+def hashed_index(small_ontology_path, tmp_path_factory):
+    """A dense index over the slice with the test encoder (hashed 3-grams, no model loaded)."""
+    from toolbox.ontology import load_ontology
+    from toolbox.steps.index import build_index
+
+    directory = tmp_path_factory.mktemp("idx") / "hashed"
+    build_index(load_ontology(small_ontology_path), directory, method="dense", runtime="hashed-3grams")
+    return directory
+
+
+def replace_backend(monkeypatch, registry, name, cls):
+    """Register ``cls`` as ``name`` in ``registry`` for one test."""
+    registry.names()  # the built-in backends first, so they do not replace ``cls`` later
+    monkeypatch.setitem(registry.classes, name, cls)
 
 
 def jsonl(records):

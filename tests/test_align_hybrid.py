@@ -49,7 +49,7 @@ def test_untrained_residual_heads_rank_as_the_verbalised_baseline(pairs, kg_dir,
     from toolbox.align.retrieve import AlignedScorer, VerbalizedScorer
     from toolbox.align.train import alignment_model
     from toolbox.steps.align import retrieve
-    from toolbox.steps.embed_kg import load_kg_embeddings
+    from toolbox.artifacts.kg_embeddings import load_kg_embeddings
 
     kg = load_kg_embeddings(kg_dir)
     baseline = [record["rank"] for record in retrieve(pairs, pairs, VerbalizedScorer(embedder), top_k=0)]
@@ -120,7 +120,7 @@ def test_hard_negatives_of_text_encodings_are_other_triples_encoded_once(pairs, 
     import torch
 
     from toolbox.align.encoding import triple_encoding
-    from toolbox.steps.embed_kg import load_kg_embeddings
+    from toolbox.artifacts.kg_embeddings import load_kg_embeddings
 
     encoding = triple_encoding("hybrid", load_kg_embeddings(kg_dir), embedder)
     rows = encoding.rows(pairs)

@@ -5,10 +5,10 @@ import json
 import numpy as np
 import pytest
 
+from toolbox.artifacts.index import load_index
 from toolbox.backends.encoders.sentence import DEFAULT_ENCODER, SentenceEncoder, resolve_model_path
 from toolbox.device import resolve_device, resolve_precision
 from toolbox.errors import InputError, OntolinkError
-from toolbox.steps.index import load_index
 from toolbox.steps.link import link_mentions
 
 pytestmark = pytest.mark.slow
@@ -49,21 +49,23 @@ def test_sq8_hnsw_and_ivfpq_agree_with_flat_at_the_top(small_ontology_path, tmp_
                 enumerate(["seizures", "blindness", "cataract", "convulsions", "red eye"])]
     tops = {}
     for kind in ("flat", "sq8", "hnsw", "ivfpq"):
-        build_index(ontology, tmp_path / kind, device="cpu", faiss_type=kind, ivf_nlist=4, pq_m=48, nprobe=4)
+        # only the FAISS types differ: the test encoder's vectors are enough (256-d hashed 3-grams)
+        build_index(ontology, tmp_path / kind, runtime="hashed-3grams", faiss_type=kind, ivf_nlist=4, pq_m=32,
+                    nprobe=4)
         linked = list(link_mentions(mentions, load_index(tmp_path / kind, device="cpu"), top_k=3))
         tops[kind] = [record["candidates"][0]["id"] for record in linked]
     assert tops["hnsw"] == tops["flat"] == tops["sq8"]
-    assert json.loads((tmp_path / "sq8" / "manifest.json").read_text())["index"]["faiss"]["bytes_per_vector"] == 384
+    assert json.loads((tmp_path / "sq8" / "manifest.json").read_text())["index"]["faiss"]["bytes_per_vector"] == 256
     assert sum(a == b for a, b in zip(tops["ivfpq"], tops["flat"])) >= 4
     manifest = json.loads((tmp_path / "ivfpq" / "manifest.json").read_text())
-    assert manifest["index"]["faiss"]["bytes_per_vector"] == 48
+    assert manifest["index"]["faiss"]["bytes_per_vector"] == 32
 
 
-def test_index_dimension_mismatch_is_refused(dense_index, tmp_path):
+def test_index_dimension_mismatch_is_refused(hashed_index, tmp_path):
     import shutil
 
     copy = tmp_path / "idx"
-    shutil.copytree(dense_index, copy)
+    shutil.copytree(hashed_index, copy)
     manifest = json.loads((copy / "manifest.json").read_text())
     manifest["index"]["faiss"]["type"] = "flat"
     (copy / "index.faiss").write_bytes((copy / "index.faiss").read_bytes()[:64])

@@ -90,7 +90,7 @@ def test_random_walks_follow_edges_both_ways(kg_slice):
 
 
 def test_rdf2vec_directory_is_complete_and_reproducible(kg_slice, tmp_path):
-    from toolbox.steps.embed_kg import load_kg_embeddings
+    from toolbox.artifacts.kg_embeddings import load_kg_embeddings
 
     triples = list(read_triples(kg_slice))
     outputs = []
@@ -127,7 +127,7 @@ def embed_kg_step(triples, directory, **options):
 ])
 def test_pykeen_models_write_safetensors_only(kg_slice, tmp_path, model, options, entity_dim, relation_dim,
                                               complex_valued):
-    from toolbox.steps.embed_kg import load_kg_embeddings
+    from toolbox.artifacts.kg_embeddings import load_kg_embeddings
 
     manifest = embed_kg_step(list(read_triples(kg_slice)), tmp_path / "emb", method=model, epochs=2,
                              eval_every=1, device="cpu", **options)
@@ -190,7 +190,7 @@ def test_cli_bad_inputs(tmp_path, kg_slice):
 
 
 def test_load_refuses_altered_or_truncated_embeddings(kg_slice, tmp_path):
-    from toolbox.steps.embed_kg import load_kg_embeddings
+    from toolbox.artifacts.kg_embeddings import load_kg_embeddings
 
     embed_kg_step(list(read_triples(kg_slice)), tmp_path / "emb", dim=4, walks=2, epochs=1)
     tensors = tmp_path / "emb" / "embeddings.safetensors"

@@ -11,9 +11,9 @@ from typing import ClassVar
 
 import pytest
 from click.testing import CliRunner
-from conftest import jsonl, parse_jsonl
+from conftest import jsonl, parse_jsonl, replace_backend
 
-from toolbox.backends.llm import BACKENDS, backend_class, base
+from toolbox.backends.llm import LLM_BACKENDS, base
 from toolbox.backends.llm.base import Completion, LLMBackend
 from toolbox.cli import cli
 from toolbox.errors import OntolinkError
@@ -83,7 +83,7 @@ class EchoBackend(LLMBackend):
 @pytest.fixture
 def echo_backend(monkeypatch):
     """The echo backend in place of the CLI's default 'transformers' (no model loaded)."""
-    monkeypatch.setitem(BACKENDS, "transformers", f"{__name__}:EchoBackend")
+    replace_backend(monkeypatch, LLM_BACKENDS, "transformers", EchoBackend)
     return EchoBackend
 
 
@@ -214,7 +214,7 @@ def test_cli_writes_aliases_skips_and_summarises(hpo, onto, echo_backend, cache_
 
 
 def test_cli_counts_replies_without_alias(hpo, onto, cache_path, monkeypatch):
-    monkeypatch.setitem(BACKENDS, "transformers", f"{__name__}:SilentBackend")
+    replace_backend(monkeypatch, LLM_BACKENDS, "transformers", SilentBackend)
     result = CliRunner().invoke(cli, ["gen-aliases", "--ontology", onto], input=jsonl(selected(hpo, SEIZURE)))
     assert result.exit_code == 0, result.output
     assert parse_jsonl(result.stdout)[0]["aliases"] == []
@@ -284,19 +284,17 @@ def test_cache_key_covers_model_and_decoding_options(hpo, cache_path):
 
 
 def test_every_backend_implements_the_interface():
-    assert set(BACKENDS) == {"transformers", "vllm", "openai"}
-    for name in BACKENDS:
-        module_name, class_name = BACKENDS[name].split(":")
-        __import__(module_name)
-        cls = getattr(sys.modules[module_name], class_name)
+    assert set(LLM_BACKENDS.names()) == {"transformers", "vllm", "openai"}
+    for name in LLM_BACKENDS.names():
+        cls = LLM_BACKENDS.get(name)
         assert issubclass(cls, base.LLMBackend) and cls.name == name
         assert not getattr(cls.generate, "__isabstractmethod__", False)
         assert isinstance(cls.default_batch_size, int)
 
 
 def test_unknown_backend():
-    with pytest.raises(OntolinkError, match="unknown LLM backend"):
-        backend_class("nope")
+    with pytest.raises(OntolinkError, match="unknown LLM backend 'nope' \\(known: openai, transformers, vllm\\)"):
+        LLM_BACKENDS.get("nope")
 
 
 def test_vllm_missing_message(hpo, onto, cache_path, monkeypatch):

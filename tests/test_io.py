@@ -86,3 +86,45 @@ def test_gzipped_stdin_is_recognised(monkeypatch):
     data = gzip.compress(b'{"id": "a", "mention": "b"}\n')
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(io.BytesIO(data))))
     assert list(read_records("-")) == [{"id": "a", "mention": "b"}]
+
+
+def test_tsv_rows_name_file_and_line(tmp_path):
+    from toolbox.io import read_tsv
+
+    path = tmp_path / "rows.tsv"
+    path.write_text("a\tb\n\nc\n")
+
+    def two_columns(columns):
+        if len(columns) != 2:
+            raise ValueError(f"expected 2 columns, got {len(columns)}")
+        return tuple(columns)
+
+    rows = read_tsv(path, two_columns)
+    assert next(rows) == ("a", "b")
+    with pytest.raises(InputError, match=r"rows.tsv:3: expected 2 columns, got 1"):
+        next(rows)
+
+
+def test_first_record_is_peeked_without_consuming_stdin(tmp_path, monkeypatch):
+    from toolbox.io import peek_first_record
+
+    path = tmp_path / "x.jsonl.gz"
+    with gzip.open(path, "wt") as handle:
+        handle.write('\n{"id": "a"}\n{"id": "b"}\n')
+    assert peek_first_record(path) == {"id": "a"}
+    assert peek_first_record(tmp_path / "missing.jsonl") is None
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(io.BytesIO(b'{"id": "s"}\n'))))
+    assert peek_first_record("-") == {"id": "s"}
+    assert [record["id"] for record in read_records("-")] == ["s"]
+
+
+def test_eval_output_ending_in_gz_is_gzip(tfidf_index, tmp_path):
+    from conftest import jsonl, run
+
+    linked = run("link", "--index", tfidf_index, input=jsonl([{"id": "m1", "mention": "seizures",
+                                                                "gold": ["HP:0001250"]}])).stdout
+    report = tmp_path / "report.json.gz"
+    result = run("eval", "--format", "json", "-o", report, input=linked)
+    assert result.exit_code == 0, result.output
+    with gzip.open(report, "rt") as handle:
+        assert '"R@1"' in handle.read()

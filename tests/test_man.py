@@ -23,3 +23,13 @@ def test_man_pages_are_current(tmp_path):
     stale = sorted(name for name in fresh if committed.get(name) != fresh[name])
     extra = sorted(set(committed) - set(fresh))
     assert not stale and not extra, f"man/ is stale ({stale}, extra {extra}): run `python -m toolbox.manpages`"
+
+
+def test_pages_have_whole_names_exit_status_environment_see_also_and_unwrapped_examples():
+    page = (MAN / "ontolink-link.1").read_text()
+    assert "ontolink\\-link \\- Add the top-K entities to every Mention record.\n" in page
+    for section in (".SH EXIT STATUS", ".SH ENVIRONMENT", ".SH SEE ALSO"):
+        assert section in page
+    assert ".nf\nExamples:\n  ontolink link --index idx/hpo" in page and "\n.fi\n" in page
+    assert "METHODS.md" not in page and "CONTRACT.md" not in page
+    assert all("METHODS" not in path.read_text() and "CONTRACT" not in path.read_text() for path in MAN.glob("*.1"))

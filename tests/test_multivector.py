@@ -8,14 +8,14 @@ import pytest
 import torch
 
 from conftest import interrupt_at_call, jsonl, parse_jsonl, run
-from toolbox.ontology import load_ontology
-from toolbox.steps.kb_documents import kb_documents
-from toolbox.steps.late_interaction import (
+from toolbox.backends.indexes.late_interaction import (
     marginal_likelihood_loss,
     query_expansion_losses,
     sum_of_max,
     xtr_scores,
 )
+from toolbox.ontology import load_ontology
+from toolbox.ontology.kb_documents import kb_documents
 
 # T:B's only names ("cone syndrome", "renal cone") are both names of T:A as well.
 HOMONYMS = [
@@ -132,7 +132,7 @@ def test_index_and_link_with_the_trained_model(trained, small_ontology_path, fai
     work, pairs, model, entities = trained
     index = work / f"idx-{faiss_type}"
     extra = ["--pq-m", "16", "--nlist", "8"] if faiss_type == "ivfpq" else []
-    result = run("index", "--ontology", small_ontology_path, "--multivector", "--model", model, "--faiss",
+    result = run("index", "--ontology", small_ontology_path, "--method", "multivector", "--model", model, "--faiss",
                  faiss_type, "--device", "cpu", *extra, index)
     assert result.exit_code == 0, result.stderr
     manifest = json.loads((index / "manifest.json").read_text())
@@ -160,13 +160,15 @@ def test_index_and_link_with_the_trained_model(trained, small_ontology_path, fai
 def test_single_and_multi_vector_models_are_not_mixed(trained, small_ontology_path, tmp_path):
     _, _, model, _ = trained
     result = run("index", "--ontology", small_ontology_path, "--model", model, "--device", "cpu", tmp_path / "x")
-    assert result.exit_code == 2 and "use `ontolink index --multivector`" in result.stderr
+    assert result.exit_code == 2 and "use `ontolink index --method multivector`" in result.stderr
     retriever = tmp_path / "retriever"
     retriever.mkdir()
     (retriever / "manifest.json").write_text(json.dumps({"artifact": "retriever"}))
     result = run("index", "--ontology", small_ontology_path, "--multivector", "--model", retriever, tmp_path / "y")
     assert result.exit_code == 2 and "not a multi-vector model" in result.stderr
-    result = run("index", "--ontology", small_ontology_path, "--multivector", "--faiss", "hnsw", tmp_path / "z")
+    assert "--multivector is deprecated: use --method multivector" in result.stderr  # the old spelling still works
+    result = run("index", "--ontology", small_ontology_path, "--method", "multivector", "--faiss", "hnsw",
+                 tmp_path / "z")
     assert result.exit_code == 2 and "flat, sq8 or ivfpq" in result.stderr
     # a trained model is not a backbone to start from (its head would override the options)
     result = run("train", "multivector", "--ontology", small_ontology_path, "-i", trained[1], "--model", model,
@@ -174,7 +176,7 @@ def test_single_and_multi_vector_models_are_not_mixed(trained, small_ontology_pa
     assert result.exit_code == 2 and "is a trained multi-vector model" in result.stderr
     # too few tokens to train 8-bit product quantisers
     mini = Path(__file__).parent / "data" / "ontology" / "mini.obo"
-    result = run("index", "--ontology", mini, "--multivector", "--faiss", "ivfpq", tmp_path / "pq")
+    result = run("index", "--ontology", mini, "--method", "multivector", "--faiss", "ivfpq", tmp_path / "pq")
     assert result.exit_code == 2 and "needs at least 256 vectors" in result.stderr
 
 
@@ -182,11 +184,12 @@ def test_resume_gives_the_same_weights_and_kb_entity_without_temperature(trained
     from safetensors.torch import load_file
 
     import toolbox.steps.train_multivector as module
-    from toolbox.steps.train_retriever import read_pairs
+    from toolbox.io import read_records
+    from toolbox.steps.train_retriever import pair_validator
 
     _, pairs, _, _ = trained
     ontology = load_ontology(small_ontology_path)
-    examples = read_pairs(pairs, ontology, accept_gold=True)
+    examples = list(read_records(pairs, validate=pair_validator(ontology, accept_gold=True)))
     options = dict(kb="entity", temperature=False, hard_negatives=2, epochs=2, batch_size=4, max_length=32,
                    device="cpu")
     module.train_multivector([dict(e) for e in examples], ontology, tmp_path / "straight", **options)
@@ -205,15 +208,16 @@ def test_resume_gives_the_same_weights_and_kb_entity_without_temperature(trained
 
 def test_labeled_mentions_train_too_and_bad_pairs_are_refused(small_ontology_path, tmp_path):
     from toolbox.errors import InputError
-    from toolbox.steps.train_retriever import read_pairs
+    from toolbox.io import read_records
+    from toolbox.steps.train_retriever import pair_validator
 
     ontology = load_ontology(small_ontology_path)
     entity = next(iter(ontology))
     path = tmp_path / "gold.jsonl"
     path.write_text(jsonl([{"id": "g", "mention": "x", "gold": ["HP:9999999", entity.id]}]))
-    assert read_pairs(path, ontology, accept_gold=True)[0]["golds"] == [entity.id]
+    assert list(read_records(path, validate=pair_validator(ontology, accept_gold=True)))[0]["golds"] == [entity.id]
     with pytest.raises(InputError, match="entity_id"):
-        read_pairs(path, ontology)
+        list(read_records(path, validate=pair_validator(ontology)))
     path.write_text(jsonl([{"id": "g", "mention": "x", "gold": ["HP:9999999"]}]))
     with pytest.raises(InputError, match=r"gold.jsonl:1: .*none of the gold ids"):
-        read_pairs(path, ontology, accept_gold=True)
+        list(read_records(path, validate=pair_validator(ontology, accept_gold=True)))

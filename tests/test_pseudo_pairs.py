@@ -23,7 +23,7 @@ def slice_ontology(small_ontology_path):
 
 
 def test_select_entities_exact_and_biencoder(slice_ontology, tfidf_index):
-    from toolbox.steps.index import load_index
+    from toolbox.artifacts.index import load_index
 
     selection = select_entities(MENTIONS, slice_ontology, loaded_index=load_index(tfidf_index))
     records = {record["id"]: record for record in selection.records()}

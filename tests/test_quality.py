@@ -6,9 +6,10 @@ Measured independently: all-MiniLM-L6-v2 R@1 0.745, R@64 0.964; char 3-gram TF-I
 import pytest
 
 from conftest import shared_path
+from toolbox.artifacts.index import load_index
 from toolbox.io import read_records
 from toolbox.steps.eval import file_metrics, score_file
-from toolbox.steps.index import build_index, load_index
+from toolbox.steps.index import build_index
 from toolbox.steps.link import link_mentions
 
 pytestmark = pytest.mark.slow

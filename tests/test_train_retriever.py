@@ -11,7 +11,8 @@ from conftest import interrupt_at_call, jsonl, parse_jsonl
 from toolbox.cli import cli
 from toolbox.errors import InputError
 from toolbox.ontology import load_ontology
-from toolbox.steps.train_retriever import batch_columns, column_masks, multi_positive_loss, read_pairs
+from toolbox.io import read_records
+from toolbox.steps.train_retriever import batch_columns, column_masks, multi_positive_loss, pair_validator
 
 # root R with children A, B; A has children A1, A2; B has child B1.
 TOY = [{"id": "T:R", "name": "root"}, {"id": "T:A", "name": "alpha", "parents": ["T:R"]},
@@ -69,8 +70,8 @@ def test_pairs_are_checked_against_the_ontology(toy, tmp_path):
     path.write_text(jsonl([{"id": "p1", "mention": "alpha", "entity_id": "T:A"},
                            {"id": "p2", "mention": "gamma", "entity_id": "T:NOPE"}]))
     with pytest.raises(InputError, match=r"pairs.jsonl:2: entity_id 'T:NOPE' is not in ontology"):
-        read_pairs(path, toy)
-    assert [pair["id"] for pair in read_pairs(path, toy, skip_invalid=True)] == ["p1"]
+        list(read_records(path, validate=pair_validator(toy)))
+    assert [pair["id"] for pair in read_records(path, validate=pair_validator(toy), skip_invalid=True)] == ["p1"]
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
     result = CliRunner().invoke(cli, ["train", "retriever", "--ontology", str(tmp_path / "toy.jsonl"), "-i",
@@ -104,8 +105,8 @@ def test_train_resume_index_and_link(small_ontology_path, tmp_path):
     with pytest.MonkeyPatch.context() as patch:
         interrupt_at_call(patch, module, "multi_positive_loss", 3)  # 2 batches an epoch: epoch 2's first
         with pytest.raises(KeyboardInterrupt):
-            module.train_retriever(module.read_pairs(pairs, ontology), ontology, resumed, negatives="pc-pos",
-                                   epochs=2, batch_size=6, max_length=32, device="cpu")
+            module.train_retriever(list(read_records(pairs, validate=module.pair_validator(ontology))), ontology,
+                                   resumed, negatives="pc-pos", epochs=2, batch_size=6, max_length=32, device="cpu")
     assert (tmp_path / "resumed.checkpoint" / "manifest.json").exists() and not resumed.exists()
     result = train(resumed, "--epochs", "2", "--resume")
     assert "resuming from" in result.stderr and not (tmp_path / "resumed.checkpoint").exists()

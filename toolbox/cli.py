@@ -1,16 +1,39 @@
 """The `ontolink` command: thin click wrappers around the step functions in toolbox.steps."""
 
 import importlib
+import inspect
 import os
+import sys
 
 import click
 
 from toolbox import __version__
 from toolbox.errors import OntolinkError
 
+INTERRUPTED = 130
+PIPE_CLOSED = 141
+
 
 def _show_tracebacks():
     return bool(os.environ.get("ONTOLINK_TRACEBACK"))
+
+
+def _silence_stdout():
+    """Point stdout at /dev/null, so that flushing it at exit raises no second BrokenPipeError."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real stdout (a test runner's buffer)
+        pass
+
+
+def _whole_short_help(command):
+    """The first paragraph of a command's help as its short help, so listings and man NAME lines show
+    it whole instead of cutting it at 45 characters."""
+    if not command.short_help and command.help:
+        command.short_help = " ".join(inspect.cleandoc(command.help).split("\n\n")[0].split())
+    for sub_command in getattr(command, "commands", {}).values():
+        _whole_short_help(sub_command)
 
 
 class OntolinkGroup(click.Group):
@@ -24,8 +47,16 @@ class OntolinkGroup(click.Group):
                 raise
             click.echo(f"ontolink: error: {error}", err=True)
             ctx.exit(error.exit_code)
-        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort,
-                KeyboardInterrupt, BrokenPipeError):
+        except KeyboardInterrupt:
+            # Ctrl-C: the shell's convention (128 + SIGINT), without a traceback or click's "Aborted!"
+            if _show_tracebacks():
+                raise
+            ctx.exit(INTERRUPTED)
+        except BrokenPipeError:
+            # the reader went away (`| head`): 128 + SIGPIPE, as a process killed by the signal reports
+            _silence_stdout()
+            ctx.exit(PIPE_CLOSED)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
         except Exception as error:
             if _show_tracebacks() or "PYTEST_CURRENT_TEST" in os.environ:
@@ -49,7 +80,8 @@ def cli():
       echo '{"id": "m1", "mention": "seizures"}' | ontolink link --index idx/hpo --top-k 3
       ontolink eval linked.jsonl --ontology hpo
 
-    Exit status: 0 success, 2 bad input or usage (FILE:LINE: message), 1 other failures.
+    Exit status: 0 success, 2 bad input or usage (FILE:LINE: message), 1 other
+    failures, 130 interrupted (Ctrl-C), 141 output pipe closed (`| head`).
     Set ONTOLINK_TRACEBACK=1 to see tracebacks.
     """
 
@@ -70,6 +102,7 @@ COMMAND_MODULES = [
 ]
 for _module in COMMAND_MODULES:
     cli.add_command(importlib.import_module(f"toolbox.commands.{_module}").command)
+_whole_short_help(cli)
 
 
 def main():

@@ -1,11 +1,14 @@
-"""JSONL streams as CONTRACT.md defines them.
+"""The one module that opens the files users pass: JSONL records, TSV rows, text reports.
 
-Reading yields one dict per non-blank line, in order, in bounded memory. Every
-problem becomes an ``InputError`` that names the file and line, or, with
-``skip_invalid``, a counted warning on stderr.
+Reading yields one record (a dict, or a row of columns) per non-blank line, in
+order, in bounded memory; ``-`` is stdin and ``.gz`` is gunzipped (a gzipped
+stdin is recognised too). Every problem becomes an ``InputError`` that names
+the file and line, or, with ``skip_invalid``, a counted warning on stderr.
+Writing: ``-`` is stdout and a ``.gz`` name is compressed.
 """
 
 import gzip
+import itertools
 import json
 import sys
 import zlib
@@ -94,64 +97,146 @@ def read_records(path="-", validate=None, skip_invalid=False, stats=None, check_
     field; the reader adds file and line. Blank lines, CRLF line ends, a UTF-8
     byte-order mark and a missing final newline are all accepted.
     """
-    name = display_name(path)
-    stats = stats if stats is not None else ReadStats()
-    seen_ids = {} if check_duplicate_ids else None
-    line_number = 0
+    with open_input_lines(path) as lines:
+        yield from parse_jsonl(lines, display_name(path), validate, skip_invalid, stats, check_duplicate_ids)
 
-    def bad(message):
+
+def read_tsv(path="-", parse_row=None, skip_invalid=False, stats=None):
+    """Yield ``parse_row(columns)`` for each non-blank line of a tab-separated file (no header).
+
+    ``parse_row`` may raise ``ValueError`` naming the problem (a wrong column
+    count, an empty field); the reader adds file and line.
+    """
+    with open_input_lines(path) as lines:
+        yield from parse_tsv(lines, display_name(path), parse_row, skip_invalid, stats)
+
+
+def _lines_of_text(lines, name, bad):
+    """(line number, decoded text) of raw lines; undecodable lines go to ``bad``."""
+    line_number = 0
+    while True:
+        try:
+            raw = next(lines)
+        except StopIteration:
+            return
+        except (EOFError, zlib.error) as error:
+            raise InputError(f"gzip data is truncated or corrupt after line {line_number} ({error})", name) from None
+        line_number += 1
+        try:
+            yield line_number, raw.decode("utf-8-sig" if line_number == 1 else "utf-8")
+        except UnicodeDecodeError as error:
+            bad(line_number, f"not valid UTF-8 (byte 0x{raw[error.start]:02x} at column {error.start + 1}); "
+                             "the file may be Latin-1: convert it with `iconv -f latin1 -t utf-8`")
+
+
+def _problem_handler(name, skip_invalid, stats):
+    def bad(line_number, message):
         if not skip_invalid:
             raise InputError(message, name, line_number)
         stats.skipped += 1
         warn(f"{name}:{line_number}: {message} (skipped)")
+    return bad
 
-    with open_input_lines(path) as lines:
-        while True:
+
+def parse_jsonl(lines, name, validate=None, skip_invalid=False, stats=None, check_duplicate_ids=False):
+    """The records of already-open raw JSONL lines (see ``read_records``); ``name`` is used in messages."""
+    stats = stats if stats is not None else ReadStats()
+    seen_ids = {} if check_duplicate_ids else None
+    bad = _problem_handler(name, skip_invalid, stats)
+    for line_number, text in _lines_of_text(iter(lines), name, bad):
+        text = text.strip()
+        if not text:
+            continue
+        try:
+            record = json.loads(text)
+        except json.JSONDecodeError as error:
+            bad(line_number, f"invalid JSON: {error.msg} at column {error.colno}")
+            continue
+        if not isinstance(record, dict):
+            bad(line_number, "expected a JSON object, got "
+                             f"{type(record).__name__ if not isinstance(record, list) else 'an array'}")
+            continue
+        if validate is not None:
             try:
-                raw = next(lines)
-            except StopIteration:
-                break
-            except (EOFError, zlib.error) as error:
-                raise InputError(
-                    f"gzip data is truncated or corrupt after line {line_number} ({error})", name
-                ) from None
-            line_number += 1
-            try:
-                text = raw.decode("utf-8-sig" if line_number == 1 else "utf-8")
-            except UnicodeDecodeError as error:
-                bad(
-                    f"not valid UTF-8 (byte 0x{raw[error.start]:02x} at column {error.start + 1}); "
-                    "the file may be Latin-1: convert it with `iconv -f latin1 -t utf-8`"
-                )
+                validate(record)
+            except ValueError as error:
+                bad(line_number, str(error))
                 continue
-            text = text.strip()
-            if not text:
-                continue
-            try:
-                record = json.loads(text)
-            except json.JSONDecodeError as error:
-                bad(f"invalid JSON: {error.msg} at column {error.colno}")
-                continue
-            if not isinstance(record, dict):
-                bad(f"expected a JSON object, got {type(record).__name__ if not isinstance(record, list) else 'an array'}")
-                continue
-            if validate is not None:
-                try:
-                    validate(record)
-                except ValueError as error:
-                    bad(str(error))
-                    continue
-            if seen_ids is not None and "id" in record:
-                first = seen_ids.setdefault(record["id"], line_number)
-                if first != line_number:
-                    stats.duplicates += 1
-                    if stats.duplicates == 1:
-                        warn(
-                            f"{name}:{line_number}: duplicate id {record['id']!r} (first at line {first}); "
-                            "processed anyway, further duplicates are only counted"
-                        )
-            stats.records += 1
-            yield record
+        if seen_ids is not None and "id" in record:
+            first = seen_ids.setdefault(record["id"], line_number)
+            if first != line_number:
+                stats.duplicates += 1
+                if stats.duplicates == 1:
+                    warn(f"{name}:{line_number}: duplicate id {record['id']!r} (first at line {first}); "
+                         "processed anyway, further duplicates are only counted")
+        stats.records += 1
+        yield record
+
+
+def parse_tsv(lines, name, parse_row=None, skip_invalid=False, stats=None):
+    """The rows of already-open raw TSV lines (see ``read_tsv``); ``name`` is used in messages."""
+    stats = stats if stats is not None else ReadStats()
+    bad = _problem_handler(name, skip_invalid, stats)
+    for line_number, text in _lines_of_text(iter(lines), name, bad):
+        text = text.rstrip("\r\n")
+        if not text.strip():
+            continue
+        try:
+            row = parse_row(text.split("\t")) if parse_row else text.split("\t")
+        except ValueError as error:
+            bad(line_number, str(error))
+            continue
+        stats.records += 1
+        yield row
+
+
+def first_line(lines):
+    """(the first non-blank raw line without a byte-order mark, all lines again): for sniffing a format."""
+    head = []
+    for raw in lines:
+        head.append(raw)
+        if raw.strip():
+            break
+    first = head[-1].lstrip(b"\xef\xbb\xbf").strip() if head else b""
+    return first, itertools.chain(head, lines)
+
+
+def peek_first_record(path):
+    """The first JSON record of a file or stdin (None when unreadable or not JSON), for choosing a reader.
+
+    Stdin is peeked without being consumed (its first line stays in the buffer)."""
+    if path in (None, "-"):
+        stream = sys.stdin.buffer
+        if hasattr(stream, "peek"):
+            line = stream.peek(1 << 16).split(b"\n", 1)[0]
+        elif stream.seekable():
+            start = stream.tell()
+            line = stream.readline()
+            stream.seek(start)
+        else:
+            line = b""
+    else:
+        try:
+            with open_input_lines(path) as lines:
+                line, _ = first_line(lines)
+        except Exception:
+            return None  # the reader that follows reports the problem with file and line
+    try:
+        return json.loads(line.decode("utf-8-sig"))
+    except ValueError:
+        return None
+
+
+def write_text(path, text):
+    """Write a report (a table, JSON) to stdout (``-``) or a file, gzip-compressed when it ends in .gz."""
+    if path in (None, "-"):
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+        return
+    path = str(path)
+    with (gzip.open(path, "wt", encoding="utf-8") if path.endswith(".gz") else
+          open(path, "w", encoding="utf-8")) as handle:
+        handle.write(text + "\n")
 
 
 def dumps(record):

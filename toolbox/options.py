@@ -1,8 +1,11 @@
 """Option bundles shared by commands, so the same flag reads the same everywhere."""
 
+import functools
+
 import click
 
 from toolbox.errors import InputError
+from toolbox.registry import LazyChoice
 
 
 def _load_config(ctx, param, path):
@@ -25,16 +28,13 @@ def _load_config(ctx, param, path):
                                  param=param) from None
     if not isinstance(data, dict):
         raise click.BadParameter(f"{path}: expected a mapping of option names to values", ctx=ctx, param=param)
-    # Keys are long option names ("top-k", "index") or parameter names ("top_k", "index_dir").
-    own = {}
-    for parameter in ctx.command.params:
-        for flag in getattr(parameter, "opts", []):
-            if flag.startswith("--"):
-                own[flag[2:]] = parameter.name
-                own[flag[2:].replace("-", "_")] = parameter.name
-        if parameter.name:
-            own[parameter.name] = parameter.name
+    own = _option_keys(ctx.command)
     command_names = set(getattr(ctx.parent.command, "commands", {})) if ctx.parent else set()
+    # a top-level key may belong to another command (one file for a whole pipeline), but it must be
+    # some command's option: a misspelt key is refused, not silently ignored
+    anyone = set()
+    for command in _all_commands(ctx.find_root().command):
+        anyone.update(_option_keys(command))
     defaults = {}
     for key, value in data.items():
         key = str(key)
@@ -48,7 +48,28 @@ def _load_config(ctx, param, path):
             continue
         if key in own:
             defaults.setdefault(own[key], value)
+        elif key not in anyone and key not in command_names:
+            raise click.BadParameter(f"{path}: no command has an option {key!r}", ctx=ctx, param=param)
     ctx.default_map = {**(ctx.default_map or {}), **defaults}
+
+
+def _option_keys(command):
+    """Config keys of a command's options: long names ("top-k") or parameter names ("top_k", "index_dir")."""
+    keys = {}
+    for parameter in command.params:
+        for flag in getattr(parameter, "opts", []):
+            if flag.startswith("--"):
+                keys[flag[2:]] = parameter.name
+                keys[flag[2:].replace("-", "_")] = parameter.name
+        if parameter.name:
+            keys[parameter.name] = parameter.name
+    return keys
+
+
+def _all_commands(command):
+    yield command
+    for sub_command in getattr(command, "commands", {}).values():
+        yield from _all_commands(sub_command)
 
 
 def config_option(function):
@@ -61,22 +82,39 @@ def input_options(function):
     function = click.option("--skip-invalid", is_flag=True,
                             help="Count, report and skip bad input lines instead of stopping at the first.")(function)
     return click.option("-i", "--input", "input_path", default="-", show_default=True, metavar="FILE",
-                        help="JSONL input ('-' is stdin; .gz is read transparently).")(function)
+                        type=click.Path(allow_dash=True), help="JSONL input ('-' is stdin; .gz is read transparently).")(function)
 
 
 def output_option(function):
     return click.option("-o", "--output", "output_path", default="-", show_default=True, metavar="FILE",
-                        help="JSONL output ('-' is stdout; .gz is compressed).")(function)
+                        type=click.Path(dir_okay=False, allow_dash=True), help="JSONL output ('-' is stdout; .gz is compressed).")(function)
+
+
+def _ontology_formats():
+    from toolbox.ontology.loaders import FORMATS
+
+    return FORMATS
 
 
 def ontology_option(required=True, help_text="Ontology: a file (.obo, .owl, .json, .jsonl) or the embedded 'hpo'."):
+    """--ontology, --ontology-format and --synonym-scopes, given to the command as one ``ontology``
+    argument: an ``OntologySource`` (parsed only when the command calls ``load()``), or None."""
     def decorator(function):
-        function = click.option("--synonym-scopes", default="EXACT,RELATED", show_default=True,
-                                help="Synonym scopes counted as names (EXACT, RELATED, NARROW, BROAD).")(function)
-        function = click.option("--ontology-format", type=click.Choice(["obo", "owl", "obographs", "scizsel",
-                                                                         "jsonl"]),
-                                help="Force the ontology format instead of guessing it from the file.")(function)
-        return click.option("--ontology", required=required, metavar="PATH|hpo", help=help_text)(function)
+        @functools.wraps(function)
+        def with_source(*args, ontology, ontology_format, synonym_scopes, **kwargs):
+            source = None
+            if ontology is not None:
+                from toolbox.ontology import OntologySource
+
+                source = OntologySource(ontology, ontology_format, parse_scopes(synonym_scopes))
+            return function(*args, ontology=source, **kwargs)
+
+        with_source = click.option("--synonym-scopes", default="EXACT,RELATED", show_default=True,
+                                   help="Synonym scopes counted as names (EXACT, RELATED, NARROW, BROAD).")(with_source)
+        with_source = click.option("--ontology-format", type=LazyChoice(_ontology_formats),
+                                   help="Force the ontology format instead of guessing it from the file.")(with_source)
+        return click.option("--ontology", required=required, metavar="PATH|hpo", help=help_text,
+                            type=click.Path())(with_source)
     return decorator
 
 
@@ -96,8 +134,3 @@ def parse_scopes(text):
         raise InputError("--synonym-scopes needs at least one scope")
     return scopes
 
-
-def open_ontology(ontology, ontology_format, synonym_scopes):
-    from toolbox.ontology import load_ontology
-
-    return load_ontology(ontology, fmt=ontology_format, synonym_scopes=parse_scopes(synonym_scopes))

@@ -7,13 +7,12 @@ for every JSONL input; the format follows the file name, and stdin (or an
 unknown extension) is recognised by its first character (``{`` is JSONL).
 """
 
-import itertools
 from typing import NamedTuple
 
 import numpy as np
 
 from toolbox.errors import InputError
-from toolbox.io import ReadStats, display_name, open_input_lines, read_records, warn
+from toolbox.io import ReadStats, display_name, first_line, open_input_lines, parse_jsonl, parse_tsv
 
 TSV_SUFFIXES = (".tsv", ".txt", ".tsv.gz", ".txt.gz")
 JSONL_SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz", ".ndjson")
@@ -62,39 +61,16 @@ def guess_format(path):
     return None
 
 
-def _tsv_triples(lines, name, skip_invalid, stats):
-    for line_number, raw in enumerate(lines, 1):
-        try:
-            text = raw.decode("utf-8-sig" if line_number == 1 else "utf-8")
-        except UnicodeDecodeError as error:
-            message = (f"not valid UTF-8 (byte 0x{raw[error.start]:02x} at column {error.start + 1}); "
-                       "convert the file with `iconv -f latin1 -t utf-8`")
-            if not skip_invalid:
-                raise InputError(message, name, line_number) from None
-            stats.skipped += 1
-            warn(f"{name}:{line_number}: {message} (skipped)")
-            continue
-        text = text.rstrip("\r\n")
-        if not text.strip():
-            continue
-        columns = text.split("\t")
-        problem = None
-        if len(columns) != 3:
-            problem = (f"expected 3 tab-separated columns (head, relation, tail), got {len(columns)}"
-                       + (" (is the file space-separated?)" if len(columns) == 1 and " " in text else ""))
-        else:
-            columns = [column.strip() for column in columns]
-            empty = [field for field, column in zip(Triple._fields, columns) if not column]
-            if empty:
-                problem = f"empty {empty[0]}"
-        if problem:
-            if not skip_invalid:
-                raise InputError(problem, name, line_number)
-            stats.skipped += 1
-            warn(f"{name}:{line_number}: {problem} (skipped)")
-            continue
-        stats.records += 1
-        yield Triple(*columns)
+def _tsv_triple(columns):
+    """The Triple of a TSV row; ValueError naming the problem otherwise."""
+    if len(columns) != 3:
+        raise ValueError(f"expected 3 tab-separated columns (head, relation, tail), got {len(columns)}"
+                         + (" (is the file space-separated?)" if len(columns) == 1 and " " in columns[0] else ""))
+    columns = [column.strip() for column in columns]
+    empty = [field for field, column in zip(Triple._fields, columns) if not column]
+    if empty:
+        raise ValueError(f"empty {empty[0]}")
+    return Triple(*columns)
 
 
 def read_triples(path="-", fmt=None, skip_invalid=False, stats=None):
@@ -109,50 +85,15 @@ def read_triples(path="-", fmt=None, skip_invalid=False, stats=None):
     stats = stats if stats is not None else ReadStats()
     name = display_name(path)
     fmt = fmt or (guess_format(path) if path not in (None, "-") else None)
-    if fmt == "jsonl":
-        def validate(record):
-            triple_of_record(record)
-
-        for record in read_records(path, validate=validate, skip_invalid=skip_invalid, stats=stats):
-            yield triple_of_record(record)
-        return
     with open_input_lines(path) as lines:
         if fmt is None:  # sniff: the first non-blank line of a JSONL file starts with "{"
-            head = []
-            for raw in lines:
-                head.append(raw)
-                if raw.strip():
-                    break
-            first = head[-1].lstrip(b"\xef\xbb\xbf").lstrip() if head else b""
-            lines = itertools.chain(head, lines)
-            if first.startswith(b"{"):
-                yield from _jsonl_from_lines(lines, name, skip_invalid, stats)
-                return
-        yield from _tsv_triples(lines, name, skip_invalid, stats)
-
-
-def _jsonl_from_lines(lines, name, skip_invalid, stats):
-    """JSONL triples from already-open lines (stdin that was sniffed), with the reader's checks."""
-    import json
-
-    for line_number, raw in enumerate(lines, 1):
-        text = raw.decode("utf-8-sig" if line_number == 1 else "utf-8", errors="replace").strip()
-        if not text:
-            continue
-        try:
-            record = json.loads(text)
-            if not isinstance(record, dict):
-                raise ValueError("expected a JSON object")
-            triple = triple_of_record(record)
-        except ValueError as error:  # json.JSONDecodeError is a ValueError
-            message = f"invalid JSON: {error.msg}" if isinstance(error, json.JSONDecodeError) else str(error)
-            if not skip_invalid:
-                raise InputError(message, name, line_number) from None
-            stats.skipped += 1
-            warn(f"{name}:{line_number}: {message} (skipped)")
-            continue
-        stats.records += 1
-        yield triple
+            first, lines = first_line(lines)
+            fmt = "jsonl" if first.startswith(b"{") else "tsv"
+        if fmt == "tsv":
+            yield from parse_tsv(lines, name, _tsv_triple, skip_invalid, stats)
+            return
+        for record in parse_jsonl(lines, name, validate=triple_of_record, skip_invalid=skip_invalid, stats=stats):
+            yield triple_of_record(record)
 
 
 class TripleSet:

@@ -9,7 +9,6 @@ from toolbox.options import (
     device_option,
     input_options,
     ontology_option,
-    open_ontology,
     output_option,
     seed_option,
 )
@@ -107,10 +106,10 @@ _ontology_check = ontology_option(required=False, help_text="Refuse KG embedding
                                                             "from another version of this ontology (file or 'hpo').")
 
 
-def _checked_kg(kg_dir, triple_encoding, ontology, ontology_format, synonym_scopes):
+def _checked_kg(kg_dir, triple_encoding, ontology):
     """The KG embeddings an encoding needs (None for verbalized), checked against --ontology when given."""
     from toolbox.io import warn
-    from toolbox.steps.embed_kg import check_kg_ontology, load_kg_embeddings
+    from toolbox.artifacts.kg_embeddings import check_kg_ontology, load_kg_embeddings
 
     if triple_encoding == "verbalized":
         if kg_dir:
@@ -119,14 +118,15 @@ def _checked_kg(kg_dir, triple_encoding, ontology, ontology_format, synonym_scop
     if not kg_dir:
         raise click.UsageError(f"--triple-encoding {triple_encoding} needs --kg-embeddings DIR")
     kg = load_kg_embeddings(kg_dir)
-    if ontology and not check_kg_ontology(kg, open_ontology(ontology, ontology_format, synonym_scopes)):
-        warn(f"{kg_dir} was made from triples, not from an ontology: --ontology {ontology} checks nothing")
+    # checked by the ontology file's content hash, never parsed
+    if ontology is not None and not check_kg_ontology(kg, ontology):
+        warn(f"{kg_dir} was made from triples, not from an ontology: --ontology {ontology.spec} checks nothing")
     return kg
 
 
 @click.group("align")
 def command():
-    """Align texts with knowledge-graph triples (METHODS.md §2).
+    """Align texts with knowledge-graph triples: find a text's triples, or a triple's texts.
 
     Both encoders stay frozen: texts go through a sentence encoder (cached by
     content hash), triples are composed from KG embeddings (`ontolink
@@ -154,9 +154,8 @@ def command():
 @device_option
 @seed_option
 @config_option
-def train_command(directory, input_path, skip_invalid, kg_dir, ontology, ontology_format, synonym_scopes, encoder,
-                  precision, max_length, device, seed, triple_encoding, combine, compose, head, direction,
-                  kg_normalize, validation_fraction, **kwargs):
+def train_command(directory, input_path, skip_invalid, kg_dir, ontology, encoder, precision, max_length, device, seed,
+                  triple_encoding, combine, compose, head, direction, kg_normalize, validation_fraction, **kwargs):
     """Train an alignment model on Text–triple pairs and write it to DIRECTORY.
 
     DIRECTORY gets manifest.json, heads.safetensors and training_curve.jsonl.
@@ -171,11 +170,12 @@ def train_command(directory, input_path, skip_invalid, kg_dir, ontology, ontolog
       ontolink align train -i pairs.jsonl --kg-embeddings emb/rdf2vec --triple-encoding hybrid models/hybrid
       ontolink align train -i pairs.jsonl --triple-encoding verbalized models/verbalized
     """
+    from toolbox.artifacts.kg_embeddings import load_kg_embeddings
     from toolbox.io import ReadStats, warn
     from toolbox.steps.align import read_pairs, train_alignment
 
     started = time.perf_counter()
-    kg = _checked_kg(kg_dir, triple_encoding, ontology, ontology_format, synonym_scopes)
+    kg = _checked_kg(kg_dir, triple_encoding, ontology)
     stats = ReadStats()
     pairs = read_pairs(input_path, kg=kg, skip_invalid=skip_invalid, stats=stats)
     manifest = train_alignment(pairs, kg, directory, embedder=_embedder(encoder, device, precision, max_length),
@@ -215,7 +215,7 @@ def train_command(directory, input_path, skip_invalid, kg_dir, ontology, ontolog
 @device_option
 @config_option
 def retrieve_command(model_dir, baseline, kg_dir, input_path, skip_invalid, candidates_path, output_path, retrieval,
-                     top_k, ontology, ontology_format, synonym_scopes, encoder, precision, max_length, device):
+                     top_k, ontology, encoder, precision, max_length, device):
     """Rank the whole candidate pool for every pair: Retrieved records.
 
     Each input pair gives one record per direction: the pair's fields plus
@@ -237,7 +237,7 @@ def retrieve_command(model_dir, baseline, kg_dir, input_path, skip_invalid, cand
     """
     from toolbox.io import ReadStats, RecordWriter, warn
     from toolbox.steps.align import load_alignment, read_pairs, resolve_entities, retrieve
-    from toolbox.steps.embed_kg import check_kg_ontology
+    from toolbox.artifacts.kg_embeddings import check_kg_ontology
 
     if bool(model_dir) == bool(baseline):
         raise click.UsageError("give either --model DIR or --baseline verbalized")
@@ -254,9 +254,9 @@ def retrieve_command(model_dir, baseline, kg_dir, input_path, skip_invalid, cand
             raise click.UsageError("--encoder: a model uses the encoder it was trained with")
         loaded = load_alignment(model_dir, kg=kg_dir, device=device)
         scorer, kg = loaded.scorer(), loaded.kg
-    checked = open_ontology(ontology, ontology_format, synonym_scopes) if ontology else None
-    if checked is not None and kg is not None:
-        check_kg_ontology(kg, checked)
+    if ontology is not None and kg is not None:
+        check_kg_ontology(kg, ontology)
+    checked = ontology.load() if ontology is not None else None
     stats = ReadStats()
     queries = read_pairs(input_path, kg=kg, skip_invalid=skip_invalid, stats=stats)
     pool = queries
@@ -289,9 +289,9 @@ def retrieve_command(model_dir, baseline, kg_dir, input_path, skip_invalid, cand
 @device_option
 @seed_option
 @config_option
-def cv_command(directory, input_path, skip_invalid, kg_dir, baseline, folds, pool, top_k, ontology, ontology_format,
-               synonym_scopes, encoder, precision, max_length, device, seed, triple_encoding, combine, compose, head,
-               direction, kg_normalize, validation_fraction, **kwargs):
+def cv_command(directory, input_path, skip_invalid, kg_dir, baseline, folds, pool, top_k, ontology, encoder, precision,
+               max_length, device, seed, triple_encoding, combine, compose, head, direction, kg_normalize,
+               validation_fraction, **kwargs):
     """Grouped k-fold cross-validation of an alignment setting; results in DIRECTORY.
 
     Each fold trains on the other folds (15% of them held out by group for
@@ -310,13 +310,14 @@ def cv_command(directory, input_path, skip_invalid, kg_dir, baseline, folds, poo
     """
     import click as _click
 
+    from toolbox.artifacts.kg_embeddings import load_kg_embeddings
     from toolbox.io import ReadStats, warn
     from toolbox.steps.align import cross_validate, read_pairs
 
     if baseline and kg_dir:
         raise click.UsageError("give either --kg-embeddings DIR or --baseline verbalized")
     started = time.perf_counter()
-    kg = None if baseline else _checked_kg(kg_dir, triple_encoding, ontology, ontology_format, synonym_scopes)
+    kg = None if baseline else _checked_kg(kg_dir, triple_encoding, ontology)
     stats = ReadStats()
     pairs = read_pairs(input_path, kg=kg, skip_invalid=skip_invalid, stats=stats)
     manifest, table = cross_validate(pairs, directory, kg=kg, embedder=_embedder(encoder, device, precision,

@@ -5,7 +5,7 @@ import time
 
 import click
 
-from toolbox.options import config_option, device_option, ontology_option, open_ontology, seed_option
+from toolbox.options import config_option, device_option, ontology_option, seed_option
 
 
 def _json_object(ctx, param, value):
@@ -23,6 +23,7 @@ def _json_object(ctx, param, value):
 @click.command("embed-kg")
 @click.argument("directory", type=click.Path(file_okay=False))
 @click.option("-i", "--input", "input_path", default="-", show_default=True, metavar="FILE",
+              type=click.Path(allow_dash=True),
               help="Triples: headerless head<TAB>relation<TAB>tail TSV, or Triple / Text–triple pair JSONL "
                    "('-' is stdin; .gz is read transparently).")
 @click.option("--format", "fmt", type=click.Choice(["tsv", "jsonl"]),
@@ -71,10 +72,9 @@ def _json_object(ctx, param, value):
 @device_option
 @seed_option
 @config_option
-def command(directory, input_path, fmt, skip_invalid, ontology, ontology_format, synonym_scopes, method, dim,
-            relation_dim, epochs, depth, walks, window, reverse, workers, batch_size, lr, negatives, margin,
-            adversarial_temperature, label_smoothing, validation_fraction, eval_every, patience, model_kwargs, device,
-            seed):
+def command(directory, input_path, fmt, skip_invalid, ontology, method, dim, relation_dim, epochs, depth, walks, window,
+            reverse, workers, batch_size, lr, negatives, margin, adversarial_temperature, label_smoothing,
+            validation_fraction, eval_every, patience, model_kwargs, device, seed):
     """Train KG embeddings on triples and write them to DIRECTORY.
 
     DIRECTORY gets manifest.json, embeddings.safetensors (entity and relation
@@ -83,7 +83,7 @@ def command(directory, input_path, fmt, skip_invalid, ontology, ontology_format,
 
     RDF2Vec: random walks (--depth hops, --walks per entity) and gensim
     Word2Vec skip-gram; entity and relation vectors come from the same walks.
-    PyKEEN models train with the published settings of METHODS.md §2 (RotatE:
+    PyKEEN models train with their published settings (RotatE:
     dim 500, NSSA margin 9, temperature 0.91, 467 negatives; TuckER: 200/65,
     LCWA, label smoothing 0.1), 10% of triples held out, early stopping on
     filtered validation MRR. Complex vectors (RotatE) are stored as real
@@ -104,10 +104,10 @@ def command(directory, input_path, fmt, skip_invalid, ontology, ontology_format,
     started = time.perf_counter()
     stats = ReadStats()
     source = None
-    if ontology:
+    if ontology is not None:
         if input_path != "-" or fmt or skip_invalid:
             raise click.UsageError("--ontology replaces -i/--input, --format and --skip-invalid: give one source")
-        source = open_ontology(ontology, ontology_format, synonym_scopes)
+        source = ontology.load()
         triple_set = ontology_triples(source)
         input_path = str(source.source)
     else:

@@ -2,7 +2,7 @@ import sys
 
 import click
 
-from toolbox.options import config_option, ontology_option, open_ontology, output_option
+from toolbox.options import config_option, ontology_option, output_option
 
 
 @click.command("eval")
@@ -11,14 +11,15 @@ from toolbox.options import config_option, ontology_option, open_ontology, outpu
                                            "HO/LO/NO overlap categories (file or 'hpo').")
 @click.option("--gold", "gold_path", type=click.Path(dir_okay=False, allow_dash=True),
               help="Labeled Mention JSONL whose gold ids (joined by id) replace those in the predictions.")
-@click.option("--ks", default="1,5,32,64", show_default=True, help="Comma-separated K of Recall@K.")
+@click.option("--ks", help="Comma-separated K of Recall@K.  [default: 1,5,32,64 for linked mentions; 1,10 for "
+                          "retrieved records]")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown", "tsv"]),
               help="Output format.  [default: table on a terminal, json otherwise]")
 @output_option
 @click.option("--skip-invalid", is_flag=True, help="Count, report and skip bad lines.")
 @click.option("--by-predicate", is_flag=True, help="Retrieved records: also one row per direction and predicate.")
 @config_option
-def command(predictions, ontology, ontology_format, synonym_scopes, gold_path, ks, fmt, output_path,
+def command(predictions, ontology, gold_path, ks, fmt, output_path,
             skip_invalid, by_predicate):
     """Score Linked-mention or Retrieved files: Recall@K, MRR and more.
 
@@ -35,29 +36,30 @@ def command(predictions, ontology, ontology_format, synonym_scopes, gold_path, k
       ontolink link --index idx/hpo -i gold.jsonl | ontolink eval --ontology hpo --format json
       ontolink eval cv/fold-*.jsonl --by-predicate --format markdown
     """
-    from toolbox.io import read_records
+    from toolbox.io import peek_first_record, read_records, write_text
 
+    files = list(predictions) or ["-"]
+    if files.count("-") > 1:
+        raise click.UsageError("stdin ('-') can be read only once")
+    first = peek_first_record(files[0])
+    retrieved = _is_retrieved(first)
     try:
-        k_values = tuple(sorted({int(part) for part in ks.split(",") if part.strip()}))
+        k_values = tuple(sorted({int(part) for part in (ks or ("1,10" if retrieved else "1,5,32,64")).split(",")
+                                 if part.strip()}))
     except ValueError:
         raise click.BadParameter(f"{ks!r} is not a comma-separated list of integers", param_hint="--ks") from None
     if not k_values or min(k_values) < 1:
         raise click.BadParameter("K values must be positive", param_hint="--ks")
-    files = list(predictions) or ["-"]
-    if files.count("-") > 1:
-        raise click.UsageError("stdin ('-') can be read only once")
-    first = _first_record(files[0])
-    retrieved = _is_retrieved(first)
     if retrieved:
         from toolbox.steps.eval_retrieval import aggregate_folds, retrieval_metrics, validate_retrieved
 
         per_file = [retrieval_metrics(read_records(path, validate=validate_retrieved, skip_invalid=skip_invalid),
-                                      ks=k_values if ks != "1,5,32,64" else (1, 10), by_predicate=by_predicate,
+                                      ks=k_values, by_predicate=by_predicate,
                                       name="<stdin>" if path == "-" else path)
                     for path in files]
         summary = aggregate_folds(per_file)
     else:
-        summary = _linking_summary(files, ontology, ontology_format, synonym_scopes, gold_path, k_values,
+        summary = _linking_summary(files, ontology, gold_path, k_values,
                                    skip_invalid)
     if fmt is None:
         fmt = "table" if output_path == "-" and sys.stdout.isatty() else "json"
@@ -69,11 +71,7 @@ def command(predictions, ontology, ontology_format, synonym_scopes, gold_path, k
         from toolbox.report import render
 
         text = render(summary, fmt, files)
-    if output_path == "-":
-        click.echo(text)
-    else:
-        with open(output_path, "w", encoding="utf-8") as handle:
-            handle.write(text + "\n")
+    write_text(output_path, text)
 
 
 def _is_retrieved(record):
@@ -81,43 +79,12 @@ def _is_retrieved(record):
     return isinstance(record, dict) and "direction" in record and "mention" not in record
 
 
-def _first_record(path):
-    """The first record of a file (None when unreadable or not JSON), for choosing the scorer.
-
-    Stdin is peeked without being consumed (its first line stays in the buffer)."""
-    import json
-    import sys
-
-    if path == "-":
-        stream = sys.stdin.buffer
-        if hasattr(stream, "peek"):
-            line = stream.peek(1 << 16).split(b"\n", 1)[0]
-        elif stream.seekable():
-            start = stream.tell()
-            line = stream.readline()
-            stream.seek(start)
-        else:
-            line = b""
-    else:
-        from toolbox.io import open_input_lines
-
-        try:
-            with open_input_lines(path) as lines:
-                line = next((line for line in lines if line.strip()), b"")
-        except Exception:
-            return None  # the linking reader reports the problem with file and line
-    try:
-        return json.loads(line.decode("utf-8-sig"))
-    except ValueError:
-        return None
-
-
-def _linking_summary(files, ontology, ontology_format, synonym_scopes, gold_path, k_values, skip_invalid):
+def _linking_summary(files, ontology, gold_path, k_values, skip_invalid):
     from toolbox.io import read_records
     from toolbox.records import validate_linked_mention, validate_mention
     from toolbox.steps.eval import aggregate, file_metrics, score_file
 
-    loaded = open_ontology(ontology, ontology_format, synonym_scopes) if ontology else None
+    loaded = ontology.load() if ontology else None
     if loaded is None:
         click.echo("ontolink: no --ontology: ids compared as given, no HO/LO/NO split", err=True)
     gold_by_id = None

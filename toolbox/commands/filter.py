@@ -1,6 +1,12 @@
 import click
 
-from toolbox.options import config_option, device_option, input_options, ontology_option, open_ontology, output_option
+from toolbox.options import (
+    config_option,
+    device_option,
+    input_options,
+    ontology_option,
+    output_option,
+)
 
 
 @click.command("filter")
@@ -19,7 +25,7 @@ from toolbox.options import config_option, device_option, input_options, ontolog
 @device_option
 @click.option("--batch-size", type=click.IntRange(1), default=64, show_default=True, help="Records per batch.")
 @config_option
-def command(ontology, ontology_format, synonym_scopes, input_path, skip_invalid, output_path, model, tau, neighbours,
+def command(ontology, input_path, skip_invalid, output_path, model, tau, neighbours,
             precision, device, batch_size):
     """Drop generated aliases that drift to a neighbouring entity.
 
@@ -35,13 +41,13 @@ def command(ontology, ontology_format, synonym_scopes, input_path, skip_invalid,
       ontolink filter --ontology hpo --tau 0.8 --neighbours n < aliases.jsonl
       ontolink filter --ontology hpo --model FremyCompany/BioLORD-2023-M --device cuda < aliases.jsonl
     """
-    from toolbox.backends.encoders.sentence import DEFAULT_ENCODER, SentenceEncoder
+    from toolbox.backends.encoders import load_encoder
     from toolbox.io import ReadStats, RecordWriter, display_name, read_records, warn
     from toolbox.records import validate_alias_record
     from toolbox.steps.filter_aliases import FilterStats, filter_aliases
 
-    loaded = open_ontology(ontology, ontology_format, synonym_scopes)
-    encoder = SentenceEncoder(model or DEFAULT_ENCODER, device=device, precision=precision)
+    loaded = ontology.load()
+    encoder = load_encoder(model, device=device, precision=precision)
     stats, read_stats = FilterStats(), ReadStats()
     records = read_records(input_path, validate=validate_alias_record, skip_invalid=skip_invalid, stats=read_stats)
     with RecordWriter(output_path) as writer:

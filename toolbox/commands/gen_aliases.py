@@ -1,16 +1,17 @@
-"""`ontolink gen-aliases`: LLM aliases for selected entities (METHODS.md §1.2)."""
+"""`ontolink gen-aliases`: LLM aliases for selected entities, prompted with their definitions."""
 
 import click
 
+from toolbox.backends.llm import DEFAULT_BACKEND, LLM_BACKENDS
 from toolbox.options import (
     config_option,
     device_option,
     input_options,
     ontology_option,
-    open_ontology,
     output_option,
     seed_option,
 )
+from toolbox.registry import registry_choice
 
 
 @click.command("gen-aliases")
@@ -18,7 +19,7 @@ from toolbox.options import (
 @output_option
 @ontology_option(help_text="Ontology the in-context examples are drawn from (file or 'hpo'): normally the "
                            "one the entities come from.")
-@click.option("--backend", type=click.Choice(["transformers", "vllm", "openai"]), default="transformers",
+@click.option("--backend", type=registry_choice(LLM_BACKENDS), default=DEFAULT_BACKEND,
               show_default=True,
               help="transformers: local, CPU or GPU; vllm: offline batches on a GPU (pip install "
                    "'ontolink[gpu]'); openai: any OpenAI-compatible /v1/chat/completions endpoint.")
@@ -50,7 +51,7 @@ from toolbox.options import (
               help="Neither read nor write the response cache (every entity costs a call).")
 @seed_option
 @config_option
-def command(input_path, skip_invalid, output_path, ontology, ontology_format, synonym_scopes, backend, model, domain,
+def command(input_path, skip_invalid, output_path, ontology, backend, model, domain,
             batch_size, max_new_tokens, repetition_penalty, no_repeat_ngram_size, device, base_url, api_key_env,
             concurrency, retries, no_cache, seed):
     """Generate aliases for Selected-entity records with an instruction LLM.
@@ -85,7 +86,7 @@ def command(input_path, skip_invalid, output_path, ontology, ontology_format, sy
 
     if backend == "openai" and not model:
         raise click.UsageError("--backend openai needs --model (the name the endpoint serves)")
-    loaded = open_ontology(ontology, ontology_format, synonym_scopes)
+    loaded = ontology.load()
     options = {"model": model, "max_new_tokens": max_new_tokens}
     if backend == "transformers":
         options.update(device=device, repetition_penalty=repetition_penalty,

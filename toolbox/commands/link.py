@@ -2,14 +2,12 @@ import time
 
 import click
 
-from toolbox.errors import InputError
 from toolbox.io import warn as summary
 from toolbox.options import (
     config_option,
     device_option,
     input_options,
     ontology_option,
-    open_ontology,
     output_option,
 )
 
@@ -22,13 +20,13 @@ from toolbox.options import (
 @click.option("--top-k", type=click.IntRange(1), default=64, show_default=True, help="Candidates per mention.")
 @click.option("--batch-size", type=click.IntRange(1), default=256, show_default=True,
               help="Mentions encoded and searched together (output is flushed after each batch).")
-@ontology_option(required=False, help_text="Check that the index was built for this ontology (file or 'hpo').")
+@ontology_option(required=False, help_text="Check that the index was built for this ontology (file or 'hpo'; "
+                                           "compared by content hash, not parsed).")
 @click.option("--reranker", "reranker_dir", type=click.Path(file_okay=False),
               help="A cross-encoder from `ontolink train reranker`: rescores all top-K candidates.")
 @device_option
 @config_option
-def command(index_dir, input_path, skip_invalid, output_path, top_k, batch_size, ontology, ontology_format,
-            synonym_scopes, reranker_dir, device):
+def command(index_dir, input_path, skip_invalid, output_path, top_k, batch_size, ontology, reranker_dir, device):
     """Add the top-K entities to every Mention record.
 
     Reads Mention records ({"id", "mention", ...}; other fields pass through)
@@ -43,28 +41,30 @@ def command(index_dir, input_path, skip_invalid, output_path, top_k, batch_size,
       zcat mentions.jsonl.gz | ontolink link --index idx/hpo | head -1
       ontolink link --index idx/tuned --reranker models/reranker -i mentions.jsonl
     """
+    from toolbox.artifacts.index import load_index
     from toolbox.io import ReadStats, RecordWriter, read_records
     from toolbox.records import validate_mention
-    from toolbox.steps.index import load_index
     from toolbox.steps.link import link_mentions
 
-    checked = open_ontology(ontology, ontology_format, synonym_scopes) if ontology else None
-    loaded = load_index(index_dir, ontology=checked, device=device)
+    # the ontology is checked by its content hash, never parsed
+    loaded = load_index(index_dir, ontology=ontology, device=device)
     reranker = None
     if reranker_dir:
-        from toolbox.steps.reranker import Reranker
+        from toolbox.artifacts.reranker import Reranker
 
         reranker = Reranker(reranker_dir, device=device)
-        if reranker.manifest["ontology"]["sha256"] != loaded.manifest["ontology"]["sha256"]:
-            raise InputError(f"reranker {reranker_dir} was trained for ontology "
-                             f"{reranker.manifest['ontology']['label']}, the index is for "
-                             f"{loaded.manifest['ontology']['label']}")
+        reranker.check_index(loaded)
     stats = ReadStats()
     started = time.perf_counter()
     records = read_records(input_path, validate=validate_mention, skip_invalid=skip_invalid, stats=stats,
                            check_duplicate_ids=True)
-    with RecordWriter(output_path) as writer:
-        writer.write_all(link_mentions(records, loaded, top_k=top_k, batch_size=batch_size, reranker=reranker), flush_every=batch_size)
+    from toolbox.progress import progress_bar
+
+    with RecordWriter(output_path) as writer, \
+            progress_bar(desc="link + rerank" if reranker else "link", unit="mention") as progress:
+        linked = link_mentions(records, loaded, top_k=top_k, batch_size=batch_size, reranker=reranker)
+        writer.write_all(_counted(linked, progress),
+                         flush_every=batch_size)
     empty = getattr(loaded.name_index, "empty_spans", 0)
     if empty:
         summary(f"{empty} mention{'s' if empty != 1 else ''} had no word piece in its span after tokenisation: "
@@ -72,3 +72,9 @@ def command(index_dir, input_path, skip_invalid, output_path, top_k, batch_size,
     seconds = time.perf_counter() - started
     rate = f" ({writer.count / seconds:.0f} mentions/s)" if writer.count and seconds > 0 else ""
     summary(f"linked {writer.count} mentions in {seconds:.1f} s{rate}; read {stats.summary()}")
+
+
+def _counted(records, progress):
+    for record in records:
+        progress.update()
+        yield record

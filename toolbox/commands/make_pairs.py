@@ -1,6 +1,6 @@
 import click
 
-from toolbox.options import config_option, input_options, ontology_option, open_ontology, output_option
+from toolbox.options import config_option, input_options, ontology_option, output_option
 
 
 @click.command("make-pairs")
@@ -15,7 +15,7 @@ from toolbox.options import config_option, input_options, ontology_option, open_
 @click.option("--ambiguous", "ambiguous_path", type=click.Path(dir_okay=False),
               help="Write the dropped ambiguous mentions here (JSONL with the entities they matched).")
 @config_option
-def command(ontology, ontology_format, synonym_scopes, mentions_path, input_path, skip_invalid, output_path, sources,
+def command(ontology, mentions_path, input_path, skip_invalid, output_path, sources,
             ambiguous_path):
     """Pair unlabeled mentions with entities by exact (normalised) match.
 
@@ -37,7 +37,7 @@ def command(ontology, ontology_format, synonym_scopes, mentions_path, input_path
     from toolbox.records import validate_alias_record, validate_mention
     from toolbox.steps.make_pairs import PairStats, build_matcher, make_pairs
 
-    loaded = open_ontology(ontology, ontology_format, synonym_scopes)
+    loaded = ontology.load()
     chosen = tuple(part.strip() for part in sources.split(",") if part.strip())
     if input_path == "-" and mentions_path == "-":
         raise click.UsageError("stdin can feed either the aliases (-i) or --mentions, not both")

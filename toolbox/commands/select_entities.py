@@ -1,6 +1,6 @@
 import click
 
-from toolbox.options import config_option, input_options, ontology_option, open_ontology, output_option
+from toolbox.options import config_option, input_options, ontology_option, output_option
 
 
 @click.command("select-entities")
@@ -12,7 +12,7 @@ from toolbox.options import config_option, input_options, ontology_option, open_
 @output_option
 @click.option("--device", default="auto", show_default=True, help="auto, cpu, cuda or cuda:N (for --index).")
 @config_option
-def command(ontology, ontology_format, synonym_scopes, index_dir, input_path, skip_invalid, output_path, device):
+def command(ontology, index_dir, input_path, skip_invalid, output_path, device):
     """Select the entities an unlabeled mention corpus points to.
 
     Reads Mention records (no labels needed) and writes one Selected-entity
@@ -33,10 +33,10 @@ def command(ontology, ontology_format, synonym_scopes, index_dir, input_path, sk
     from toolbox.records import validate_mention
     from toolbox.steps.select_entities import select_entities
 
-    loaded = open_ontology(ontology, ontology_format, synonym_scopes)
+    loaded = ontology.load()
     index = None
     if index_dir:
-        from toolbox.steps.index import load_index
+        from toolbox.artifacts.index import load_index
 
         index = load_index(index_dir, ontology=loaded, device=device)
     else:

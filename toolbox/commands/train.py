@@ -1,6 +1,6 @@
 import click
 
-from toolbox.options import config_option, device_option, input_options, ontology_option, open_ontology, seed_option
+from toolbox.options import config_option, device_option, input_options, ontology_option, seed_option
 
 
 def fit_options(epochs, learning_rate, batch_size=None, batch_help="Pairs per batch.", max_length=128):
@@ -27,6 +27,18 @@ def fit_options(epochs, learning_rate, batch_size=None, batch_help="Pairs per ba
     return apply
 
 
+def training_inputs(function):
+    """DIRECTORY (the model written), --ontology and the pairs read: what every trainer takes."""
+    return click.argument("directory", type=click.Path(file_okay=False))(ontology_option()(input_options(function)))
+
+
+def _read_pairs(path, ontology, skip_invalid=False, accept_gold=False):
+    from toolbox.io import read_records
+    from toolbox.steps.train_retriever import pair_validator
+
+    return list(read_records(path, validate=pair_validator(ontology, accept_gold), skip_invalid=skip_invalid))
+
+
 @click.group("train")
 def command():
     """Fine-tune models on pseudo pairs (ontolink make-pairs output).
@@ -39,14 +51,12 @@ def command():
       ontolink train retriever --ontology hpo -i pairs.jsonl models/retriever
       ontolink index --ontology hpo --model models/retriever idx/tuned
       ontolink train multivector --ontology hpo -i pairs.jsonl models/xtr
-      ontolink index --ontology hpo --multivector --model models/xtr idx/xtr
+      ontolink index --ontology hpo --method multivector --model models/xtr idx/xtr
     """
 
 
 @command.command("retriever")
-@click.argument("directory", type=click.Path(file_okay=False))
-@ontology_option()
-@input_options
+@training_inputs
 @click.option("--model", "backbone", help="Backbone: a sentence-transformers / transformers hub name or local "
                                           "path.  [default: sentence-transformers/all-MiniLM-L6-v2 from PyPI]")
 @click.option("--negatives", type=click.Choice(["base", "rm-pcs", "pc-pos"]), default="base", show_default=True,
@@ -58,14 +68,14 @@ def command():
                    "the whole input.")
 @fit_options(epochs=1, learning_rate=2e-5, batch_help="Mentions per batch.  [default: 512, or 128 under 5,120 pairs]")
 @config_option
-def retriever_command(directory, ontology, ontology_format, synonym_scopes, input_path, skip_invalid, backbone,
+def retriever_command(directory, ontology, input_path, skip_invalid, backbone,
                       negatives, pooling, epochs, learning_rate, batch_size, max_length, seed, device, resume):
     """Fine-tune a bi-encoder retriever into DIRECTORY.
 
     Reads Pair records (a mention with context and its pseudo "entity_id").
     Mentions are encoded as "left [Ms] mention [Me] right", entities as
     "name [ENT] definition"; each batch is scored against its golds plus
-    random entities (METHODS.md §1.5), with the --negatives strategy. The
+    random entities, with the --negatives strategy. The
     directory (manifest.json + safetensors) is what `ontolink index --model`
     takes; a checkpoint is kept after every epoch for --resume.
 
@@ -77,10 +87,10 @@ def retriever_command(directory, ontology, ontology_format, synonym_scopes, inpu
         --device cuda --batch-size 512 models/sapbert
     """
     from toolbox.io import warn
-    from toolbox.steps.train_retriever import read_pairs, train_retriever
+    from toolbox.steps.train_retriever import train_retriever
 
-    loaded = open_ontology(ontology, ontology_format, synonym_scopes)
-    pairs = read_pairs(input_path, loaded, skip_invalid=skip_invalid)
+    loaded = ontology.load()
+    pairs = _read_pairs(input_path, loaded, skip_invalid=skip_invalid)
     manifest = train_retriever(pairs, loaded, directory, backbone=backbone, negatives=negatives, epochs=epochs,
                                learning_rate=learning_rate, batch_size=batch_size, max_length=max_length, seed=seed,
                                device=device, resume=resume, pooling=pooling)
@@ -89,11 +99,9 @@ def retriever_command(directory, ontology, ontology_format, synonym_scopes, inpu
 
 
 @command.command("reranker")
-@click.argument("directory", type=click.Path(file_okay=False))
-@ontology_option()
+@training_inputs
 @click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False),
               help="The retriever's index (ontolink index --model RETRIEVER): its top-K are the candidates.")
-@input_options
 @click.option("--model", "backbone", help="Cross-encoder backbone: a transformers hub name or local path.  "
                                           "[default: sentence-transformers/all-MiniLM-L6-v2 from PyPI]")
 @click.option("--top-k", type=click.IntRange(2), default=64, show_default=True, help="Retrieved candidates per pair.")
@@ -103,7 +111,7 @@ def retriever_command(directory, ontology, ontology_format, synonym_scopes, inpu
               help="Learning rate of the new scoring head (w of w·[CLS]).  [default: --lr]")
 @fit_options(epochs=3, learning_rate=2e-5, batch_size=32, max_length=256)
 @config_option
-def reranker_command(directory, ontology, ontology_format, synonym_scopes, index_dir, input_path, skip_invalid,
+def reranker_command(directory, ontology, index_dir, input_path, skip_invalid,
                      backbone, top_k, negatives, head_learning_rate, epochs, learning_rate, batch_size, max_length,
                      seed, device, resume):
     """Fine-tune a cross-encoder reranker into DIRECTORY.
@@ -119,14 +127,13 @@ def reranker_command(directory, ontology, ontology_format, synonym_scopes, index
       ontolink train reranker --ontology hpo --index idx/tuned -i pairs.jsonl models/reranker
       ontolink link --index idx/tuned --reranker models/reranker -i mentions.jsonl -o linked.jsonl
     """
+    from toolbox.artifacts.index import load_index
     from toolbox.io import warn
-    from toolbox.steps.index import load_index
     from toolbox.steps.reranker import train_reranker
-    from toolbox.steps.train_retriever import read_pairs
 
-    loaded = open_ontology(ontology, ontology_format, synonym_scopes)
+    loaded = ontology.load()
     index = load_index(index_dir, ontology=loaded, device=device)
-    pairs = read_pairs(input_path, loaded, skip_invalid=skip_invalid)
+    pairs = _read_pairs(input_path, loaded, skip_invalid=skip_invalid)
     manifest = train_reranker(pairs, loaded, index, directory, backbone=backbone, top_k=top_k, negatives=negatives,
                               epochs=epochs, learning_rate=learning_rate, head_learning_rate=head_learning_rate,
                               batch_size=batch_size, max_length=max_length, seed=seed, device=device, resume=resume)
@@ -135,9 +142,7 @@ def reranker_command(directory, ontology, ontology_format, synonym_scopes, index
 
 
 @command.command("multivector")
-@click.argument("directory", type=click.Path(file_okay=False))
-@ontology_option()
-@input_options
+@training_inputs
 @click.option("--model", "backbone", help="Backbone: a transformers hub name or local path.  "
                                           "[default: sentence-transformers/all-MiniLM-L6-v2 from PyPI]")
 @click.option("--dimension", type=click.IntRange(8), default=128, show_default=True,
@@ -156,7 +161,7 @@ def reranker_command(directory, ontology, ontology_format, synonym_scopes, index
               help="AdamW learning rate of the new projection and the temperature.")
 @fit_options(epochs=5, learning_rate=3e-6, batch_size=4, batch_help="Mentions per batch.")
 @config_option
-def multivector_command(directory, ontology, ontology_format, synonym_scopes, input_path, skip_invalid, backbone,
+def multivector_command(directory, ontology, input_path, skip_invalid, backbone,
                         dimension, kb, top_k, no_temperature, hard_negatives, query_expansion, head_learning_rate,
                         epochs, learning_rate, batch_size, max_length, seed, device, resume):
     """Fine-tune a multi-vector (late-interaction) linker into DIRECTORY.
@@ -168,21 +173,20 @@ def multivector_command(directory, ontology, ontology_format, synonym_scopes, in
     training), divided by a learned temperature. Names shared by several
     entities are expanded with a parent's name first. The directory
     (manifest.json, backbone/ and head.safetensors) is what `ontolink
-    index --multivector --model` takes.
+    index --method multivector --model` takes.
 
     \b
     Examples:
       ontolink train multivector --ontology hpo -i pairs.jsonl models/xtr
-      ontolink index --ontology hpo --multivector --model models/xtr idx/hpo-xtr
+      ontolink index --ontology hpo --method multivector --model models/xtr idx/hpo-xtr
       ontolink link --index idx/hpo-xtr -i mentions.jsonl | ontolink eval --ontology hpo
       ontolink train multivector --ontology hpo -i pairs.jsonl --kb entity --no-temperature models/xtr-entity
     """
     from toolbox.io import warn
     from toolbox.steps.train_multivector import train_multivector
-    from toolbox.steps.train_retriever import read_pairs
 
-    loaded = open_ontology(ontology, ontology_format, synonym_scopes)
-    pairs = read_pairs(input_path, loaded, skip_invalid=skip_invalid, accept_gold=True)
+    loaded = ontology.load()
+    pairs = _read_pairs(input_path, loaded, skip_invalid=skip_invalid, accept_gold=True)
     manifest, skipped = train_multivector(
         pairs, loaded, directory, backbone=backbone, kb=kb, dimension=dimension, temperature=not no_temperature,
         top_k=top_k, hard_negatives=hard_negatives, query_expansion=query_expansion, epochs=epochs,

@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 
 from toolbox.errors import InputError
-from toolbox.manifest import file_sha256
 from toolbox.io import warn
+from toolbox.manifest import file_sha256
 from toolbox.ontology.loaders import FORMATS, LOADERS, detect_format
 from toolbox.ontology.model import (
     ALL_SYNONYM_SCOPES,
@@ -17,7 +17,7 @@ from toolbox.ontology.model import (
     normalize,
 )
 
-__all__ = ["load_ontology", "Ontology", "Entity", "normalize", "FORMATS", "EMBEDDED",
+__all__ = ["load_ontology", "OntologySource", "Ontology", "Entity", "normalize", "FORMATS", "EMBEDDED",
            "DEFAULT_SYNONYM_SCOPES", "ALL_SYNONYM_SCOPES"]
 
 # Bump when the parsed form changes, so stale caches are not read.
@@ -142,21 +142,49 @@ def build_ontology(terms, label, source, content_hash, synonym_scopes=DEFAULT_SY
     return Ontology(label, source, content_hash, entities, redirects, synonym_scopes)
 
 
+def ontology_path(spec):
+    """(path, label) of ``spec``: an ontology file, or an embedded name such as ``hpo``."""
+    spec = str(spec)
+    if spec in EMBEDDED and not Path(spec).exists():
+        return EMBEDDED[spec](), spec
+    path = Path(spec)
+    if not path.exists():
+        raise InputError(f"no such ontology file (embedded ontologies: {', '.join(EMBEDDED)})", spec)
+    if path.is_dir():
+        raise InputError("is a directory, not an ontology file", spec)
+    return path, path.name
+
+
+class OntologySource:
+    """An ontology as named on the command line (--ontology, --ontology-format, --synonym-scopes),
+    parsed only when ``load()`` is called: ``content_hash`` and ``label`` need no parse, so an
+    artifact's ontology can be checked without one."""
+
+    def __init__(self, spec, fmt=None, synonym_scopes=DEFAULT_SYNONYM_SCOPES):
+        self.spec = spec
+        self.fmt = fmt
+        self.synonym_scopes = tuple(synonym_scopes)
+        self.path, self.label = ontology_path(spec)
+        self._hash = None
+
+    @property
+    def content_hash(self):
+        if self._hash is None:
+            self._hash = file_sha256(self.path)
+        return self._hash
+
+    def load(self, use_cache=True):
+        return load_ontology(self.spec, fmt=self.fmt, synonym_scopes=self.synonym_scopes, use_cache=use_cache)
+
+
 def load_ontology(spec, fmt=None, synonym_scopes=DEFAULT_SYNONYM_SCOPES, use_cache=True):
     """Load ``spec``: a path to an ontology file, or an embedded name such as ``hpo``."""
     if isinstance(spec, Ontology):
         return spec
+    if isinstance(spec, OntologySource):
+        return spec.load(use_cache=use_cache)
     spec = str(spec)
-    if spec in EMBEDDED and not Path(spec).exists():
-        path, label = EMBEDDED[spec](), spec
-    else:
-        path, label = Path(spec), Path(spec).name
-        if not path.exists():
-            raise InputError(
-                f"no such ontology file (embedded ontologies: {', '.join(EMBEDDED)})", spec
-            )
-        if path.is_dir():
-            raise InputError("is a directory, not an ontology file", spec)
+    path, label = ontology_path(spec)
     fmt = fmt or detect_format(path)
     if fmt not in LOADERS:
         raise InputError(f"unknown ontology format {fmt!r} (known: {', '.join(FORMATS)})", spec)

@@ -152,7 +152,7 @@ def load_alignment(directory, kg=None, device="auto", embedder=None):
     from safetensors import SafetensorError
     from safetensors.torch import load_file
 
-    from toolbox.steps.embed_kg import load_kg_embeddings
+    from toolbox.artifacts.kg_embeddings import load_kg_embeddings
 
     directory = Path(directory)
     manifest = read_manifest(directory, ARTIFACT, required_files=[HEADS_FILE])

@@ -2,6 +2,8 @@
 
 from collections import OrderedDict
 
+import numpy as np
+
 from toolbox.errors import InputError
 
 
@@ -69,33 +71,34 @@ class Linker:
             k = min(len(self.index), k * 4)  # rare: many names of few entities at the top
 
     def _by_entity(self, scores, rows):
-        candidates = []
-        seen = set()
-        entity_of_name = self.index.entity_of_name
-        for score, row in zip(scores, rows):
-            if row < 0:
-                continue
-            entity_row = entity_of_name[row]
-            if entity_row in seen:
-                continue
-            seen.add(entity_row)
-            candidates.append({"id": self.index.entity_ids[entity_row],
-                               "name": self.index.entity_names[entity_row],
-                               "score": round(float(score), 6)})
-            if len(candidates) == self.top_k:
-                break
-        return candidates
+        """Each entity once, at its best name's score, best first (rows are sorted by score)."""
+        valid = rows >= 0
+        entity_rows = self.index.entity_of_name[rows[valid]]
+        _, first = np.unique(entity_rows, return_index=True)
+        first = np.sort(first)[:self.top_k]
+        entity_ids, entity_names = self.index.entity_ids, self.index.entity_names
+        return [{"id": entity_ids[entity], "name": entity_names[entity], "score": score}
+                for entity, score in zip(entity_rows[first].tolist(),
+                                         np.round(scores[valid][first].astype(np.float64), 6).tolist())]
 
 
-def link_mentions(records, loaded_index, top_k=64, batch_size=256, reranker=None):
+def link_mentions(records, loaded_index, top_k=64, batch_size=256, reranker=None, engine=None):
     """Yield each Mention record with ``candidates`` added (unknown fields kept).
 
-    With a ``reranker``, all top-K candidates are rescored by it and reordered.
+    With a ``reranker``, all top-K candidates are rescored by it and reordered. Batches go through
+    ``engine`` (an ``Engine``; default: in this process, one after another).
     """
+    from toolbox.backends.engines import DEFAULT_ENGINE, ENGINES
+
     linker = Linker(loaded_index, top_k=top_k)
-    for batch in batches(records, batch_size):
+
+    def link_batch(batch):
         texts = [loaded_index.query_text(record) for record in batch]
         linked = [{**record, "candidates": candidates} for record, candidates in zip(batch, linker.candidates(texts))]
         if reranker is not None:
             linked = reranker.rerank(linked, lambda entity_id: loaded_index.definitions.get(entity_id, ""))
+        return linked
+
+    engine = engine or ENGINES.get(DEFAULT_ENGINE)()
+    for linked in engine.map(link_batch, batches(records, batch_size)):
         yield from linked

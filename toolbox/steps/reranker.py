@@ -1,4 +1,4 @@
-"""Cross-encoder reranker (METHODS.md §1.6): train on the retriever's top-K, rescore at link time.
+"""Train a cross-encoder reranker on the retriever's top-K (the trained model: toolbox.artifacts.reranker).
 
 Input "[CLS] left [Ms] m [Me] right [SEP] name [ENT] definition [SEP]", score =
 w·[CLS] (a one-logit sequence-classification head). Training: for each pseudo
@@ -6,42 +6,15 @@ pair take the retriever's top-K; if the pseudo gold is missing it replaces the
 last candidate; cross-entropy over the gold and sampled negatives.
 """
 
-import numpy as np
-
-from toolbox.errors import InputError, OntolinkError
-from toolbox.inputs import SPECIAL_TOKENS, entity_input, mention_input
-from toolbox.manifest import library_versions, read_manifest
+from toolbox.artifacts.reranker import ARTIFACT, cross_encoder_logits, load_cross_encoder
+from toolbox.errors import InputError
+from toolbox.inputs import entity_input, mention_input
+from toolbox.manifest import library_versions
 from toolbox.training import Checkpoints, run_epochs
 
-ARTIFACT = "reranker"
 # A batch of 32 pairs x 21 candidates x 256 tokens needs far more than 24 GB for a backward pass: it runs
 # this many sequences at a time, gradients accumulated (the loss is a mean over pairs, so same update).
 SEQUENCES_PER_PASS = 64
-
-
-def _load(path, device, num_labels=1):
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
-    from transformers.utils import logging as transformers_logging
-
-    from toolbox.backends.encoders.sentence import resolve_model_path
-
-    transformers_logging.disable_progress_bar()
-    transformers_logging.set_verbosity_error()
-    path = resolve_model_path(path)
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(path)
-        model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=num_labels)
-    except Exception as error:
-        raise OntolinkError(f"cannot load {path!r} as a cross-encoder: {type(error).__name__}: {error}") from None
-    if tokenizer.add_special_tokens({"additional_special_tokens": SPECIAL_TOKENS}):
-        model.resize_token_embeddings(len(tokenizer), mean_resizing=False)
-    return tokenizer, model.to(device)
-
-
-def _logits(model, tokenizer, mentions, entities, max_length, device):
-    features = tokenizer(mentions, entities, truncation="longest_first", max_length=max_length, padding=True,
-                         return_tensors="pt").to(device)
-    return model(**features).logits[:, 0]
 
 
 def training_candidates(retrieved, gold, negatives, rng):
@@ -87,7 +60,7 @@ def train_reranker(pairs, ontology, loaded_index, output, backbone=None, top_k=6
     loaded = {}
 
     def load_model(path):
-        loaded["tokenizer"], model = _load(path or backbone, device)
+        loaded["tokenizer"], model = load_cross_encoder(path or backbone, device)
         return model
 
     model, optimizer, losses, first_epoch = checkpoints.start(
@@ -103,7 +76,7 @@ def train_reranker(pairs, ontology, loaded_index, output, backbone=None, top_k=6
             for entity_id in group[:width]:
                 mentions.append(text)
                 entities.append(entity_input(ontology[entity_id].name, ontology[entity_id].definition))
-        logits = _logits(model, tokenizer, mentions, entities, max_length, device).float()
+        logits = cross_encoder_logits(model, tokenizer, mentions, entities, max_length, device).float()
         return torch.nn.functional.cross_entropy(logits.view(len(indices), width),
                                                  torch.zeros(len(indices), dtype=torch.long, device=device))
 
@@ -127,46 +100,3 @@ def train_reranker(pairs, ontology, loaded_index, output, backbone=None, top_k=6
     }
     checkpoints.finish(manifest)
     return manifest
-
-
-class Reranker:
-    """A trained cross-encoder that rescores a mention's candidates."""
-
-    def __init__(self, directory, device="auto", batch_size=128):
-        import torch
-
-        from toolbox.device import resolve_device
-
-        self.manifest = read_manifest(directory, ARTIFACT, required_files=["config.json"])
-        self.device = resolve_device(device)
-        self.max_length = self.manifest["options"]["max_length"]
-        self.batch_size = batch_size
-        self.tokenizer, self.model = _load(str(directory), self.device)
-        self.model.eval()
-        if self.device.startswith("cuda"):
-            self.model.half()
-        self._torch = torch
-
-    def scores(self, mentions, entities):
-        values = []
-        with self._torch.inference_mode():
-            for start in range(0, len(mentions), self.batch_size):
-                values.append(_logits(self.model, self.tokenizer, mentions[start:start + self.batch_size],
-                                      entities[start:start + self.batch_size], self.max_length,
-                                      self.device).float().cpu().numpy())
-        return np.concatenate(values) if values else np.zeros(0, dtype=np.float32)
-
-    def rerank(self, records, definition_of):
-        """Reorder each record's candidates by reranker score; keep the retriever's as retriever_score."""
-        mentions, entities = [], []
-        for record in records:
-            text = mention_input(record)
-            for candidate in record["candidates"]:
-                mentions.append(text)
-                entities.append(entity_input(candidate["name"], definition_of(candidate["id"])))
-        scores = iter(self.scores(mentions, entities))
-        for record in records:
-            rescored = [{"id": c["id"], "name": c["name"], "score": round(float(next(scores)), 6),
-                         "retriever_score": c["score"]} for c in record["candidates"]]
-            rescored.sort(key=lambda candidate: -candidate["score"])  # stable: retriever order breaks ties
-            yield {**record, "candidates": rescored}

@@ -12,11 +12,11 @@ KB: plain cross-entropy over one document per entity.
 from pathlib import Path
 
 from toolbox.backends.encoders.token import ARTIFACT, MAX_LOG_SCALE, TokenEncoder, multivector_manifest, query_key
+from toolbox.backends.indexes.late_interaction import marginal_likelihood_loss, query_expansion_losses, xtr_scores
 from toolbox.errors import InputError
 from toolbox.io import warn
 from toolbox.manifest import library_versions
-from toolbox.steps.kb_documents import KB_KINDS, kb_documents
-from toolbox.steps.late_interaction import marginal_likelihood_loss, query_expansion_losses, xtr_scores
+from toolbox.ontology.kb_documents import KB_KINDS, kb_documents
 from toolbox.training import Checkpoints, run_epochs
 
 EXPANSION_WEIGHT = 0.3  # λ of L = L_MML + λ (L_QE + L_DIS)

@@ -179,13 +179,13 @@ def train_retriever(pairs, ontology, output, backbone=None, negatives="base", ep
     return manifest
 
 
-def read_pairs(path, ontology, skip_invalid=False, accept_gold=False):
-    """Pair records whose entity_id is (or resolves to) a live entity of the ontology.
+def pair_validator(ontology, accept_gold=False):
+    """A reader's ``validate`` for training pairs: Pair records whose entity_id is (or resolves to) a
+    live entity of the ontology.
 
     With ``accept_gold``, labeled Mention records ({"gold": [ids]}) are taken too. Every record
     gets "golds": the live ids it stands for (its entity_id first).
     """
-    from toolbox.io import read_records
     from toolbox.records import validate_mention
 
     def validate(record):
@@ -205,4 +205,4 @@ def read_pairs(path, ontology, skip_invalid=False, accept_gold=False):
             raise ValueError(f"entity_id {entity_id!r} is not in ontology {ontology.label}")
         record["entity_id"], record["golds"] = resolved[0], resolved[:1]
 
-    return list(read_records(path, validate=validate, skip_invalid=skip_invalid))
+    return validate

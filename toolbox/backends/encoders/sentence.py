@@ -7,8 +7,8 @@ The default, all-MiniLM-L6-v2, is loaded from the PyPI package
 import importlib.util
 from pathlib import Path
 
-import numpy as np
-
+from toolbox.backends.encoders import ENCODERS
+from toolbox.backends.encoders.base import Encoder, pad
 from toolbox.errors import InputError, OntolinkError
 
 DEFAULT_ENCODER = "sentence-transformers/all-MiniLM-L6-v2"
@@ -39,31 +39,31 @@ def _retriever_manifest(path):
     if manifest is None:
         return None
     if manifest.get("artifact") != "retriever":
-        hint = " (a multi-vector model: use `ontolink index --multivector`)" \
+        hint = " (a multi-vector model: use `ontolink index --method multivector`)" \
             if manifest.get("artifact") == "multivector" else ""
         raise InputError(f"is an ontolink {manifest.get('artifact', 'artifact')}, not an encoder: --model takes a "
                          f"sentence encoder or a retriever from `ontolink train retriever`{hint}", path)
     return manifest
 
 
-class SentenceEncoder:
-    """Encode texts to L2-normalised float32 vectors, fast.
+@ENCODERS.register("torch")
+class SentenceEncoder(Encoder):
+    """A sentence-transformers model in PyTorch: the CUDA path (fp16), trained retrievers (marked inputs,
+    span pooling), and any model the ONNX runtime does not take. On CPU, ``int8`` is PyTorch's dynamic
+    quantisation, whose activation scales span the batch: a text's vector then depends on its batch."""
 
-    Speed comes from work not done: duplicate texts are encoded once, texts
-    are batched by token length so short ontology names carry little padding,
-    and on CPU the linear layers run as int8 (dynamic quantisation).
-    """
+    runtime = "torch"
+    tokens_per_batch = 16384  # larger batches pay on a GPU
+    max_batch_size = 512
 
-    def __init__(self, model=DEFAULT_ENCODER, device="auto", precision="auto",
-                 max_length=128, tokens_per_batch=16384, max_batch_size=512):
+    def __init__(self, model=DEFAULT_ENCODER, device="auto", precision="auto", max_length=128):
         from toolbox.device import resolve_device, resolve_precision
 
         self.model_name = model
         self.device = resolve_device(device)
         self.precision = resolve_precision(precision, self.device)
+        self.batch_invariant = self.precision != "int8"
         self.max_length = max_length
-        self.tokens_per_batch = tokens_per_batch
-        self.max_batch_size = max_batch_size
         path = resolve_model_path(model)
         # A retriever trained by `ontolink train retriever` reads marked-up inputs and scores by dot product.
         self.retriever = _retriever_manifest(path)
@@ -71,9 +71,21 @@ class SentenceEncoder:
         if self.retriever is not None:
             self.max_length = self.retriever["options"]["max_length"]
         self._model = self._load(path)
+        self.max_length = self._model.max_seq_length
         get_dimension = getattr(self._model, "get_embedding_dimension", None) or \
             self._model.get_sentence_embedding_dimension  # sentence-transformers < 6
         self.dimension = get_dimension()
+        self._path = path
+
+    @property
+    def fingerprint(self):
+        import hashlib
+
+        from toolbox.backends.encoders.onnx import directory_fingerprint
+
+        weights = directory_fingerprint(self._path) if Path(self._path).is_dir() else self._path
+        return hashlib.sha256(f"{weights} torch {self.precision} {self.max_length} "
+                              f"{(self.retriever or {}).get('pooling', 'mean')}".encode()).hexdigest()
 
     def _load(self, path):
         import torch
@@ -107,66 +119,22 @@ class SentenceEncoder:
                     model, {torch.nn.Linear: per_channel_dynamic_qconfig}, dtype=torch.qint8)
         return model
 
-    def _preprocess(self, texts):
-        preprocess = getattr(self._model, "preprocess", None) or self._model.tokenize  # < 6
-        return preprocess(texts)
+    def tokenize(self, texts):
+        return self._model.tokenizer(list(texts), truncation=True, max_length=self.max_length,
+                                     add_special_tokens=True)["input_ids"]
 
-    def _pool(self, output, features):
-        """The model's own sentence vector, or for a span-pooling retriever the mean over the marked span."""
-        from toolbox.inputs import pooled
-
-        return pooled(output, features, self._model.tokenizer, (self.retriever or {}).get("pooling", "mean"))
-
-    def describe(self):
-        return {"model": self.model_name, "precision": self.precision, "dimension": self.dimension,
-                "max_length": self.max_length, "normalized": self.normalize,
-                "inputs": "marked" if self.retriever else "plain"}
-
-    def mention_text(self, record):
-        """The text a mention record is encoded as."""
-        from toolbox.inputs import mention_input
-
-        return mention_input(record) if self.retriever else record["mention"].strip()
-
-    def entity_text(self, name, definition):
-        """The text an entity name is encoded as (name-based KB: one per name)."""
-        from toolbox.inputs import entity_input
-
-        return entity_input(name, definition) if self.retriever else name
-
-    def encode(self, texts, progress=None):
-        """Return an (n, d) float32 array in the order of ``texts`` (rows L2-normalised unless a retriever)."""
+    def forward(self, id_lists):
         import torch
 
-        texts = list(texts)
-        if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        unique = list(dict.fromkeys(texts))
-        row_of = {text: row for row, text in enumerate(unique)}
-        tokenizer = self._model.tokenizer
-        lengths = [len(ids) for ids in tokenizer(unique, truncation=True, max_length=self.max_length,
-                                                  add_special_tokens=True)["input_ids"]]
-        order = np.argsort(lengths, kind="stable")
-        vectors = np.zeros((len(unique), self.dimension), dtype=np.float32)
-        start = 0
-        with torch.inference_mode():
-            while start < len(order):
-                longest = lengths[order[min(len(order) - 1, start)]]
-                size = max(1, min(self.max_batch_size, self.tokens_per_batch // max(longest, 1)))
-                # lengths grow along `order`, so the batch's longest is its last
-                end = min(len(order), start + size)
-                while end - start > 1 and lengths[order[end - 1]] * (end - start) > self.tokens_per_batch:
-                    end -= 1
-                rows = order[start:end]
-                features = self._preprocess([unique[row] for row in rows])
-                features = {key: value.to(self.device) if hasattr(value, "to") else value
-                            for key, value in features.items()}
-                output = self._pool(self._model(features), features).float()
-                if self.normalize:
-                    output = torch.nn.functional.normalize(output, dim=-1)
-                vectors[rows] = output.cpu().numpy()
-                if progress is not None:
-                    progress.update(end - start)
-                start = end
-        return vectors[[row_of[text] for text in texts]]
+        from toolbox.inputs import pooled
 
+        input_ids, attention_mask = pad(id_lists, self._model.tokenizer.pad_token_id or 0)
+        features = {"input_ids": torch.from_numpy(input_ids), "attention_mask": torch.from_numpy(attention_mask)}
+        if "token_type_ids" in self._model.tokenizer.model_input_names:
+            features["token_type_ids"] = torch.zeros_like(features["input_ids"])
+        features = {key: value.to(self.device) for key, value in features.items()}
+        with torch.inference_mode():
+            output = self._model(features)
+            # the model's own sentence vector, or for a span-pooling retriever the mean over the marked span
+            vectors = pooled(output, features, self._model.tokenizer, (self.retriever or {}).get("pooling", "mean"))
+        return vectors.float().cpu().numpy()

@@ -1,27 +1,20 @@
-"""Name indexes: one per ``--method``. Each maps query texts to the best-scoring name rows.
+"""Name indexes: one per ``--method``, registered in ``NAME_INDEXES``. Each maps query texts to the
+best-scoring name rows."""
 
-Backends register here as "module:Class" and are imported only when chosen,
-so ``ontolink --help`` never imports torch or faiss.
-"""
-
-import importlib
-
-INDEX_METHODS = {
-    "dense": "toolbox.backends.indexes.dense:DenseNameIndex",
-    "tfidf": "toolbox.backends.indexes.tfidf:TfidfNameIndex",
-}
-
-
-def index_class(method):
-    module_name, class_name = INDEX_METHODS[method].split(":")
-    return getattr(importlib.import_module(module_name), class_name)
+from toolbox.registry import Registry
 
 
 class NameIndex:
-    """Base class: ``build`` from texts, ``save``/``load`` a directory, ``search`` texts."""
+    """Base class: ``build`` from texts, ``save``/``load`` a directory, ``search`` texts.
+
+    ``uses_encoder`` says whether ``build`` takes a sentence encoder (``--encoder``/``--model``);
+    ``tokens`` whether names are indexed token by token (a multi-vector index, built from a token model).
+    """
 
     method = None
     files = ()
+    uses_encoder = False
+    tokens = False
 
     def search(self, texts, k):
         """Return (scores, rows): two (len(texts), k) arrays, best first; rows -1 pad."""
@@ -29,3 +22,6 @@ class NameIndex:
 
     def describe(self):
         return {"method": self.method}
+
+
+NAME_INDEXES = Registry("index method", "index", "toolbox.backends.indexes", NameIndex)

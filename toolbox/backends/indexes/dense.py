@@ -2,14 +2,20 @@
 
 import numpy as np
 
-from toolbox.backends.indexes import NameIndex
-from toolbox.errors import InputError
+from toolbox.backends.encoders import ENCODERS
+from toolbox.backends.indexes import NAME_INDEXES, NameIndex
+from toolbox.errors import InputError, OntolinkError
 
 FAISS_TYPES = ("flat", "sq8", "hnsw", "ivfpq")
 
 
-def _faiss():
-    import faiss
+def faiss_module():
+    """The faiss module, from faiss-cpu (the `cpu` extra) or faiss-gpu (the `gpu` extra)."""
+    try:
+        import faiss
+    except ImportError:
+        raise OntolinkError("FAISS is not installed: pip install 'ontolink[cpu]' (or 'ontolink[gpu]' on a CUDA "
+                            "machine); --method tfidf needs no FAISS") from None
 
     # faiss >= 1.9 only uses BLAS for more than 128,000 queries by default; our query batches
     # are a few hundred, where BLAS is 2-6x faster than the per-query kernel (same results).
@@ -23,7 +29,7 @@ def _gpu_available(faiss):
 
 def faiss_on_device(index, device, faiss_type):
     """``index`` moved to the GPU when ``device`` is CUDA and faiss-gpu is installed; (index, resources)."""
-    faiss = _faiss()
+    faiss = faiss_module()
     # FAISS has no GPU HNSW; sq8 stays on the CPU too (flat and IVF-PQ are the GPU-supported kinds here)
     if device.startswith("cuda") and _gpu_available(faiss) and faiss_type in ("flat", "ivfpq"):
         resources = faiss.StandardGpuResources()
@@ -35,7 +41,7 @@ def faiss_on_device(index, device, faiss_type):
 def make_faiss_index(vectors, faiss_type="flat", hnsw_m=32, ivf_nlist=None, pq_m=None, nprobe=16, ef_search=128,
                      seed=0):
     """An inner-product FAISS index holding ``vectors``, and the options that describe it."""
-    faiss = _faiss()
+    faiss = faiss_module()
     dimension = vectors.shape[1]
     options = {"type": faiss_type}
     if faiss_type == "flat":
@@ -72,7 +78,7 @@ def make_faiss_index(vectors, faiss_type="flat", hnsw_m=32, ivf_nlist=None, pq_m
 
 def read_faiss(path, options):
     """Read a FAISS file written by ontolink, restoring its search-time settings."""
-    faiss = _faiss()
+    faiss = faiss_module()
     try:
         index = faiss.read_index(str(path))
     except RuntimeError as error:
@@ -85,24 +91,78 @@ def read_faiss(path, options):
     return index
 
 
+# FAISS kinds that give back a stored vector exactly, so a mention that tokenises like a name can reuse it
+EXACT_STORAGE = ("flat", "hnsw")
+NAME_KEYS_FILE = "name_keys.safetensors"
+
+
+def exact_search(matrix, queries, k, rows_per_block=256):
+    """(scores, rows) of the ``k`` best inner products, best first: what FAISS flat returns, computed with
+    numpy's BLAS (built for this CPU; the faiss-cpu wheel bundles a generic one) and a partial sort
+    (2-3x faster than FAISS's heap at the k of a few hundred names that linking asks for)."""
+    scores = np.empty((len(queries), k), dtype=np.float32)
+    rows = np.empty((len(queries), k), dtype=np.int64)
+    for start in range(0, len(queries), rows_per_block):
+        block = queries[start:start + rows_per_block] @ matrix.T
+        top = np.argpartition(block, block.shape[1] - k, axis=1)[:, -k:]
+        top_scores = np.take_along_axis(block, top, axis=1)
+        order = np.argsort(-top_scores, axis=1, kind="stable")
+        rows[start:start + rows_per_block] = np.take_along_axis(top, order, axis=1)
+        scores[start:start + rows_per_block] = np.take_along_axis(top_scores, order, axis=1)
+    return scores, rows
+
+
+class IndexedNameVectors:
+    """The stored vectors of an index's names, found by token key: a mention that tokenises exactly like an
+    indexed name (about half of GSC+) gets that name's vector without being encoded."""
+
+    def __init__(self, keys, faiss_index):
+        self._keys = keys
+        self._faiss_index = faiss_index
+        self._row_of = None
+
+    def get_many(self, keys):
+        if self._row_of is None:  # built on first use: 40,000 names take a few milliseconds
+            self._row_of = {bytes(key): row for row, key in enumerate(self._keys)}
+        rows = [(key, self._row_of.get(key)) for key in keys]
+        rows = [(key, row) for key, row in rows if row is not None]
+        if not rows:
+            return {}
+        vectors = self._faiss_index.reconstruct_batch(np.array([row for _, row in rows], dtype=np.int64))
+        return {key: vector for (key, _), vector in zip(rows, vectors)}
+
+
+@NAME_INDEXES.register("dense")
 class DenseNameIndex(NameIndex):
     method = "dense"
-    files = ("index.faiss",)
+    uses_encoder = True
+    files = ("index.faiss",)  # and name_keys.safetensors where stored vectors can stand in for encoding
 
-    def __init__(self, encoder, faiss_index, faiss_options):
+    def __init__(self, encoder, faiss_index, faiss_options, name_keys=None):
         self.encoder = encoder
         self.faiss_options = dict(faiss_options)
         self._cpu_index = faiss_index
         self._index, self._gpu_resources = faiss_on_device(faiss_index, encoder.device, faiss_options["type"])
+        self.name_keys = name_keys
+        self.files = ("index.faiss",) + ((NAME_KEYS_FILE,) if name_keys is not None else ())
+        self._known = IndexedNameVectors(name_keys, faiss_index) if name_keys is not None else None
 
     @classmethod
-    def build(cls, texts, encoder, faiss_type="flat", seed=0, progress=None, **faiss_options):
-        vectors = encoder.encode(texts, progress=progress)
+    def build(cls, texts, encoder, faiss_type="flat", seed=0, progress=None, known=None, **faiss_options):
+        """``known``: an embedding cache to reuse vectors from and add new ones to."""
+        vectors = encoder.encode(texts, progress=progress, known=known)
         index, options = make_faiss_index(vectors, faiss_type, seed=seed, **faiss_options)
-        return cls(encoder, index, options)
+        keys = None
+        if faiss_type in EXACT_STORAGE and encoder.batch_invariant:
+            keys = np.frombuffer(b"".join(encoder.token_keys(texts)), dtype=np.uint8).reshape(len(texts), -1)
+        return cls(encoder, index, options, keys)
 
     def save(self, directory):
-        _faiss().write_index(self._cpu_index, str(directory / "index.faiss"))
+        faiss_module().write_index(self._cpu_index, str(directory / "index.faiss"))
+        if self.name_keys is not None:
+            from safetensors.numpy import save_file
+
+            save_file({"name_keys": self.name_keys}, str(directory / NAME_KEYS_FILE))
 
     @classmethod
     def load(cls, directory, manifest, encoder):
@@ -111,15 +171,35 @@ class DenseNameIndex(NameIndex):
         if index.d != encoder.dimension:
             raise InputError(f"index has dimension {index.d} but encoder {encoder.model_name} gives "
                              f"{encoder.dimension}", directory)
-        return cls(encoder, index, options)
+        keys = None
+        described = manifest["index"]["encoder"]
+        # stored vectors stand in for encoding only when the query encoder is the one that built the index
+        same_encoder = all(described.get(field) == value for field, value in encoder.describe().items())
+        if (directory / NAME_KEYS_FILE).exists() and same_encoder and options["type"] in EXACT_STORAGE:
+            from safetensors.numpy import load_file
+
+            keys = load_file(str(directory / NAME_KEYS_FILE))["name_keys"]
+            if len(keys) != index.ntotal:
+                raise InputError(f"{NAME_KEYS_FILE} lists {len(keys)} names but the index holds {index.ntotal}; "
+                                 "rebuild it", directory)
+        return cls(encoder, index, options, keys)
 
     def __len__(self):
         return self._cpu_index.ntotal
 
     def search(self, texts, k):
-        vectors = self.encoder.encode(texts)
-        scores, rows = self._index.search(vectors, min(k, len(self)))
-        return scores, rows
+        vectors = self.encoder.encode(texts, known=self._known)
+        k = min(k, len(self))
+        if self.faiss_options["type"] == "flat" and self._gpu_resources is None:
+            return exact_search(self._flat_vectors(), vectors, k)
+        return self._index.search(vectors, k)
+
+    def _flat_vectors(self):
+        if getattr(self, "_vectors", None) is None:
+            self._vectors = self._cpu_index.reconstruct_n(0, self._cpu_index.ntotal)
+        return self._vectors
 
     def describe(self):
-        return {"method": self.method, "encoder": self.encoder.describe(), "faiss": self.faiss_options}
+        # the encoder's registered name, so `link` rebuilds the same kind of encoder
+        encoder = {"runtime": ENCODERS.name_of(type(self.encoder))} | self.encoder.describe()
+        return {"method": self.method, "encoder": encoder, "faiss": self.faiss_options}

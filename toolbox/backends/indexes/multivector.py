@@ -8,10 +8,15 @@ when the index is compressed).
 
 import numpy as np
 
-from toolbox.backends.indexes import NameIndex
-from toolbox.backends.indexes.dense import faiss_on_device, make_faiss_index, read_faiss
+from toolbox.backends.indexes import NAME_INDEXES, NameIndex
+from toolbox.backends.indexes.dense import (
+    faiss_module,
+    faiss_on_device,
+    make_faiss_index,
+    read_faiss,
+)
+from toolbox.backends.indexes.late_interaction import sum_of_max
 from toolbox.errors import InputError
-from toolbox.steps.late_interaction import sum_of_max
 
 TOKENS_FILE = "tokens.faiss"
 OFFSETS_FILE = "token_offsets.safetensors"
@@ -20,8 +25,10 @@ RESCORE_MIN = 512  # names rescored exactly per mention, at least
 GPU_MAX_K = 2048  # faiss-gpu's largest k
 
 
+@NAME_INDEXES.register("multivector")
 class MultiVectorNameIndex(NameIndex):
     method = "multivector"
+    tokens = True
     files = (TOKENS_FILE, OFFSETS_FILE)
 
     def __init__(self, encoder, faiss_index, faiss_options, offsets, texts, token_k=2048, query_expansion=False,
@@ -58,10 +65,9 @@ class MultiVectorNameIndex(NameIndex):
                    matrix=matrix if faiss_type == "flat" else None)
 
     def save(self, directory):
-        import faiss
         from safetensors.numpy import save_file
 
-        faiss.write_index(self._cpu_index, str(directory / TOKENS_FILE))
+        faiss_module().write_index(self._cpu_index, str(directory / TOKENS_FILE))
         save_file({"offsets": self.offsets}, str(directory / OFFSETS_FILE))
 
     @classmethod
@@ -92,9 +98,7 @@ class MultiVectorNameIndex(NameIndex):
         if self._matrix is not None:
             return self._matrix[token_rows]
         if not self._direct_map:
-            import faiss
-
-            self._cpu_index.set_direct_map_type(faiss.DirectMap.Array)
+            self._cpu_index.set_direct_map_type(faiss_module().DirectMap.Array)
             self._direct_map = True
         return self._cpu_index.reconstruct_batch(np.ascontiguousarray(token_rows, dtype=np.int64))
 

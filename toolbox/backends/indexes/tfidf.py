@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 
-from toolbox.backends.indexes import NameIndex
+from toolbox.backends.indexes import NAME_INDEXES, NameIndex
 from toolbox.errors import InputError
 
 
@@ -29,6 +29,7 @@ def top_k_rows(scores, k):
     return np.take_along_axis(scores, rows, axis=1), rows
 
 
+@NAME_INDEXES.register("tfidf")
 class TfidfNameIndex(NameIndex):
     method = "tfidf"
     files = ("vocabulary.json", "tfidf.safetensors")

@@ -1,31 +1,17 @@
 """KG embedding methods for `ontolink embed-kg`: RDF2Vec (gensim) and any PyKEEN model.
 
-Backends register here as "module:Class" and are imported only when chosen,
-so ``ontolink --help`` never imports pykeen or gensim. A method name that is
+Backends register in ``KG_EMBEDDERS``; their modules import pykeen or gensim
+only when training, so ``ontolink --help`` never does. A method name that is
 not registered is looked up among PyKEEN's models (``RotatE``, ``TuckER``,
-``TransE``, ``DistMult``, ``ComplEx``, ...; case-insensitive).
+``TransE``, ``DistMult``, ``ComplEx``, ...; case-insensitive) by the ``pykeen``
+backend, which lists PyKEEN's models when the name is none of them.
 """
 
-import importlib
 from dataclasses import dataclass, field
 
 import numpy as np
 
-KG_METHODS = {
-    "rdf2vec": "toolbox.backends.kg.rdf2vec:RDF2Vec",
-}
-PYKEEN_BACKEND = "toolbox.backends.kg.pykeen_kg:PyKEENEmbedder"
-
-
-def _load(path):
-    module_name, class_name = path.split(":")
-    return getattr(importlib.import_module(module_name), class_name)
-
-
-def kg_embedder_class(method):
-    """The backend class for ``method``: a registered name, else a PyKEEN model."""
-    path = KG_METHODS.get(method.lower())
-    return _load(path or PYKEEN_BACKEND)
+from toolbox.registry import Registry
 
 
 @dataclass
@@ -50,3 +36,12 @@ class KGEmbedder:
 
     def fit(self, triple_set, seed=0, device="auto", progress=None):
         raise NotImplementedError
+
+
+KG_EMBEDDERS = Registry("KG embedder", "kg", "toolbox.backends.kg", KGEmbedder)
+MODEL_ZOO = "pykeen"  # the backend that takes any other method name as one of its models
+
+
+def kg_embedder_class(method):
+    """The backend class for ``method``: a registered name, else the PyKEEN backend (a PyKEEN model)."""
+    return KG_EMBEDDERS.get(method.lower() if method.lower() in KG_EMBEDDERS else MODEL_ZOO)

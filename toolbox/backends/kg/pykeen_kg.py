@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from toolbox.backends.kg import KGEmbedder, KGEmbeddingResult
+from toolbox.backends.kg import KG_EMBEDDERS, KGEmbedder, KGEmbeddingResult
 from toolbox.errors import InputError
 from toolbox.io import warn
 
@@ -64,6 +64,7 @@ def _as_real(tensor):
     return tensor.float().numpy().astype(np.float32, copy=False)
 
 
+@KG_EMBEDDERS.register("pykeen")
 class PyKEENEmbedder(KGEmbedder):
     method = "pykeen"
 

@@ -19,7 +19,7 @@ import zlib
 
 import numpy as np
 
-from toolbox.backends.kg import KGEmbedder, KGEmbeddingResult
+from toolbox.backends.kg import KG_EMBEDDERS, KGEmbedder, KGEmbeddingResult
 
 DEFAULTS = dict(dim=200, depth=4, walks=200, epochs=25, window=5, negative=5, min_count=1, sample=1e-3,
                 reverse=True, workers=1, alpha=0.025)
@@ -67,6 +67,7 @@ def random_walks(triple_set, depth, walks_per_entity, reverse, seed):
     return walks[rng.permutation(len(walks))]  # ... so shuffle: Word2Vec's learning rate decays along the file
 
 
+@KG_EMBEDDERS.register("rdf2vec")
 class RDF2Vec(KGEmbedder):
     method = "rdf2vec"
 

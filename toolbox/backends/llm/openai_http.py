@@ -16,6 +16,7 @@ import urllib.error
 import urllib.request
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
+from toolbox.backends.llm import LLM_BACKENDS
 from toolbox.backends.llm.base import Completion, LLMBackend
 from toolbox.errors import OntolinkError
 
@@ -43,6 +44,7 @@ def _retry_after(headers):
         return None
 
 
+@LLM_BACKENDS.register("openai")
 class OpenAIBackend(LLMBackend):
     name = "openai"
     default_batch_size = 32

@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+from toolbox.backends.llm import LLM_BACKENDS
 from toolbox.backends.llm.base import Completion, LLMBackend
 from toolbox.errors import OntolinkError
 
@@ -117,6 +118,7 @@ def resolve_model(name):
     return name, name
 
 
+@LLM_BACKENDS.register("transformers")
 class TransformersBackend(LLMBackend):
     """Greedy, batched, left-padded chat generation with a causal LM and its chat template.
 

@@ -7,6 +7,7 @@ schedules a whole batch at once, so large ``--batch-size`` values pay off.
 
 import time
 
+from toolbox.backends.llm import LLM_BACKENDS
 from toolbox.backends.llm.base import Completion, LLMBackend
 from toolbox.errors import OntolinkError
 
@@ -22,6 +23,7 @@ def _import_vllm():
     return vllm
 
 
+@LLM_BACKENDS.register("vllm")
 class VLLMBackend(LLMBackend):
     name = "vllm"
     default_batch_size = 256

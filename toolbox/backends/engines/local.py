@@ -1,0 +1,10 @@
+"""The in-process engine: batches one after another in this process."""
+
+from toolbox.backends.engines import ENGINES, Engine
+
+
+@ENGINES.register("local")
+class LocalEngine(Engine):
+    def map(self, function, batches):
+        for batch in batches:
+            yield function(batch)
