@@ -89,6 +89,8 @@ def cli():
 # Commands in toolbox/commands/ (one module each, a click command named `command`), in the
 # order of a pipeline. Add a line here to register one; a command that is not ready is not listed.
 COMMAND_MODULES = [
+    "convert",
+    "annotate",
     "index",
     "link",
     "eval",

@@ -24,9 +24,13 @@ from toolbox.options import (
                                            "compared by content hash, not parsed).")
 @click.option("--reranker", "reranker_dir", type=click.Path(file_okay=False),
               help="A cross-encoder from `ontolink train reranker`: rescores all top-K candidates.")
+@click.option("--nil-threshold", metavar="FLOAT|auto",
+              help="Mark a mention \"nil\": true (candidates kept) when its best score is below this; 'auto' "
+                   "calibrates it on the index, without labels (README: NIL).")
 @device_option
 @config_option
-def command(index_dir, input_path, skip_invalid, output_path, top_k, batch_size, ontology, reranker_dir, device):
+def command(index_dir, input_path, skip_invalid, output_path, top_k, batch_size, ontology, reranker_dir, nil_threshold,
+            device):
     """Add the top-K entities to every Mention record.
 
     Reads Mention records ({"id", "mention", ...}; other fields pass through)
@@ -54,17 +58,24 @@ def command(index_dir, input_path, skip_invalid, output_path, top_k, batch_size,
 
         reranker = Reranker(reranker_dir, device=device)
         reranker.check_index(loaded)
+    from toolbox.steps.nil import mark_nil, resolve_nil_threshold
+
+    try:
+        nil = resolve_nil_threshold(nil_threshold, loaded, reranked=reranker is not None)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--nil-threshold") from None
     stats = ReadStats()
     started = time.perf_counter()
     records = read_records(input_path, validate=validate_mention, skip_invalid=skip_invalid, stats=stats,
                            check_duplicate_ids=True)
     from toolbox.progress import progress_bar
 
+    linked = link_mentions(records, loaded, top_k=top_k, batch_size=batch_size, reranker=reranker)
+    if nil is not None:
+        linked = mark_nil(linked, nil)
     with RecordWriter(output_path) as writer, \
             progress_bar(desc="link + rerank" if reranker else "link", unit="mention") as progress:
-        linked = link_mentions(records, loaded, top_k=top_k, batch_size=batch_size, reranker=reranker)
-        writer.write_all(_counted(linked, progress),
-                         flush_every=batch_size)
+        writer.write_all(_counted(linked, progress), flush_every=batch_size)
     empty = getattr(loaded.name_index, "empty_spans", 0)
     if empty:
         summary(f"{empty} mention{'s' if empty != 1 else ''} had no word piece in its span after tokenisation: "

@@ -40,13 +40,20 @@ def hit_ids(gold, ontology):
     return ids
 
 
-def score_file(records, ontology=None, ks=DEFAULT_KS, gold_by_id=None, name="<stdin>"):
-    """Per-mention rank of the first correct candidate (0 = none) and category, for one file."""
+def score_file(records, ontology=None, ks=DEFAULT_KS, gold_by_id=None, name="<stdin>", nil_outcomes=None):
+    """Per-mention rank of the first correct candidate (0 = none) and category, for one file.
+
+    A mention whose gold is ``[]`` is unlinkable (NIL): it is left out of the
+    ranks and, like every mention, appended to ``nil_outcomes`` as
+    (gold_nil, predicted_nil, top_1_right)."""
     ranks, categories = [], []
     for record in records:
         gold = record.get("gold")
         if gold_by_id is not None:
             gold = gold_by_id.get(record["id"], gold)
+        if gold == [] and nil_outcomes is not None:
+            nil_outcomes.append((True, bool(record.get("nil")), False))
+            continue
         if not gold:
             raise InputError(f"mention {record['id']!r} has no gold ids; pass --gold FILE with labeled mentions",
                              name)
@@ -54,6 +61,8 @@ def score_file(records, ontology=None, ks=DEFAULT_KS, gold_by_id=None, name="<st
         rank = next((position for position, candidate in enumerate(record["candidates"], 1)
                      if candidate["id"] in correct), 0)
         ranks.append(rank)
+        if nil_outcomes is not None:
+            nil_outcomes.append((False, bool(record.get("nil")), rank == 1))
         if ontology is not None:
             gold_names = [ontology[live].name for gold_id in gold for live in ontology.resolve(gold_id)]
             categories.append(_best_category(record["mention"], gold_names) if gold_names else None)
