@@ -40,20 +40,21 @@ class VerbalizedScorer:
 
 
 class AlignedScorer:
-    """Rank with a trained alignment model: text vectors and composed triples through its heads."""
+    """Rank with a trained alignment model: text vectors and encoded triples (encoding.py) through its heads."""
 
     kind = "aligned"
 
-    def __init__(self, model, composer, embedder, device="cpu", batch_size=4096):
+    def __init__(self, model, encoding, embedder, device="cpu", batch_size=4096):
+        from toolbox.align.encoding import as_encoding
+
         self.model = model
-        self.composer = composer
+        self.encoding = as_encoding(encoding)
         self.embedder = embedder
         self.device = device
         self.batch_size = batch_size
 
     def inputs(self, records):
-        return (self.embedder.encode([record["text"] for record in records]),
-                self.composer.rows([pair_triple(record) for record in records]))
+        return (self.embedder.encode([record["text"] for record in records]), self.encoding.rows(records))
 
     def vectors(self, retrieval, inputs):
         import torch
@@ -65,7 +66,7 @@ class AlignedScorer:
             for start in range(0, len(texts), self.batch_size):
                 document, triple = self.model.spaces(
                     retrieval, torch.as_tensor(texts[start:start + self.batch_size], device=self.device),
-                    self.composer(torch.as_tensor(rows[start:start + self.batch_size], device=self.device)))
+                    self.encoding(torch.as_tensor(rows[start:start + self.batch_size], device=self.device)))
                 documents.append(document.cpu().numpy())
                 triples.append(triple.cpu().numpy())
         dimension = lambda parts: parts[0].shape[1] if parts else 0  # noqa: E731

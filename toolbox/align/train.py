@@ -24,6 +24,7 @@ from toolbox.errors import InputError
 
 DIRECTIONS = ("text2kg", "kg2text", "both")
 HARD_NEGATIVES = ("none", "predicate", "object", "subject", "entities", "all")
+COMBINES = ("concat", "gate")  # how a hybrid triple's verbalised and KG blocks are joined
 
 
 @dataclass
@@ -59,22 +60,58 @@ def _module():
     class AlignmentModel(nn.Module):
         """The trained heads; ``spaces`` gives the (document, triple) vectors a direction ranks with."""
 
-        def __init__(self, direction, head, text_dim, triple_dim, hidden=256, dropout=0.273):
+        def __init__(self, direction, head, text_dim, triple_dim, hidden=256, dropout=0.273, text_block=0,
+                     combine=None):
             super().__init__()
             if direction not in DIRECTIONS:
                 raise InputError(f"unknown direction {direction!r} (known: {', '.join(DIRECTIONS)})")
+            if combine not in (None,) + COMBINES:
+                raise InputError(f"unknown combination {combine!r} (known: {', '.join(COMBINES)})")
             self.direction, self.head_kind = direction, head
+            self.text_block, self.combine = text_block, combine
             self.heads = nn.ModuleDict()
             if direction in ("text2kg", "both"):
                 self.heads["text2kg"] = make_head(head, text_dim, triple_dim, hidden=hidden, dropout=dropout)
             if direction in ("kg2text", "both"):
                 self.heads["kg2text"] = make_head(head, triple_dim, text_dim, hidden=hidden, dropout=dropout)
+            if text_block:
+                # residual heads: a zero last layer, so training starts at the frozen-encoder baseline
+                for module in self.heads.values():
+                    last = [layer for layer in module.modules() if isinstance(layer, nn.Linear)][-1]
+                    nn.init.zeros_(last.weight)
+                    nn.init.zeros_(last.bias)
+            if combine == "gate":
+                # one weight per triple, from both blocks; zero-initialised: an even mix (= concat) at the start
+                self.gate = nn.Linear(triple_dim, 1)
+                nn.init.zeros_(self.gate.weight)
+                nn.init.zeros_(self.gate.bias)
 
-        def project(self, head, documents, triples):
+        def triple(self, raw):
+            """The triple vector the heads and the ranking read: raw, or the hybrid's two blocks combined."""
+            if self.combine is None:
+                return raw
+            verbalized, kg = raw[..., :self.text_block], raw[..., self.text_block:]
+            if self.combine == "gate":
+                share = torch.sigmoid(self.gate(raw))
+                verbalized, kg = (1 - share) * verbalized, share * kg
+            return torch.nn.functional.normalize(torch.cat([verbalized, kg], dim=-1), dim=-1)
+
+        def project(self, head, documents, raw):
+            """(documents, triples) in the space ``head`` compares them in. With a verbalised block (in the
+            documents' own space) the heads are residual: text2kg adds the document to that block, kg2text
+            adds the verbalised triple to its output."""
             normalize = torch.nn.functional.normalize
+            triples = self.triple(raw)
             if head == "text2kg":
-                return normalize(self.heads["text2kg"](documents), dim=-1), triples
-            return normalize(documents, dim=-1), normalize(self.heads["kg2text"](triples), dim=-1)
+                projected = self.heads["text2kg"](documents)
+                if self.text_block:
+                    projected = projected + torch.nn.functional.pad(documents,
+                                                                    (0, projected.shape[-1] - self.text_block))
+                return normalize(projected, dim=-1), triples
+            projected = self.heads["kg2text"](triples)
+            if self.text_block:
+                projected = projected + raw[..., :self.text_block]
+            return normalize(documents, dim=-1), normalize(projected, dim=-1)
 
         def head_for(self, retrieval):
             """d2t ranks with the text→KG head when there is one, t2d with the KG→text head."""
@@ -87,8 +124,9 @@ def _module():
     return AlignmentModel
 
 
-def alignment_model(direction, head, text_dim, triple_dim, hidden=256, dropout=0.273):
-    return _module()(direction, head, text_dim, triple_dim, hidden=hidden, dropout=dropout)
+def alignment_model(direction, head, text_dim, triple_dim, hidden=256, dropout=0.273, text_block=0, combine=None):
+    return _module()(direction, head, text_dim, triple_dim, hidden=hidden, dropout=dropout, text_block=text_block,
+                     combine=combine)
 
 
 def corrupt(rows, mode, count, n_entities, n_relations, generator):
@@ -147,10 +185,17 @@ def validation_mrr(model, documents, triple_vectors):
 
 def train_alignment_model(text_vectors, triple_rows, composer, direction="text2kg", head="linear",
                           train_index=None, validation_index=None, options=None, seed=0, device="cpu",
-                          progress=None):
-    """Train heads on matched rows of ``text_vectors`` (n, d_t) and ``triple_rows`` (n, 3); returns
-    (model, curve, summary). ``train_index`` / ``validation_index`` select rows (default: all / none)."""
+                          progress=None, combine="concat"):
+    """Train heads on matched rows of ``text_vectors`` (n, d_t) and ``triple_rows`` (the rows of a triple
+    encoding, encoding.py; a bare Composer means ``kg``); returns (model, curve, summary).
+    ``train_index`` / ``validation_index`` select rows (default: all / none). ``combine`` joins a hybrid
+    triple's two blocks. Hard negatives of an encoding that reads text must be prepared first
+    (``prepare_negatives``)."""
     import torch
+
+    from toolbox.align.encoding import as_encoding
+
+    encoding = as_encoding(composer)
 
     options = (options or TrainOptions()).check()
     torch.manual_seed(seed)
@@ -162,16 +207,16 @@ def train_alignment_model(text_vectors, triple_rows, composer, direction="text2k
         raise InputError(f"{len(train_index)} training pair(s): InfoNCE needs at least 2")
     texts = torch.as_tensor(np.asarray(text_vectors, dtype=np.float32), device=device)
     rows = torch.as_tensor(np.asarray(triple_rows, dtype=np.int64), device=device)
-    model = alignment_model(direction, head, texts.shape[1], composer.dimension, hidden=options.hidden,
-                            dropout=options.dropout).to(device)
+    model = alignment_model(direction, head, texts.shape[1], encoding.dimension, hidden=options.hidden,
+                            dropout=options.dropout, text_block=encoding.text_dim,
+                            combine=combine if encoding.kind == "hybrid" else None).to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=options.lr, weight_decay=options.weight_decay)
-    n_entities, n_relations = len(composer.entity), len(composer.relation)
     heads = list(model.heads)
     validation = None
     if validation_index is not None and len(validation_index) > 1:
         validation_index = np.asarray(validation_index)
         with torch.no_grad():
-            validation = (texts[validation_index], composer(rows[validation_index]))
+            validation = (texts[validation_index], encoding(rows[validation_index]))
     curve = []
     best = {"mrr": -1.0, "epoch": 0, "state": None}
     stale = 0
@@ -186,11 +231,11 @@ def train_alignment_model(text_vectors, triple_rows, composer, direction="text2k
                 continue
             head_name = heads[int(rng.integers(len(heads)))] if len(heads) > 1 else heads[0]
             batch_rows = rows[batch]
-            documents, triples = model.project(head_name, texts[batch], composer(batch_rows))
+            documents, triples = model.project(head_name, texts[batch], encoding(batch_rows))
             extra = None
             if options.hard_negatives != "none" and head_name == "text2kg":
-                extra = composer(corrupt(batch_rows, options.hard_negatives, options.negatives_per_example,
-                                         n_entities, n_relations, generator))
+                extra = model.triple(encoding.negatives(batch, batch_rows, options.hard_negatives,
+                                                        options.negatives_per_example, generator))
             if head_name == "text2kg":
                 loss = info_nce(documents, triples, options.temperature, extra)
             else:

@@ -37,7 +37,8 @@ class KGEmbeddings:
         """What an align model records about the KG embeddings it was trained on."""
         return {"directory": str(self.directory), "method": self.manifest.get("method"),
                 "sha256": self.sha256, "entity_dim": self.entity.shape[1], "relation_dim": self.relation.shape[1],
-                "complex": self.manifest.get("complex", False), "triples_sha256": self.manifest["triples"]["sha256"]}
+                "complex": self.manifest.get("complex", False), "triples_sha256": self.manifest["triples"]["sha256"],
+                "ontology": self.manifest.get("ontology")}
 
     def missing(self, subject_id, predicate, object_id):
         """A message naming what has no embedding in a triple, or None."""
@@ -47,6 +48,20 @@ class KGEmbeddings:
         if predicate not in self.relation_row:
             return f"relation {predicate!r} is not in the KG of {self.directory} (it has no embedding)"
         return None
+
+
+def check_kg_ontology(kg, ontology):
+    """Refuse KG embeddings made from other content of the ontology than ``ontology`` (as `link` refuses an
+    index). Embeddings made from a triples file carry no ontology: True when checked, False when not."""
+    made_from = kg.manifest.get("ontology")
+    if made_from is None:
+        return False
+    if made_from.get("sha256") != ontology.content_hash:
+        raise InputError(f"were made from ontology {made_from.get('label', '?')} (sha256 "
+                         f"{str(made_from.get('sha256'))[:12]}), not from {ontology.label} (sha256 "
+                         f"{ontology.content_hash[:12]}); rebuild them with `ontolink embed-kg --ontology`",
+                         kg.directory)
+    return True
 
 
 def load_kg_embeddings(directory):

@@ -4,7 +4,14 @@ import time
 
 import click
 
-from toolbox.options import config_option, device_option, input_options, output_option, seed_option
+from toolbox.options import (
+    config_option,
+    device_option,
+    input_options,
+    ontology_option,
+    output_option,
+    seed_option,
+)
 
 
 def _encoder_options(function):
@@ -23,6 +30,14 @@ def _encoder_options(function):
 def _training_options(function):
     """Composition, head, direction and METHODS.md §2's training settings, shared by train and cv."""
     options = [
+        click.option("--triple-encoding", type=click.Choice(["kg", "verbalized", "hybrid"]), default="kg",
+                     show_default=True,
+                     help="What a triple is: composed KG embeddings, the text encoder's vector of the verbalised "
+                          "triple, or both side by side (the heads are then residual over the verbalised part, "
+                          "so training starts at the verbalised baseline)."),
+        click.option("--combine", type=click.Choice(["concat", "gate"]), default="concat", show_default=True,
+                     help="hybrid: join the verbalised and KG vectors as they are (concat) or with a learned "
+                          "per-triple weight (gate)."),
         click.option("--compose", type=click.Choice(["concat", "hadamard", "l1", "l2"]), default="concat",
                      show_default=True, help="Triple composition: [s;p;o], s⊙p⊙o, |s+p−o|, (s+p−o)²."),
         click.option("--head", type=click.Choice(["linear", "mlp", "cross-attention"]), default="linear",
@@ -33,7 +48,8 @@ def _training_options(function):
         click.option("--hard-negatives", type=click.Choice(["none", "predicate", "object", "subject", "entities",
                                                             "all"]), default="none", show_default=True,
                      help="Corrupt each true triple in KG space as extra negatives (text2kg batches only); "
-                          "all: one of each of the four kinds."),
+                          "all: one of each of the four kinds. verbalized / hybrid: drawn once per pair, their "
+                          "texts encoded once."),
         click.option("--negatives-per-example", type=click.IntRange(1), default=4, show_default=True,
                      help="Hard negatives per pair."),
         click.option("--temperature", type=click.FloatRange(0, min_open=True), default=0.07, show_default=True,
@@ -86,6 +102,28 @@ def _kg_option(required):
                         help="KG embeddings directory made by `ontolink embed-kg`.")
 
 
+_ontology_check = ontology_option(required=False, help_text="Refuse KG embeddings that `embed-kg --ontology` made "
+                                                            "from another version of this ontology (file or 'hpo').")
+
+
+def _checked_kg(kg_dir, triple_encoding, ontology):
+    """The KG embeddings an encoding needs (None for verbalized), checked against --ontology when given."""
+    from toolbox.io import warn
+    from toolbox.artifacts.kg_embeddings import check_kg_ontology, load_kg_embeddings
+
+    if triple_encoding == "verbalized":
+        if kg_dir:
+            raise click.UsageError("--kg-embeddings: --triple-encoding verbalized reads no KG")
+        return None
+    if not kg_dir:
+        raise click.UsageError(f"--triple-encoding {triple_encoding} needs --kg-embeddings DIR")
+    kg = load_kg_embeddings(kg_dir)
+    # checked by the ontology file's content hash, never parsed
+    if ontology is not None and not check_kg_ontology(kg, ontology):
+        warn(f"{kg_dir} was made from triples, not from an ontology: --ontology {ontology.spec} checks nothing")
+    return kg
+
+
 @click.group("align")
 def command():
     """Align texts with knowledge-graph triples: find a text's triples, or a triple's texts.
@@ -109,14 +147,15 @@ def command():
 @command.command("train")
 @click.argument("directory", type=click.Path(file_okay=False))
 @input_options
-@_kg_option(required=True)
+@_kg_option(required=False)
+@_ontology_check
 @_training_options
 @_encoder_options
 @device_option
 @seed_option
 @config_option
-def train_command(directory, input_path, skip_invalid, kg_dir, encoder, precision, max_length, device, seed,
-                  compose, head, direction, kg_normalize, validation_fraction, **kwargs):
+def train_command(directory, input_path, skip_invalid, kg_dir, ontology, encoder, precision, max_length, device, seed,
+                  triple_encoding, combine, compose, head, direction, kg_normalize, validation_fraction, **kwargs):
     """Train an alignment model on Text–triple pairs and write it to DIRECTORY.
 
     DIRECTORY gets manifest.json, heads.safetensors and training_curve.jsonl.
@@ -128,25 +167,27 @@ def train_command(directory, input_path, skip_invalid, kg_dir, encoder, precisio
       ontolink align train -i pairs.jsonl --kg-embeddings emb/rdf2vec models/t2k
       ontolink align train -i pairs.jsonl --kg-embeddings emb/rotate --head mlp --direction both models/both
       ontolink align train -i pairs.jsonl --kg-embeddings emb/tucker --hard-negatives all --skip-invalid m/hn
+      ontolink align train -i pairs.jsonl --kg-embeddings emb/rdf2vec --triple-encoding hybrid models/hybrid
+      ontolink align train -i pairs.jsonl --triple-encoding verbalized models/verbalized
     """
-    from toolbox.artifacts.kg_embeddings import load_kg_embeddings
     from toolbox.io import ReadStats, warn
     from toolbox.steps.align import read_pairs, train_alignment
 
     started = time.perf_counter()
-    kg = load_kg_embeddings(kg_dir)
+    kg = _checked_kg(kg_dir, triple_encoding, ontology)
     stats = ReadStats()
     pairs = read_pairs(input_path, kg=kg, skip_invalid=skip_invalid, stats=stats)
     manifest = train_alignment(pairs, kg, directory, embedder=_embedder(encoder, device, precision, max_length),
                                compose=compose, head=head, direction=direction, options=_train_options(kwargs),
                                validation_fraction=validation_fraction, normalize=kg_normalize, seed=seed,
-                               device=device, source=input_path)
+                               device=device, source=input_path, triple_encoding=triple_encoding, combine=combine)
     training = manifest["training"]
     best = (f", best validation MRR {training['best_validation_mrr']:.3f} at epoch {training['best_epoch']}"
             if training["best_validation_mrr"] is not None else "")
     skipped = f" ({stats.skipped} pairs skipped: entity or relation without embedding, or invalid)" \
         if stats.skipped else ""
-    warn(f"trained a {head} {direction} head ({compose}) on {training['train_pairs']} pairs{skipped} in "
+    triples = triple_encoding if triple_encoding == "verbalized" else f"{triple_encoding}, {compose}"
+    warn(f"trained a {head} {direction} head ({triples}) on {training['train_pairs']} pairs{skipped} in "
          f"{training['seconds']:.1f} s ({training['epochs_run']} epochs{best}); {manifest['texts_encoded']} texts "
          f"encoded, the rest cached; total {time.perf_counter() - started:.1f} s")
 
@@ -166,11 +207,14 @@ def train_command(directory, input_path, skip_invalid, kg_dir, encoder, precisio
               help="D2T (document → triples), T2D (triple → documents) or both.")
 @click.option("--top-k", type=click.IntRange(0), default=10, show_default=True,
               help="Candidates written per query (the true one's rank in the whole pool is always written).")
+@ontology_option(required=False, help_text="Say which of this ontology's entities each triple's subject and object "
+                                           "are (subject_entities, object_entities), and refuse KG embeddings made "
+                                           "from another version of it (file or 'hpo').")
 @_encoder_options
 @device_option
 @config_option
 def retrieve_command(model_dir, baseline, kg_dir, input_path, skip_invalid, candidates_path, output_path, retrieval,
-                     top_k, encoder, precision, max_length, device):
+                     top_k, ontology, encoder, precision, max_length, device):
     """Rank the whole candidate pool for every pair: Retrieved records.
 
     Each input pair gives one record per direction: the pair's fields plus
@@ -178,15 +222,21 @@ def retrieve_command(model_dir, baseline, kg_dir, input_path, skip_invalid, cand
     best first, "rank" (the true candidate's place in the pool, 1 = first)
     and "pool" (its size). Score them with the functions of
     toolbox.steps.eval_retrieval (MRR, Hits@1/10, median rank, macro MRR).
+    With --ontology, "subject_entities" and "object_entities" list the
+    ontology entities [{"id", "name"}] the triple's subject and object
+    resolve to (their own id, or an alt_id or obsolete id's live terms;
+    empty when they do not resolve), so the output joins with `link`'s.
 
     \b
     Examples:
       ontolink align retrieve --model models/t2k -i test_pairs.jsonl -o retrieved.jsonl
       ontolink align retrieve --model models/t2k -i queries.jsonl --candidates pairs.jsonl --retrieval d2t
       ontolink align retrieve --baseline verbalized -i pairs.jsonl | head -1
+      ontolink align retrieve --model models/hpo-hybrid --ontology hpo -i pairs.jsonl -o retrieved.jsonl
     """
     from toolbox.io import ReadStats, RecordWriter, warn
-    from toolbox.steps.align import load_alignment, read_pairs, retrieve
+    from toolbox.steps.align import load_alignment, read_pairs, resolve_entities, retrieve
+    from toolbox.artifacts.kg_embeddings import check_kg_ontology
 
     if bool(model_dir) == bool(baseline):
         raise click.UsageError("give either --model DIR or --baseline verbalized")
@@ -202,7 +252,10 @@ def retrieve_command(model_dir, baseline, kg_dir, input_path, skip_invalid, cand
         if encoder:
             raise click.UsageError("--encoder: a model uses the encoder it was trained with")
         loaded = load_alignment(model_dir, kg=kg_dir, device=device)
-        scorer, kg = loaded.scorer(), loaded.composer.kg
+        scorer, kg = loaded.scorer(), loaded.kg
+    if ontology is not None and kg is not None:
+        check_kg_ontology(kg, ontology)
+    checked = ontology.load() if ontology is not None else None
     stats = ReadStats()
     queries = read_pairs(input_path, kg=kg, skip_invalid=skip_invalid, stats=stats)
     pool = queries
@@ -211,7 +264,8 @@ def retrieve_command(model_dir, baseline, kg_dir, input_path, skip_invalid, cand
         pool = read_pairs(candidates_path, kg=kg, skip_invalid=skip_invalid, stats=pool_stats)
     retrievals = ("d2t", "t2d") if retrieval == "both" else (retrieval,)
     with RecordWriter(output_path) as writer:
-        writer.write_all(retrieve(queries, pool, scorer, retrievals, top_k), flush_every=256)
+        records = retrieve(queries, pool, scorer, retrievals, top_k)
+        writer.write_all(resolve_entities(records, checked) if checked else records, flush_every=256)
     warn(f"retrieved {writer.count} rankings ({', '.join(retrievals)}) of {len(queries)} pairs over a pool of "
          f"{len(pool)} in {time.perf_counter() - started:.1f} s; read {stats.summary()}")
 
@@ -228,13 +282,15 @@ def retrieve_command(model_dir, baseline, kg_dir, input_path, skip_invalid, cand
               help="Candidates: every pair (full) or only the test fold's.")
 @click.option("--top-k", type=click.IntRange(0), default=10, show_default=True,
               help="Candidates written per query in the fold files.")
+@_ontology_check
 @_training_options
 @_encoder_options
 @device_option
 @seed_option
 @config_option
-def cv_command(directory, input_path, skip_invalid, kg_dir, baseline, folds, pool, top_k, encoder, precision,
-               max_length, device, seed, compose, head, direction, kg_normalize, validation_fraction, **kwargs):
+def cv_command(directory, input_path, skip_invalid, kg_dir, baseline, folds, pool, top_k, ontology, encoder, precision,
+               max_length, device, seed, triple_encoding, combine, compose, head, direction, kg_normalize,
+               validation_fraction, **kwargs):
     """Grouped k-fold cross-validation of an alignment setting; results in DIRECTORY.
 
     Each fold trains on the other folds (15% of them held out by group for
@@ -249,17 +305,17 @@ def cv_command(directory, input_path, skip_invalid, kg_dir, baseline, folds, poo
       ontolink align cv -i pairs.jsonl --kg-embeddings emb/rdf2vec cv/rdf2vec-linear
       ontolink align cv -i pairs.jsonl --kg-embeddings emb/rotate --head mlp --direction kg2text cv/x
       ontolink align cv -i pairs.jsonl --baseline verbalized cv/baseline
+      ontolink align cv -i pairs.jsonl --kg-embeddings emb/rdf2vec --triple-encoding hybrid cv/hybrid
     """
     import click as _click
 
-    from toolbox.artifacts.kg_embeddings import load_kg_embeddings
     from toolbox.io import ReadStats, warn
     from toolbox.steps.align import cross_validate, read_pairs
 
-    if bool(kg_dir) == bool(baseline):
+    if baseline and kg_dir:
         raise click.UsageError("give either --kg-embeddings DIR or --baseline verbalized")
     started = time.perf_counter()
-    kg = load_kg_embeddings(kg_dir) if kg_dir else None
+    kg = None if baseline else _checked_kg(kg_dir, triple_encoding, ontology)
     stats = ReadStats()
     pairs = read_pairs(input_path, kg=kg, skip_invalid=skip_invalid, stats=stats)
     manifest, table = cross_validate(pairs, directory, kg=kg, embedder=_embedder(encoder, device, precision,
@@ -267,7 +323,8 @@ def cv_command(directory, input_path, skip_invalid, kg_dir, baseline, folds, poo
                                      baseline=baseline, compose=compose, head=head, direction=direction,
                                      options=_train_options(kwargs), folds=folds, pool=pool,
                                      validation_fraction=validation_fraction, normalize=kg_normalize, top_k=top_k,
-                                     seed=seed, device=device, source=input_path)
+                                     seed=seed, device=device, source=input_path, triple_encoding=triple_encoding,
+                                     combine=combine)
     _click.echo(table, err=True)
     warn(f"{folds}-fold CV of {len(pairs)} pairs ({manifest['pairs']['groups']} groups) in "
          f"{time.perf_counter() - started:.1f} s into {directory}; read {stats.summary()}")

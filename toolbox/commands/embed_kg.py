@@ -5,7 +5,7 @@ import time
 
 import click
 
-from toolbox.options import config_option, device_option, seed_option
+from toolbox.options import config_option, device_option, ontology_option, seed_option
 
 
 def _json_object(ctx, param, value):
@@ -29,6 +29,9 @@ def _json_object(ctx, param, value):
 @click.option("--format", "fmt", type=click.Choice(["tsv", "jsonl"]),
               help="Force the triple format.  [default: from the file name; stdin is sniffed]")
 @click.option("--skip-invalid", is_flag=True, help="Count, report and skip bad lines instead of stopping.")
+@ontology_option(required=False, help_text="Instead of -i: the triples of this ontology's own graph (child is_a "
+                                           "parent), a file or 'hpo'; the manifest records its content hash, and "
+                                           "`align --ontology` refuses the embeddings for another version.")
 @click.option("--method", default="rdf2vec", show_default=True, metavar="rdf2vec|MODEL",
               help="rdf2vec, or any PyKEEN model by name: RotatE, TuckER, TransE, DistMult, ComplEx, ...")
 @click.option("--dim", type=click.IntRange(1), help="Embedding dimension.  [default: rdf2vec 200, RotatE 500 "
@@ -69,7 +72,7 @@ def _json_object(ctx, param, value):
 @device_option
 @seed_option
 @config_option
-def command(directory, input_path, fmt, skip_invalid, method, dim, relation_dim, epochs, depth, walks, window,
+def command(directory, input_path, fmt, skip_invalid, ontology, method, dim, relation_dim, epochs, depth, walks, window,
             reverse, workers, batch_size, lr, negatives, margin, adversarial_temperature, label_smoothing,
             validation_fraction, eval_every, patience, model_kwargs, device, seed):
     """Train KG embeddings on triples and write them to DIRECTORY.
@@ -92,15 +95,24 @@ def command(directory, input_path, fmt, skip_invalid, method, dim, relation_dim,
       ontolink embed-kg -i kg.tsv --method RotatE emb/rotate
       ontolink embed-kg -i kg.tsv --method TuckER --epochs 100 emb/tucker
       ontolink embed-kg -i pairs.jsonl --method TransE --dim 64 --epochs 20 emb/transe
+      ontolink embed-kg --ontology hpo --method TransE --epochs 20 emb/hpo-transe
     """
     from toolbox.io import ReadStats, warn
-    from toolbox.steps.embed_kg import embed_kg
+    from toolbox.steps.embed_kg import embed_kg, ontology_triples
     from toolbox.triples import TripleSet, read_triples
 
     started = time.perf_counter()
     stats = ReadStats()
-    triples = list(read_triples(input_path, fmt=fmt, skip_invalid=skip_invalid, stats=stats))
-    triple_set = TripleSet.from_triples(triples)
+    source = None
+    if ontology is not None:
+        if input_path != "-" or fmt or skip_invalid:
+            raise click.UsageError("--ontology replaces -i/--input, --format and --skip-invalid: give one source")
+        source = ontology.load()
+        triple_set = ontology_triples(source)
+        input_path = str(source.source)
+    else:
+        triple_set = TripleSet.from_triples(list(read_triples(input_path, fmt=fmt, skip_invalid=skip_invalid,
+                                                              stats=stats)))
     if triple_set.duplicates:
         warn(f"{triple_set.duplicates} duplicate triples dropped")
     options = dict(dim=dim, epochs=epochs)
@@ -122,7 +134,8 @@ def command(directory, input_path, fmt, skip_invalid, method, dim, relation_dim,
                        adversarial_temperature=adversarial_temperature, label_smoothing=label_smoothing,
                        validation_fraction=validation_fraction, eval_every=eval_every, patience=patience,
                        model_kwargs=model_kwargs)
-    manifest = embed_kg(triple_set, directory, method=method, seed=seed, device=device, source=input_path, **options)
+    manifest = embed_kg(triple_set, directory, method=method, seed=seed, device=device, source=input_path,
+                        ontology=source, **options)
     described = manifest["embedding"]
     best = ""
     if described.get("best_validation_mrr") is not None:
@@ -130,4 +143,5 @@ def command(directory, input_path, fmt, skip_invalid, method, dim, relation_dim,
     warn(f"embedded {manifest['entities']} entities and {manifest['relations']} relations "
          f"({manifest['entity_dim']}-d{', complex stored as real' if manifest['complex'] else ''}) from "
          f"{len(triple_set)} triples with {described.get('model', method)} into {directory} in "
-         f"{time.perf_counter() - started:.1f} s{best}; read {stats.summary()}")
+         f"{time.perf_counter() - started:.1f} s{best}; "
+         + (f"ontology {source.label} (sha256 {source.content_hash[:12]})" if source else f"read {stats.summary()}"))

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from toolbox.align.compose import Composer
 from toolbox.align.cv import grouped_folds, grouped_holdout
+from toolbox.align.encoding import triple_encoding
 from toolbox.align.pairs import group_of, pair_triple, validate_pair
 from toolbox.align.retrieve import RETRIEVALS, AlignedScorer, VerbalizedScorer, retrieved_records
 from toolbox.align.text import TextEmbedder
@@ -65,9 +65,26 @@ def _resolve_device(device):
     return resolve_device(device)
 
 
+def _encoded_triples(pairs, kind, kg, embedder, compose, normalize, seed, device, options):
+    """The triple encoding ``kind`` and the rows of ``pairs``, with hard negatives prepared when it reads text."""
+    encoding = triple_encoding(kind, kg, embedder, compose, normalize=normalize, seed=seed, device=device)
+    rows = encoding.rows(pairs)
+    if options.hard_negatives != "none":
+        encoding.prepare_negatives(rows, pairs, options.hard_negatives, options.negatives_per_example, seed)
+    return encoding, rows
+
+
+def _encoding_manifest(encoding, combine):
+    composer = getattr(encoding, "composer", None)
+    return {"triple_encoding": encoding.kind, "combine": combine if encoding.kind == "hybrid" else None,
+            "text_block": encoding.text_dim, "composition": composer.describe() if composer else None}
+
+
 def train_alignment(pairs, kg, directory, embedder=None, compose="concat", head="linear", direction="text2kg",
-                    options=None, validation_fraction=0.15, normalize=True, seed=0, device="auto", source=None):
-    """Train an alignment model on ``pairs`` over KG embeddings ``kg`` and write ``directory``; returns the manifest."""
+                    options=None, validation_fraction=0.15, normalize=True, seed=0, device="auto", source=None,
+                    triple_encoding="kg", combine="concat"):
+    """Train an alignment model on ``pairs`` and write ``directory``; returns the manifest. Triples are
+    ``triple_encoding`` (encoding.py): composed KG embeddings ``kg``, verbalised text, or both."""
     import torch
     from safetensors.torch import save_file
 
@@ -79,26 +96,26 @@ def train_alignment(pairs, kg, directory, embedder=None, compose="concat", head=
     with progress_bar(total=len(pairs), desc="encode texts", unit="text") as progress:
         texts = embedder.encode([record["text"] for record in pairs], progress=progress)
     encode_seconds = time.perf_counter() - started
-    composer = Composer(kg, compose, normalize=normalize, seed=seed, device=device)
-    rows = composer.rows([pair_triple(record) for record in pairs])
+    encoding, rows = _encoded_triples(pairs, triple_encoding, kg, embedder, compose, normalize, seed, device, options)
     train_index, validation_index = grouped_holdout(np.arange(len(pairs)), [group_of(r) for r in pairs],
                                                     validation_fraction, seed)
-    with progress_bar(total=options.max_epochs, desc=f"align train ({direction}, {head}, {compose})",
+    with progress_bar(total=options.max_epochs, desc=f"align train ({direction}, {head}, {triple_encoding})",
                       unit="epoch") as progress:
-        model, curve, summary = train_alignment_model(texts, rows, composer, direction, head, train_index,
-                                                      validation_index, options, seed, device, progress)
+        model, curve, summary = train_alignment_model(texts, rows, encoding, direction, head, train_index,
+                                                      validation_index, options, seed, device, progress, combine)
     tensors = {key: value.detach().cpu().contiguous() for key, value in model.state_dict().items()}
-    if composer.projection is not None:
+    composer = getattr(encoding, "composer", None)
+    if composer is not None and composer.projection is not None:
         tensors[PROJECTION] = torch.as_tensor(composer.projection).contiguous()
     manifest = {
         "artifact": ARTIFACT,
         "direction": direction,
         "head": head,
-        "composition": composer.describe(),
+        **_encoding_manifest(encoding, combine),
         "text_dim": int(texts.shape[1]),
-        "triple_dim": int(composer.dimension),
+        "triple_dim": int(encoding.dimension),
         "encoder": embedder.describe(),
-        "kg": kg.describe(),
+        "kg": kg.describe() if encoding.uses_kg else None,
         "pairs": {"path": None if source in (None, "-") else str(source), "count": len(pairs)},
         "training": summary,
         "seed": seed,
@@ -116,12 +133,17 @@ def train_alignment(pairs, kg, directory, embedder=None, compose="concat", head=
 
 
 class LoadedAlignment:
-    def __init__(self, directory, manifest, model, composer, embedder):
-        self.directory, self.manifest, self.model, self.composer, self.embedder = (
-            directory, manifest, model, composer, embedder)
+    def __init__(self, directory, manifest, model, encoding, embedder, kg):
+        self.directory, self.manifest, self.model, self.encoding, self.embedder, self.kg = (
+            directory, manifest, model, encoding, embedder, kg)
+
+    @property
+    def composer(self):
+        """The KG composition (None for a verbalized model)."""
+        return getattr(self.encoding, "composer", None)
 
     def scorer(self):
-        return AlignedScorer(self.model, self.composer, self.embedder, device=self.composer.device)
+        return AlignedScorer(self.model, self.encoding, self.embedder, device=self.encoding.device)
 
 
 def load_alignment(directory, kg=None, device="auto", embedder=None):
@@ -135,42 +157,49 @@ def load_alignment(directory, kg=None, device="auto", embedder=None):
     directory = Path(directory)
     manifest = read_manifest(directory, ARTIFACT, required_files=[HEADS_FILE])
     trained_on = manifest["kg"]
-    if kg is None:
-        kg = trained_on["directory"]
-        if not Path(kg).exists():
-            raise InputError(f"was trained on the KG embeddings in {kg}, which are gone: pass --kg-embeddings",
+    if trained_on is None:
+        if kg is not None:
+            raise InputError("reads no KG embeddings (its triples are verbalised text): drop --kg-embeddings",
                              directory)
-    if not hasattr(kg, "entity"):
-        kg = load_kg_embeddings(kg)
-    if kg.sha256 != trained_on["sha256"]:
-        raise InputError(f"was trained on other KG embeddings ({trained_on['directory']}, sha256 "
-                         f"{str(trained_on['sha256'])[:12]}), not {kg.directory} (sha256 {str(kg.sha256)[:12]}); "
-                         "retrain it with `ontolink align train`", directory)
+    else:
+        if kg is None:
+            kg = trained_on["directory"]
+            if not Path(kg).exists():
+                raise InputError(f"was trained on the KG embeddings in {kg}, which are gone: pass --kg-embeddings",
+                                 directory)
+        if not hasattr(kg, "entity"):
+            kg = load_kg_embeddings(kg)
+        if kg.sha256 != trained_on["sha256"]:
+            raise InputError(f"was trained on other KG embeddings ({trained_on['directory']}, sha256 "
+                             f"{str(trained_on['sha256'])[:12]}), not {kg.directory} (sha256 "
+                             f"{str(kg.sha256)[:12]}); retrain it with `ontolink align train`", directory)
     device = _resolve_device(device)
-    try:
-        tensors = load_file(str(directory / HEADS_FILE))
-    except (SafetensorError, OSError) as error:
-        raise InputError(f"{HEADS_FILE} is damaged ({error}); retrain the model", directory) from None
-    projection = tensors.pop(PROJECTION, None)
-    composition = manifest["composition"]
-    composer = Composer(kg, composition["compose"], normalize=composition["normalize_components"],
-                        projection=None if projection is None else projection.numpy(), device=device)
-    options = manifest["training"]["options"]
-    model = alignment_model(manifest["direction"], manifest["head"], manifest["text_dim"], manifest["triple_dim"],
-                            hidden=options["hidden"], dropout=options["dropout"])
-    try:
-        model.load_state_dict(tensors)
-    except RuntimeError as error:
-        raise InputError(f"{HEADS_FILE} does not fit the manifest ({str(error).splitlines()[0]})",
-                         directory) from None
-    model.to(device).eval()
     encoder = manifest["encoder"]
     if embedder is None:
         embedder = TextEmbedder(encoder["model"], device=device, precision=encoder["precision"],
                                 max_length=encoder["max_length"])
     elif embedder.model != encoder["model"]:
         raise InputError(f"was trained with text encoder {encoder['model']!r}, not {embedder.model!r}", directory)
-    return LoadedAlignment(directory, manifest, model, composer, embedder)
+    try:
+        tensors = load_file(str(directory / HEADS_FILE))
+    except (SafetensorError, OSError) as error:
+        raise InputError(f"{HEADS_FILE} is damaged ({error}); retrain the model", directory) from None
+    projection = tensors.pop(PROJECTION, None)
+    composition = manifest["composition"] or {}
+    encoding = triple_encoding(manifest.get("triple_encoding", "kg"), kg, embedder, composition.get("compose"),
+                               normalize=composition.get("normalize_components"),
+                               projection=None if projection is None else projection.numpy(), device=device)
+    options = manifest["training"]["options"]
+    model = alignment_model(manifest["direction"], manifest["head"], manifest["text_dim"], manifest["triple_dim"],
+                            hidden=options["hidden"], dropout=options["dropout"],
+                            text_block=manifest.get("text_block") or 0, combine=manifest.get("combine"))
+    try:
+        model.load_state_dict(tensors)
+    except RuntimeError as error:
+        raise InputError(f"{HEADS_FILE} does not fit the manifest ({str(error).splitlines()[0]})",
+                         directory) from None
+    model.to(device).eval()
+    return LoadedAlignment(directory, manifest, model, encoding, embedder, kg)
 
 
 def retrieve(queries, pool, scorer, retrievals=RETRIEVALS, top_k=10):
@@ -182,9 +211,21 @@ def retrieve(queries, pool, scorer, retrievals=RETRIEVALS, top_k=10):
     yield from retrieved_records(queries, pool, query_inputs, pool_inputs, scorer, retrievals, top_k)
 
 
+def resolve_entities(records, ontology):
+    """Yield ``records`` with ``subject_entities`` / ``object_entities``: the ontology entities {id, name} the
+    triple's subject and object resolve to (the id itself, or an alt_id's or obsolete id's live terms; an
+    empty list when it does not resolve), so alignment output joins with `link` output on entity ids."""
+    for record in records:
+        for end in ("subject", "object"):
+            record[f"{end}_entities"] = [{"id": entity_id, "name": ontology[entity_id].name}
+                                         for entity_id in ontology.resolve(record[end]["id"])]
+        yield record
+
+
 def cross_validate(pairs, directory, kg=None, embedder=None, baseline=None, compose="concat", head="linear",
                    direction="text2kg", options=None, folds=5, pool="full", validation_fraction=0.15,
-                   normalize=True, top_k=10, seed=0, device="auto", source=None):
+                   normalize=True, top_k=10, seed=0, device="auto", source=None, triple_encoding="kg",
+                   combine="concat"):
     """k-fold CV grouped by ``group``: train on k-1 folds (15% of it by group for validation), retrieve the
     test fold's pairs against the pool (``full``: every pair; ``fold``: the test fold). Writes ``directory``
     and returns the manifest, whose ``summary`` is {group: {metric: {mean, std}}}."""
@@ -195,8 +236,8 @@ def cross_validate(pairs, directory, kg=None, embedder=None, baseline=None, comp
     _check_pairs(pairs)
     if baseline not in (None, "verbalized"):
         raise InputError(f"unknown baseline {baseline!r} (known: verbalized)")
-    if baseline is None and kg is None:
-        raise InputError("--kg-embeddings is needed (or --baseline verbalized)")
+    if baseline is None and kg is None and triple_encoding != "verbalized":
+        raise InputError("--kg-embeddings is needed (or --baseline verbalized, or --triple-encoding verbalized)")
     options = (options or TrainOptions()).check()
     device = _resolve_device(device)
     embedder = embedder or TextEmbedder(device=device)
@@ -209,10 +250,10 @@ def cross_validate(pairs, directory, kg=None, embedder=None, baseline=None, comp
     with progress_bar(total=len(pairs), desc="encode texts", unit="text") as progress:
         embedder.encode([record["text"] for record in pairs], progress=progress)
     encode_seconds = time.perf_counter() - started
-    composer = None
+    encoding = None
     if baseline is None:
-        composer = Composer(kg, compose, normalize=normalize, seed=seed, device=device)
-        rows = composer.rows([pair_triple(record) for record in pairs])
+        encoding, rows = _encoded_triples(pairs, triple_encoding, kg, embedder, compose, normalize, seed, device,
+                                          options)
         texts = embedder.encode([record["text"] for record in pairs])
     scorer = VerbalizedScorer(embedder) if baseline else None
     per_fold, fold_reports = [], []
@@ -230,15 +271,16 @@ def cross_validate(pairs, directory, kg=None, embedder=None, baseline=None, comp
                     raise InputError(f"fold {fold}: only {len(train_index)} training pair(s) after holding out "
                                      "the test fold and validation; use fewer --folds or more pairs")
                 torch.manual_seed(seed + fold)
-                model, curve, summary = train_alignment_model(texts, rows, composer, direction, head, train_index,
-                                                              validation_index, options, seed + fold, device)
+                model, curve, summary = train_alignment_model(texts, rows, encoding, direction, head, train_index,
+                                                              validation_index, options, seed + fold, device,
+                                                              combine=combine)
                 report.update({key: summary[key] for key in ("train_pairs", "validation_pairs", "epochs_run",
                                                               "best_epoch", "best_validation_mrr")})
                 report["train_seconds"] = summary["seconds"]
                 with open(temporary / f"fold-{fold}.curve.jsonl", "w", encoding="utf-8") as handle:
                     for entry in curve:
                         handle.write(json.dumps(entry) + "\n")
-                scorer = AlignedScorer(model, composer, embedder, device=device)
+                scorer = AlignedScorer(model, encoding, embedder, device=device)
             queries = [pairs[row] for row in test_index]
             candidates = pairs if pool == "full" else queries
             records = []
@@ -269,9 +311,9 @@ def cross_validate(pairs, directory, kg=None, embedder=None, baseline=None, comp
             "method": "verbalized baseline" if baseline else "aligned",
             "direction": None if baseline else direction,
             "head": None if baseline else head,
-            "composition": composer.describe() if composer else None,
+            **(_encoding_manifest(encoding, combine) if encoding else {"composition": None}),
             "encoder": embedder.describe(),
-            "kg": kg.describe() if kg is not None and not baseline else None,
+            "kg": kg.describe() if encoding is not None and encoding.uses_kg else None,
             "training": None if baseline else {"options": options.__dict__,
                                                "validation_fraction": validation_fraction},
             "folds": len(test_folds),

@@ -21,10 +21,21 @@ from toolbox.progress import progress_bar
 from toolbox.triples import TripleSet
 
 CURVE = "training_curve.jsonl"
+IS_A = "is_a"
 
 
-def embed_kg(triples, directory, method="rdf2vec", seed=0, device="auto", source=None, **options):
+def ontology_triples(ontology):
+    """An ontology's own graph as triples: (child, is_a, parent) for every live term and parent the loader
+    keeps (alt_ids and replaced_by are other names of a term, not edges, so they add none)."""
+    from toolbox.triples import Triple
+
+    return TripleSet.from_triples([Triple(entity.id, IS_A, parent) for entity in ontology
+                                   for parent in entity.parents])
+
+
+def embed_kg(triples, directory, method="rdf2vec", seed=0, device="auto", source=None, ontology=None, **options):
     """Train KG embeddings on ``triples`` (Triples or a TripleSet) and write ``directory``; returns its manifest.
+    ``ontology``: the Ontology the triples come from (``ontology_triples``), recorded with its content hash.
 
     ``options`` are the backend's keywords (RDF2Vec: dim, depth, walks, epochs, ...;
     PyKEEN: dim, relation_dim, epochs, batch_size, lr, negatives, ...), None meaning
@@ -60,6 +71,7 @@ def embed_kg(triples, directory, method="rdf2vec", seed=0, device="auto", source
         "complex": bool(result.describe.get("complex")),
         "triples": {"path": None if source in (None, "-") else str(source), "count": len(triple_set),
                     "duplicates_dropped": triple_set.duplicates, "sha256": triple_set.content_hash()},
+        "ontology": ontology.describe() if ontology is not None else None,
         "seed": seed,
         "seconds": round(seconds, 2),
         "tensors": {name: list(value.shape) for name, value in tensors.items()},
