@@ -20,10 +20,10 @@ DEFAULT_MAX_LENGTH = 256
 
 
 def load_encoder(model, device, precision, max_length):
-    """The frozen encoder (sentence-transformers; plain HF models get mean pooling)."""
-    from toolbox.backends.encoders.sentence import SentenceEncoder
+    """The frozen encoder: ONNX Runtime on CPU, PyTorch on CUDA (plain HF models get mean pooling)."""
+    from toolbox.backends.encoders import load_encoder as load_runtime
 
-    return SentenceEncoder(model, device=device, precision=precision, max_length=max_length)
+    return load_runtime(model, device=device, precision=precision, max_length=max_length)
 
 
 def text_key(text):
