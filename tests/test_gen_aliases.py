@@ -177,13 +177,20 @@ def test_step_skips_entities_without_definition_and_counts(hpo):
     records.insert(1, {"id": "X:1", "name": "Nameless wonder", "definition": "  ", "mention_count": 5})
     records.append({"id": "X:2", "name": "No definition field", "mention_count": 1})
     stats = GenerationStats()
-    out = list(generate_aliases(records, hpo, EchoBackend(), stats=stats))
+    backend = EchoBackend()
+    out = list(generate_aliases(records, hpo, backend, stats=stats))
     assert [record["id"] for record in out] == [SEIZURE, HYPERTELORISM]
     assert stats.prompted == 2 and stats.skipped_no_definition == 2 and stats.calls == 2
     assert stats.mention_calls == 2 + 5 + 2 + 1
     assert out[0]["aliases"] == ["alias 1", "other name"]
     assert out[0]["note"] == f"keep {SEIZURE}" and out[0]["selected_by"] == ["exact"]  # pass-through
-    assert out[0]["llm"] == {"backend": "echo", "model": "echo-1", "prompt_tokens": out[0]["llm"]["prompt_tokens"],
+    # each record carries its own completion's counts (the echo backend counts the words of the prompt it got)
+    prompts = [messages[-1]["content"] for messages in backend.seen]
+    assert [" ".join(hpo[entity_id].definition.split()) in prompt
+            for entity_id, prompt in zip((SEIZURE, HYPERTELORISM), prompts)] == [True, True]
+    assert [record["llm"]["prompt_tokens"] for record in out] == [len(prompt.split()) for prompt in prompts]
+    assert len(set(map(len, (prompt.split() for prompt in prompts)))) == 2  # the two counts tell them apart
+    assert out[0]["llm"] == {"backend": "echo", "model": "echo-1", "prompt_tokens": len(prompts[0].split()),
                              "completion_tokens": 5, "seconds": 0.01, "cached": False}
 
 
