@@ -61,15 +61,29 @@ def test_sq8_hnsw_and_ivfpq_agree_with_flat_at_the_top(small_ontology_path, tmp_
     assert manifest["index"]["faiss"]["bytes_per_vector"] == 32
 
 
-def test_index_dimension_mismatch_is_refused(hashed_index, tmp_path):
+def test_truncated_index_file_is_refused(hashed_index, tmp_path):
     import shutil
 
     copy = tmp_path / "idx"
     shutil.copytree(hashed_index, copy)
-    manifest = json.loads((copy / "manifest.json").read_text())
-    manifest["index"]["faiss"]["type"] = "flat"
     (copy / "index.faiss").write_bytes((copy / "index.faiss").read_bytes()[:64])
-    with pytest.raises(InputError, match="damaged or truncated"):
+    with pytest.raises(InputError, match="index.faiss is damaged or truncated"):
+        load_index(copy, device="cpu")
+
+
+def test_index_dimension_mismatch_is_refused(dense_index, tmp_path):
+    """Vectors of another encoder's width under this manifest's encoder: refused at load, not at search."""
+    import shutil
+
+    import faiss
+
+    copy = tmp_path / "idx"
+    shutil.copytree(dense_index, copy)
+    rows = faiss.read_index(str(copy / "index.faiss")).ntotal
+    other = faiss.IndexFlatIP(128)
+    other.add(np.eye(rows, 128, dtype=np.float32))
+    faiss.write_index(other, str(copy / "index.faiss"))
+    with pytest.raises(InputError, match="index has dimension 128 but encoder .* gives 384"):
         load_index(copy, device="cpu")
 
 

