@@ -280,7 +280,7 @@ def test_alignment_head_beats_its_untrained_self_on_held_out_pairs(pairs, kg_dir
     from toolbox.align.pairs import group_of, pair_triple
     from toolbox.align.text import TextEmbedder
     from toolbox.align.train import TrainOptions, train_alignment_model, validation_mrr
-    from toolbox.steps.embed_kg import load_kg_embeddings
+    from toolbox.artifacts.kg_embeddings import load_kg_embeddings
 
     texts = TextEmbedder(device="cpu").encode([pair["text"] for pair in pairs])
     composer = Composer(load_kg_embeddings(kg_dir), "concat", seed=0)
