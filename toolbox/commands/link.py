@@ -6,6 +6,7 @@ from toolbox.io import warn as summary
 from toolbox.options import (
     config_option,
     device_option,
+    engine_options,
     input_options,
     ontology_option,
     output_option,
@@ -28,9 +29,10 @@ from toolbox.options import (
               help="Mark a mention \"nil\": true (candidates kept) when its best score is below this; 'auto' "
                    "calibrates it on the index, without labels (README: NIL).")
 @device_option
+@engine_options
 @config_option
 def command(index_dir, input_path, skip_invalid, output_path, top_k, batch_size, ontology, reranker_dir, nil_threshold,
-            device):
+            device, start_engine):
     """Add the top-K entities to every Mention record.
 
     Reads Mention records ({"id", "mention", ...}; other fields pass through)
@@ -44,6 +46,7 @@ def command(index_dir, input_path, skip_invalid, output_path, top_k, batch_size,
       echo '{"id": "m1", "mention": "short stature"}' | ontolink link --index idx/hpo --top-k 3
       zcat mentions.jsonl.gz | ontolink link --index idx/hpo | head -1
       ontolink link --index idx/tuned --reranker models/reranker -i mentions.jsonl
+      ontolink link --index idx/hpo --engine ray --workers 8 -i mentions.jsonl -o linked.jsonl
     """
     from toolbox.artifacts.index import load_index
     from toolbox.io import ReadStats, RecordWriter, read_records
@@ -70,12 +73,14 @@ def command(index_dir, input_path, skip_invalid, output_path, top_k, batch_size,
                            check_duplicate_ids=True)
     from toolbox.progress import progress_bar
 
-    linked = link_mentions(records, loaded, top_k=top_k, batch_size=batch_size, reranker=reranker)
-    if nil is not None:
-        linked = mark_nil(linked, nil)
-    with RecordWriter(output_path) as writer, \
-            progress_bar(desc="link + rerank" if reranker else "link", unit="mention") as progress:
-        writer.write_all(_counted(linked, progress), flush_every=batch_size)
+    with start_engine(device) as engine:
+        linked = link_mentions(records, loaded, top_k=top_k, batch_size=batch_size, reranker=reranker,
+                               engine=engine, device=device)
+        if nil is not None:
+            linked = mark_nil(linked, nil)
+        with RecordWriter(output_path) as writer, \
+                progress_bar(desc="link + rerank" if reranker else "link", unit="mention") as progress:
+            writer.write_all(_counted(linked, progress), flush_every=batch_size)
     empty = getattr(loaded.name_index, "empty_spans", 0)
     if empty:
         summary(f"{empty} mention{'s' if empty != 1 else ''} had no word piece in its span after tokenisation: "

@@ -1,0 +1,112 @@
+"""The Ray engine: batches go to a pool of Ray actors, each loading the step's index or model once.
+
+The driver reads and validates the input (so a bad record is the same FILE:LINE
+error as locally, after the results of every batch before it), sends batches to
+the actors in turn and yields their results in input order, keeping at most two
+batches per actor in flight (bounded memory). An actor that dies is restarted
+by Ray and its batches redone (``max_restarts``, ``max_task_retries``); a
+batch's result does not depend on which actor or attempt computed it.
+"""
+
+import logging
+import os
+from collections import deque
+
+from toolbox.backends.engines import ENGINES, Engine
+from toolbox.errors import InputError
+
+IN_FLIGHT_PER_WORKER = 2
+RESTARTS = 3  # per actor; a batch that kills its actor this often is a bug, not bad luck
+
+
+def import_ray():
+    try:
+        import ray
+    except ImportError:
+        raise InputError("--engine ray needs Ray: pip install 'ontolink[ray]'") from None
+    return ray
+
+
+class BatchWorker:
+    """A Ray actor's body: holds the step's function (loaded on its first batch) and runs batches."""
+
+    def __init__(self, function):
+        self.function = function
+
+    def run(self, batch):
+        return self.function(batch)
+
+
+@ENGINES.register("ray")
+class RayEngine(Engine):
+    """Joins the cluster at ``address`` (``auto``: the running one; also ``RAY_ADDRESS``), or starts
+    a local one with ``workers`` CPUs and shuts it down on close (also after Ctrl-C)."""
+
+    def __init__(self, workers=1, address=None, device="auto"):
+        super().__init__(workers=workers, address=address, device=device)
+        ray = import_ray()
+        self.started_cluster = False
+        if not ray.is_initialized():
+            address = address or os.environ.get("RAY_ADDRESS")
+            options = {"logging_level": logging.WARNING, "include_dashboard": False}
+            if address:
+                ray.init(address=address, **options)
+            else:
+                ray.init(num_cpus=workers, **options)
+                self.started_cluster = True
+        self.actors = []
+
+    def _gpus_per_worker(self):
+        import ray
+
+        if self.device == "cpu" or not str(self.device).startswith(("auto", "cuda")):
+            return 0
+        return 1 if ray.cluster_resources().get("GPU", 0) >= 1 else 0
+
+    def _start_actors(self, function):
+        import ray
+
+        actor = ray.remote(BatchWorker).options(num_cpus=1, num_gpus=self._gpus_per_worker(),
+                                                max_restarts=RESTARTS, max_task_retries=RESTARTS)
+        self.actors = [actor.remote(function) for _ in range(self.workers)]
+
+    def _result(self, pending):
+        import ray
+
+        try:
+            return ray.get(pending.popleft())
+        except ray.exceptions.RayTaskError as error:
+            raise error.as_instanceof_cause() from None  # the step's own exception (InputError, ...)
+
+    def map(self, function, batches):
+        self._start_actors(function)
+        pending = deque()
+        failed = None
+        batches = iter(batches)
+        submitted = 0
+        while True:
+            try:
+                batch = next(batches)
+            except StopIteration:
+                break
+            except Exception as error:  # a bad record: the batches before it are still written
+                failed = error
+                break
+            pending.append(self.actors[submitted % len(self.actors)].run.remote(batch))
+            submitted += 1
+            while len(pending) >= IN_FLIGHT_PER_WORKER * len(self.actors):
+                yield self._result(pending)
+        while pending:
+            yield self._result(pending)
+        if failed is not None:
+            raise failed
+
+    def close(self):
+        import ray
+
+        for actor in self.actors:
+            ray.kill(actor, no_restart=True)
+        self.actors = []
+        if self.started_cluster:
+            ray.shutdown()
+            self.started_cluster = False
