@@ -69,3 +69,21 @@ def test_a_killed_actor_is_restarted_and_its_batches_redone(ray_cluster, dense_i
         got.extend(linked)
         assert ray_cluster.get(victim.__ray_call__.remote(lambda worker: os.getpid())) != pid  # restarted
     assert json.dumps(got) == json.dumps(expected)  # none lost, none duplicated, same order
+
+
+def test_index_on_ray_writes_the_same_faiss_index_as_local(ray_cluster, dense_index, small_ontology_path, tmp_path):
+    for workers in (1, 2):
+        directory = tmp_path / f"ray{workers}"
+        # --no-cache: every name is encoded by the actors, none reused from the local build's cache
+        result = run("index", "--ontology", small_ontology_path, "--no-cache", "--engine", "ray", "--workers",
+                     workers, directory)
+        assert result.exit_code == 0, result.output
+        for name in ("index.faiss", "names.json"):
+            assert (directory / name).read_bytes() == (dense_index / name).read_bytes(), (workers, name)
+
+
+def test_engine_options_are_refused_where_they_do_not_apply(small_ontology_path, tmp_path):
+    result = run("index", "--ontology", small_ontology_path, "--method", "tfidf", "--engine", "ray", tmp_path / "x")
+    assert result.exit_code == 2 and "builds in this process only" in result.stderr
+    result = run("index", "--ontology", small_ontology_path, "--workers", 2, tmp_path / "x")
+    assert result.exit_code == 2 and "--workers and --ray-address need --engine ray" in result.stderr

@@ -144,7 +144,8 @@ def _engine_names():
 
 def engine_options(function):
     """--engine, --workers and --ray-address, given to the command as one ``start_engine`` argument:
-    ``start_engine(device)`` opens the chosen engine (a context manager; Ray starts or joins its cluster)."""
+    ``start_engine(device)`` opens the chosen engine (a context manager; Ray starts or joins its cluster),
+    ``start_engine.name`` is its registered name."""
     @functools.wraps(function)
     def with_engine(*args, engine, workers, ray_address, **kwargs):
         if engine == "local" and (workers != 1 or ray_address):
@@ -155,6 +156,7 @@ def engine_options(function):
 
             return open_engine(engine, workers=workers, address=ray_address, device=device)
 
+        start_engine.name = engine
         return function(*args, start_engine=start_engine, **kwargs)
 
     with_engine = click.option("--ray-address", metavar="ADDRESS",

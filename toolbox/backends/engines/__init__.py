@@ -18,6 +18,8 @@ class Engine:
     ``device`` where workers compute (``auto`` gives each one a GPU where the cluster has them).
     """
 
+    in_process = False  # True: batches run here, one after another
+
     def __init__(self, workers=1, address=None, device="auto"):
         self.workers = workers
         self.address = address
