@@ -87,3 +87,10 @@ def test_engine_options_are_refused_where_they_do_not_apply(small_ontology_path,
     assert result.exit_code == 2 and "builds in this process only" in result.stderr
     result = run("index", "--ontology", small_ontology_path, "--workers", 2, tmp_path / "x")
     assert result.exit_code == 2 and "--workers and --ray-address need --engine ray" in result.stderr
+
+
+def test_select_entities_on_ray_selects_what_local_does(ray_cluster, dense_index, small_ontology_path, mentions):
+    common = ("select-entities", "--ontology", small_ontology_path, "--index", dense_index, "-i", mentions)
+    local, on_ray = run(*common), run(*common, "--engine", "ray", "--workers", 2)
+    assert local.exit_code == 0 and on_ray.exit_code == 0, on_ray.output
+    assert local.stdout and on_ray.stdout == local.stdout

@@ -108,7 +108,7 @@ class LinkBatches:
         self.__dict__.update(state)
         self.linker = None
 
-    def __call__(self, batch):
+    def _loaded_linker(self):
         if self.linker is None:
             from toolbox.artifacts.index import load_index
 
@@ -118,6 +118,10 @@ class LinkBatches:
 
                 reranker = Reranker(self.reranker_dir, device=self.device)
             self._load(load_index(self.index_dir, device=self.device), reranker)
+        return self.linker
+
+    def __call__(self, batch):
+        self._loaded_linker()
         texts = [self.index.query_text(record) for record in batch]
         linked = [{**record, "candidates": candidates}
                   for record, candidates in zip(batch, self.linker.candidates(texts))]
