@@ -40,20 +40,25 @@ class BatchWorker:
 @ENGINES.register("ray")
 class RayEngine(Engine):
     """Joins the cluster at ``address`` (``auto``: the running one; also ``RAY_ADDRESS``), or starts
-    a local one with ``workers`` CPUs and shuts it down on close (also after Ctrl-C)."""
+    a local one with ``workers`` CPUs and shuts it down on close (also after Ctrl-C). Where Ray is
+    already initialised in this process (a library caller, the tests), its actors are used and killed
+    on close."""
 
     def __init__(self, workers=1, address=None, device="auto"):
         super().__init__(workers=workers, address=address, device=device)
         ray = import_ray()
-        self.started_cluster = False
+        self.connected = False  # True: this engine called ray.init, so close() disconnects
         if not ray.is_initialized():
+            self.connected = True
             address = address or os.environ.get("RAY_ADDRESS")
-            options = {"logging_level": logging.WARNING, "include_dashboard": False}
+            # log_to_driver off: Ray prints workers' stdout on the driver's stdout, which is our JSONL
+            # output; a worker's exception still reaches us through the task (its logs stay under
+            # /tmp/ray/session_latest/logs)
+            options = {"logging_level": logging.WARNING, "include_dashboard": False, "log_to_driver": False}
             if address:
                 ray.init(address=address, **options)
             else:
                 ray.init(num_cpus=workers, **options)
-                self.started_cluster = True
         self.actors = []
 
     def _gpus_per_worker(self):
@@ -104,9 +109,12 @@ class RayEngine(Engine):
     def close(self):
         import ray
 
-        for actor in self.actors:
-            ray.kill(actor, no_restart=True)
-        self.actors = []
-        if self.started_cluster:
+        if self.connected:
+            # disconnecting ends the actors this driver owns (and a cluster it started) without
+            # killing each first: Ray reports a kill with batches in flight on stdout, our output
             ray.shutdown()
-            self.started_cluster = False
+            self.connected = False
+        elif ray.is_initialized():
+            for actor in self.actors:
+                ray.kill(actor, no_restart=True)
+        self.actors = []
