@@ -94,3 +94,31 @@ def test_select_entities_on_ray_selects_what_local_does(ray_cluster, dense_index
     local, on_ray = run(*common), run(*common, "--engine", "ray", "--workers", 2)
     assert local.exit_code == 0 and on_ray.exit_code == 0, on_ray.output
     assert local.stdout and on_ray.stdout == local.stdout
+
+
+def test_gen_aliases_on_ray_answers_as_local_and_a_rerun_makes_no_call(ray_cluster, hpo, small_ontology_path,
+                                                                      tmp_path, monkeypatch):
+    # the default SmolLM2's converted copy is kept between sessions there (as in test_gen_aliases.py);
+    # the engine forwards ONTOLINK_* settings to its actors
+    monkeypatch.setenv("ONTOLINK_CACHE_DIR", os.environ.get("ONTOLINK_TEST_MODEL_CACHE",
+                                                            os.path.expanduser("~/.cache/ontolink-test")))
+    cache_path = tmp_path / "completions.sqlite3"
+    monkeypatch.setattr("toolbox.llm_cache.default_cache_path", lambda: cache_path)
+    entities = "".join(json.dumps(hpo[entity_id].to_record()) + "\n"
+                       for entity_id in ("HP:0001250", "HP:0000316", "HP:0002650"))
+    common = ("gen-aliases", "--ontology", small_ontology_path, "--device", "cpu", "--max-new-tokens", 16,
+              "--batch-size", 1)
+    local = run(*common, "--no-cache", input=entities)
+    on_ray = run(*common, "--engine", "ray", "--workers", 2, input=entities)
+    rerun = run(*common, "--engine", "ray", input=entities)
+    assert local.exit_code == on_ray.exit_code == rerun.exit_code == 0, on_ray.output
+
+    def replies(result):
+        return [(record["id"], record["aliases"], record["llm"]["prompt_tokens"], record["llm"]["completion_tokens"])
+                for record in map(json.loads, result.stdout.splitlines())]
+
+    assert replies(on_ray) == replies(local) == replies(rerun) and len(replies(local)) == 3
+    prompt_tokens = sum(reply[2] for reply in replies(on_ray))
+    completion_tokens = sum(reply[3] for reply in replies(on_ray))
+    assert f"3 LLM calls ({prompt_tokens} prompt + {completion_tokens} completion tokens" in on_ray.stderr
+    assert "0 LLM calls" in rerun.stderr and "3 cached" in rerun.stderr

@@ -71,8 +71,14 @@ class RayEngine(Engine):
     def _start_actors(self, function):
         import ray
 
-        actor = ray.remote(BatchWorker).options(num_cpus=1, num_gpus=self._gpus_per_worker(),
-                                                max_restarts=RESTARTS, max_task_retries=RESTARTS)
+        options = {"num_cpus": 1, "num_gpus": self._gpus_per_worker(), "max_restarts": RESTARTS,
+                   "max_task_retries": RESTARTS}
+        # the driver's ontolink settings (ONTOLINK_CACHE_DIR: exported models, converted LLMs) hold in
+        # the actors too, also on a cluster started before they were set
+        settings = {name: value for name, value in os.environ.items() if name.startswith("ONTOLINK_")}
+        if settings:
+            options["runtime_env"] = {"env_vars": settings}
+        actor = ray.remote(BatchWorker).options(**options)
         self.actors = [actor.remote(function) for _ in range(self.workers)]
 
     def _result(self, pending):
