@@ -122,3 +122,23 @@ def test_gen_aliases_on_ray_answers_as_local_and_a_rerun_makes_no_call(ray_clust
     completion_tokens = sum(reply[3] for reply in replies(on_ray))
     assert f"3 LLM calls ({prompt_tokens} prompt + {completion_tokens} completion tokens" in on_ray.stderr
     assert "0 LLM calls" in rerun.stderr and "3 cached" in rerun.stderr
+
+
+def test_link_on_ray_writes_one_output_shard_per_input_shard(ray_cluster, dense_index, mentions, tmp_path):
+    import gzip
+
+    lines = mentions.read_text(encoding="utf-8").splitlines(keepends=True)
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    (shards / "a.jsonl").write_text("".join(lines[:70]), encoding="utf-8")
+    with gzip.open(shards / "b.jsonl.gz", "wt", encoding="utf-8") as handle:
+        handle.write("".join(lines[70:]))
+    local = run("link", "--index", dense_index, "--top-k", 5, "-i", mentions)
+    result = run("link", "--index", dense_index, "--top-k", 5, "-i", shards, "--output-dir", tmp_path / "out",
+                 "--engine", "ray", "--workers", 2)
+    assert result.exit_code == 0, result.output
+    assert "from 2 shards" in result.stderr
+    expected = local.stdout.splitlines(keepends=True)
+    assert (tmp_path / "out" / "a.jsonl").read_text(encoding="utf-8") == "".join(expected[:70])
+    with gzip.open(tmp_path / "out" / "b.jsonl.gz", "rt", encoding="utf-8") as handle:
+        assert handle.read() == "".join(expected[70:])

@@ -60,6 +60,7 @@ class RayEngine(Engine):
             else:
                 ray.init(num_cpus=workers, **options)
         self.actors = []
+        self._pickled_function = None
 
     def _gpus_per_worker(self):
         import ray
@@ -69,7 +70,17 @@ class RayEngine(Engine):
         return 1 if ray.cluster_resources().get("GPU", 0) >= 1 else 0
 
     def _start_actors(self, function):
+        """Actors for ``function``; a map with the same function as the last one (the next input shard)
+        keeps its actors and what they loaded."""
         import ray
+        from ray import cloudpickle
+
+        pickled = cloudpickle.dumps(function)
+        if self.actors and pickled == self._pickled_function:
+            return
+        for actor in self.actors:
+            ray.kill(actor, no_restart=True)
+        self._pickled_function = pickled
 
         options = {"num_cpus": 1, "num_gpus": self._gpus_per_worker(), "max_restarts": RESTARTS,
                    "max_task_retries": RESTARTS}
