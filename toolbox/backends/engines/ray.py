@@ -13,7 +13,7 @@ import os
 from collections import deque
 
 from toolbox.backends.engines import ENGINES, Engine
-from toolbox.errors import InputError
+from toolbox.errors import InputError, OntolinkError
 
 IN_FLIGHT_PER_WORKER = 2
 RESTARTS = 3  # per actor; a batch that kills its actor this often is a bug, not bad luck
@@ -23,7 +23,7 @@ def import_ray():
     try:
         import ray
     except ImportError:
-        raise InputError("--engine ray needs Ray: pip install 'ontolink[ray]'") from None
+        raise OntolinkError("--engine ray needs Ray: pip install 'ontolink[ray]'") from None
     return ray
 
 
@@ -56,7 +56,10 @@ class RayEngine(Engine):
             # /tmp/ray/session_latest/logs)
             options = {"logging_level": logging.WARNING, "include_dashboard": False, "log_to_driver": False}
             if address:
-                ray.init(address=address, **options)
+                try:
+                    ray.init(address=address, **options)
+                except ConnectionError as error:
+                    raise OntolinkError(f"cannot join the Ray cluster at {address}: {error}") from None
             else:
                 ray.init(num_cpus=workers, **options)
         self.actors = []
@@ -99,6 +102,9 @@ class RayEngine(Engine):
             return ray.get(pending.popleft())
         except ray.exceptions.RayTaskError as error:
             raise error.as_instanceof_cause() from None  # the step's own exception (InputError, ...)
+        except ray.exceptions.RayActorError as error:
+            raise OntolinkError(f"a Ray worker died {RESTARTS + 1} times on one batch ({str(error).splitlines()[0]}); "
+                                "its logs are in the cluster's session logs (/tmp/ray/session_latest/logs)") from None
 
     def map(self, function, batches):
         self._start_actors(function)
