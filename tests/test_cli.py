@@ -304,3 +304,22 @@ def test_shell_completion_offers_registered_names_and_paths(words, expected):
     result = subprocess.run([sys.executable, "-c", "from toolbox.cli import main; main()"], env=env,
                             capture_output=True, text=True, timeout=60)
     assert set(result.stdout.split()) == expected, result.stderr
+
+
+def test_link_reads_a_glob_of_shards_into_one_stream_or_one_output_per_shard(tfidf_index, tmp_path):
+    mentions = [{"id": f"m{number}", "mention": text} for number, text in
+                enumerate(["seizures", "red eye", "cataract", "absence seizures", "myopia"])]
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "part-1.jsonl").write_text(jsonl(mentions[:2]), encoding="utf-8")
+    (tmp_path / "in" / "part-2.jsonl").write_text(jsonl(mentions[2:]), encoding="utf-8")
+    whole = run("link", "--index", tfidf_index, "--top-k", 2, input=jsonl(mentions))
+    glob = run("link", "--index", tfidf_index, "--top-k", 2, "-i", tmp_path / "in" / "part-*.jsonl")
+    assert glob.exit_code == 0 and glob.stdout == whole.stdout
+    per_shard = run("link", "--index", tfidf_index, "--top-k", 2, "-i", tmp_path / "in", "--output-dir",
+                    tmp_path / "out")
+    assert per_shard.exit_code == 0, per_shard.output
+    assert [(tmp_path / "out" / name).read_text() for name in ("part-1.jsonl", "part-2.jsonl")] == \
+        ["".join(whole.stdout.splitlines(keepends=True)[:2]), "".join(whole.stdout.splitlines(keepends=True)[2:])]
+    refused = run("link", "--index", tfidf_index, "-i", tmp_path / "in", "--output-dir", tmp_path / "in")
+    assert refused.exit_code == 2 and "overwritten by its own output" in refused.stderr
+    assert run("link", "--index", tfidf_index, "--output-dir", tmp_path / "o", input="").exit_code == 2

@@ -36,6 +36,7 @@ TESTED_BY = {
     ("kg", "rdf2vec"): "test_embed_kg.py::test_rdf2vec_directory_is_complete_and_reproducible",
     ("kg", "pykeen"): "test_embed_kg.py::test_pykeen_models_write_safetensors_only",
     ("engine", "local"): "test_registry.py::test_local_engine_keeps_order_and_streams",
+    ("engine", "ray"): "test_ray_engine.py::test_link_on_ray_writes_the_same_bytes_as_local",
 }
 
 

@@ -101,6 +101,43 @@ def read_records(path="-", validate=None, skip_invalid=False, stats=None, check_
         yield from parse_jsonl(lines, display_name(path), validate, skip_invalid, stats, check_duplicate_ids)
 
 
+SHARD_SUFFIXES = (".jsonl", ".jsonl.gz")
+
+
+def input_shards(path):
+    """The shards ``path`` names, sorted: a directory's ``*.jsonl`` / ``*.jsonl.gz`` files, or a glob's
+    matches; None when ``path`` is one file or stdin."""
+    import glob
+    from pathlib import Path
+
+    if path in (None, "-"):
+        return None
+    if Path(path).is_dir():
+        shards = sorted(str(child) for child in Path(path).iterdir()
+                        if child.is_file() and child.name.endswith(SHARD_SUFFIXES))
+        if not shards:
+            raise InputError(f"holds no {' or '.join('*' + suffix for suffix in SHARD_SUFFIXES)} shard", path)
+        return shards
+    if glob.has_magic(str(path)):
+        shards = sorted(match for match in glob.glob(str(path)) if Path(match).is_file())
+        if not shards:
+            raise InputError("matches no file", path)
+        return shards
+    return None
+
+
+def output_shard(shard, directory):
+    """Where the output of input ``shard`` goes in ``directory`` (created): the same file name."""
+    from pathlib import Path
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    target = directory / Path(shard).name
+    if target.resolve() == Path(shard).resolve():
+        raise InputError("would be overwritten by its own output: give another --output-dir", shard)
+    return str(target)
+
+
 def read_tsv(path="-", parse_row=None, skip_invalid=False, stats=None):
     """Yield ``parse_row(columns)`` for each non-blank line of a tab-separated file (no header).
 

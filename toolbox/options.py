@@ -134,3 +134,38 @@ def parse_scopes(text):
         raise InputError("--synonym-scopes needs at least one scope")
     return scopes
 
+
+
+def _engine_names():
+    from toolbox.backends.engines import ENGINES
+
+    return ENGINES.names()
+
+
+def engine_options(function):
+    """--engine, --workers and --ray-address, given to the command as one ``start_engine`` argument:
+    ``start_engine(device)`` opens the chosen engine (a context manager; Ray starts or joins its cluster),
+    ``start_engine.name`` is its registered name."""
+    @functools.wraps(function)
+    def with_engine(*args, engine, workers, ray_address, **kwargs):
+        if engine == "local" and (workers != 1 or ray_address):
+            raise click.UsageError("--workers and --ray-address need --engine ray")
+
+        def start_engine(device="auto"):
+            from toolbox.backends.engines import open_engine
+
+            return open_engine(engine, workers=workers, address=ray_address, device=device)
+
+        start_engine.name = engine
+        return function(*args, start_engine=start_engine, **kwargs)
+
+    with_engine = click.option("--ray-address", metavar="ADDRESS",
+                               help="Ray cluster to join ('auto': the one `ray start` runs here; default: "
+                                    "$RAY_ADDRESS, else a local cluster with --workers CPUs, shut down at the "
+                                    "end).")(with_engine)
+    with_engine = click.option("--workers", type=click.IntRange(1), default=1, show_default=True,
+                               help="Ray actors, each loading the index or model once (one CPU, or one GPU "
+                                    "where the cluster has them).")(with_engine)
+    return click.option("--engine", type=LazyChoice(_engine_names), default="local", show_default=True,
+                        help="Where batches run: local (this process) or ray (an actor pool; output in input "
+                             "order, the same bytes as local).")(with_engine)

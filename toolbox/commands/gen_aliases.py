@@ -6,6 +6,7 @@ from toolbox.backends.llm import DEFAULT_BACKEND, LLM_BACKENDS
 from toolbox.options import (
     config_option,
     device_option,
+    engine_options,
     input_options,
     ontology_option,
     output_option,
@@ -50,10 +51,11 @@ from toolbox.registry import registry_choice
 @click.option("--no-cache", is_flag=True,
               help="Neither read nor write the response cache (every entity costs a call).")
 @seed_option
+@engine_options
 @config_option
 def command(input_path, skip_invalid, output_path, ontology, backend, model, domain,
             batch_size, max_new_tokens, repetition_penalty, no_repeat_ngram_size, device, base_url, api_key_env,
-            concurrency, retries, no_cache, seed):
+            concurrency, retries, no_cache, seed, start_engine):
     """Generate aliases for Selected-entity records with an instruction LLM.
 
     Each entity is prompted with its definition only (never its name), the
@@ -78,6 +80,7 @@ def command(input_path, skip_invalid, output_path, ontology, backend, model, dom
       vllm serve meta-llama/Llama-3.2-3B-Instruct &   # or llama.cpp's llama-server
       ontolink gen-aliases --ontology hpo --backend openai --base-url http://localhost:8000/v1 \\
           --model meta-llama/Llama-3.2-3B-Instruct --concurrency 16 -i selected.jsonl
+      ontolink gen-aliases --ontology hpo --engine ray --ray-address auto --workers 4 -i selected.jsonl
     """
     from toolbox.backends.llm import load_backend
     from toolbox.io import ReadStats, RecordWriter, read_records, warn
@@ -105,11 +108,12 @@ def command(input_path, skip_invalid, output_path, ontology, backend, model, dom
     llm = load_backend(backend, **options)
     cache = None if no_cache else ResponseCache()
     try:
-        with RecordWriter(output_path) as writer:
-            from toolbox.progress import counting
+        from toolbox.progress import counting
 
+        with start_engine(device) as engine, RecordWriter(output_path) as writer:
             for record in counting(generate_aliases(records, loaded, llm, cache=cache, domain=domain, seed=seed,
-                                                    batch_size=batch_size, stats=stats, on_batch=writer.flush),
+                                                    batch_size=batch_size, stats=stats, on_batch=writer.flush,
+                                                    engine=engine, backend_options=options),
                                    "gen-aliases", "entity"):
                 writer.write(record)
     except BaseException:

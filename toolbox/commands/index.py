@@ -3,9 +3,10 @@ import time
 import click
 
 from toolbox.backends.encoders import runtime_names
+from toolbox.backends.engines import ENGINES
 from toolbox.backends.indexes import NAME_INDEXES
 from toolbox.io import warn as summary
-from toolbox.options import config_option, device_option, ontology_option, seed_option
+from toolbox.options import config_option, device_option, engine_options, ontology_option, seed_option
 from toolbox.registry import LazyChoice, registry_choice
 
 
@@ -51,9 +52,10 @@ def _faiss_types():
 @click.option("--min-df", type=int, default=1, show_default=True,
               help="tfidf: drop character n-grams found in fewer names.")
 @seed_option
+@engine_options
 @config_option
 def command(directory, ontology, method, model, multivector, token_k, device, precision, runtime, no_cache,
-            faiss_type, hnsw_m, ef_search, nlist, pq_m, nprobe, min_df, seed):
+            faiss_type, hnsw_m, ef_search, nlist, pq_m, nprobe, min_df, seed, start_engine):
     """Build a name index of an ontology in DIRECTORY.
 
     Every name and synonym of every entity is indexed (name-based: an entity
@@ -69,6 +71,7 @@ def command(directory, ontology, method, model, multivector, token_k, device, pr
       ontolink index --ontology hp.obo --model FremyCompany/BioLORD-2023-M --device cuda idx/biolord
       ontolink index --ontology hpo --method multivector --model models/xtr idx/hpo-xtr
       ontolink index --ontology hpo --method multivector --model models/xtr --faiss ivfpq --pq-m 16 idx/hpo-xtr-pq
+      ontolink index --ontology hpo --engine ray --ray-address auto --workers 8 idx/hpo
     """
     from toolbox.errors import InputError
     from toolbox.steps.index import build_index
@@ -82,19 +85,24 @@ def command(directory, ontology, method, model, multivector, token_k, device, pr
     loaded = ontology.load()
     faiss_options = {key: value for key, value in dict(hnsw_m=hnsw_m, ef_search=ef_search, ivf_nlist=nlist,
                                                        pq_m=pq_m, nprobe=nprobe).items() if value is not None}
-    if NAME_INDEXES.get(method).tokens:
+    index_type = NAME_INDEXES.get(method)
+    if (index_type.tokens or not index_type.uses_encoder) and not ENGINES.get(start_engine.name).in_process:
+        raise InputError(f"--engine {start_engine.name} encodes names in parallel: --method {method} builds in "
+                         "this process only (use --engine local)")
+    if index_type.tokens:
         manifest = build_index(loaded, directory, method=method, model=model, device=device, precision=precision,
                                faiss_type=faiss_type, token_k=token_k, seed=seed, **faiss_options)
         summary(f"indexed {manifest['index']['tokens']} tokens of {manifest['names']} names of "
                 f"{manifest['entities']} entities (multi-vector, {manifest['index']['faiss']['bytes_per_token']} "
                 f"bytes per token) into {directory} in {time.perf_counter() - started:.1f} s")
         return
-    if NAME_INDEXES.get(method).uses_encoder:
+    if index_type.uses_encoder:
         options = dict(model=model, device=device, precision=precision, faiss_type=faiss_type, seed=seed,
                        runtime=runtime, cache=not no_cache, **faiss_options)
     else:
         options = dict(model=model, min_df=min_df)
-    manifest = build_index(loaded, directory, method=method, **options)
+    with start_engine(device) as engine:
+        manifest = build_index(loaded, directory, method=method, engine=engine, **options)
     encoded = manifest.get("encoded") or {}
     reused = f"; {encoded['encoded']} encoded, {encoded['reused']} from the embedding cache" \
         if encoded.get("reused") else ""

@@ -1,4 +1,6 @@
+import itertools
 import time
+from pathlib import Path
 
 import click
 
@@ -6,6 +8,7 @@ from toolbox.io import warn as summary
 from toolbox.options import (
     config_option,
     device_option,
+    engine_options,
     input_options,
     ontology_option,
     output_option,
@@ -17,6 +20,9 @@ from toolbox.options import (
               help="Index directory made by `ontolink index`.")
 @input_options
 @output_option
+@click.option("--output-dir", type=click.Path(file_okay=False),
+              help="With -i DIRECTORY or a quoted glob of shards: one output shard per input shard, of the same "
+                   "name, in this directory (instead of one -o stream).")
 @click.option("--top-k", type=click.IntRange(1), default=64, show_default=True, help="Candidates per mention.")
 @click.option("--batch-size", type=click.IntRange(1), default=256, show_default=True,
               help="Mentions encoded and searched together (output is flushed after each batch).")
@@ -28,9 +34,10 @@ from toolbox.options import (
               help="Mark a mention \"nil\": true (candidates kept) when its best score is below this; 'auto' "
                    "calibrates it on the index, without labels (README: NIL).")
 @device_option
+@engine_options
 @config_option
-def command(index_dir, input_path, skip_invalid, output_path, top_k, batch_size, ontology, reranker_dir, nil_threshold,
-            device):
+def command(index_dir, input_path, skip_invalid, output_path, output_dir, top_k, batch_size, ontology, reranker_dir, nil_threshold,
+            device, start_engine):
     """Add the top-K entities to every Mention record.
 
     Reads Mention records ({"id", "mention", ...}; other fields pass through)
@@ -44,9 +51,11 @@ def command(index_dir, input_path, skip_invalid, output_path, top_k, batch_size,
       echo '{"id": "m1", "mention": "short stature"}' | ontolink link --index idx/hpo --top-k 3
       zcat mentions.jsonl.gz | ontolink link --index idx/hpo | head -1
       ontolink link --index idx/tuned --reranker models/reranker -i mentions.jsonl
+      ontolink link --index idx/hpo --engine ray --workers 8 -i mentions.jsonl -o linked.jsonl
+      ontolink link --index idx/hpo --engine ray --ray-address auto -i 'pubmed/*.jsonl.gz' --output-dir linked/
     """
     from toolbox.artifacts.index import load_index
-    from toolbox.io import ReadStats, RecordWriter, read_records
+    from toolbox.io import ReadStats, RecordWriter, input_shards, output_shard, read_records
     from toolbox.records import validate_mention
     from toolbox.steps.link import link_mentions
 
@@ -64,22 +73,44 @@ def command(index_dir, input_path, skip_invalid, output_path, top_k, batch_size,
         nil = resolve_nil_threshold(nil_threshold, loaded, reranked=reranker is not None)
     except ValueError as error:
         raise click.BadParameter(str(error), param_hint="--nil-threshold") from None
+    shards = input_shards(input_path)
+    if output_dir and not shards:
+        raise click.UsageError("--output-dir needs -i DIRECTORY or a glob of shards")
+    if output_dir and output_path != "-":
+        raise click.UsageError("give -o (one stream) or --output-dir (one shard per input shard), not both")
     stats = ReadStats()
     started = time.perf_counter()
-    records = read_records(input_path, validate=validate_mention, skip_invalid=skip_invalid, stats=stats,
-                           check_duplicate_ids=True)
     from toolbox.progress import counting
 
-    linked = link_mentions(records, loaded, top_k=top_k, batch_size=batch_size, reranker=reranker)
-    if nil is not None:
-        linked = mark_nil(linked, nil)
-    with RecordWriter(output_path) as writer:
-        writer.write_all(counting(linked, "link + rerank" if reranker else "link", "mention"), flush_every=batch_size)
+    def linked_records(path):
+        records = read_records(path, validate=validate_mention, skip_invalid=skip_invalid, stats=stats,
+                               check_duplicate_ids=True)
+        linked = link_mentions(records, loaded, top_k=top_k, batch_size=batch_size, reranker=reranker,
+                               engine=engine, device=device)
+        return mark_nil(linked, nil) if nil is not None else linked
+
+    # per input shard: (what is read, where it is written); shards without --output-dir go to one -o stream
+    jobs = [(shard, output_shard(shard, output_dir)) for shard in shards] if output_dir else None
+    written = 0
+    desc = "link + rerank" if reranker else "link"
+    with start_engine(device) as engine:
+        if jobs is None:
+            with RecordWriter(output_path) as writer:
+                records = itertools.chain.from_iterable(linked_records(path) for path in shards or [input_path])
+                writer.write_all(counting(records, desc, "mention"), flush_every=batch_size)
+            written = writer.count
+        else:
+            for shard, target in jobs:
+                with RecordWriter(target) as writer:
+                    writer.write_all(counting(linked_records(shard), f"{desc} {Path(shard).name}", "mention"),
+                                     flush_every=batch_size)
+                written += writer.count
     empty = getattr(loaded.name_index, "empty_spans", 0)
     if empty:
         summary(f"{empty} mention{'s' if empty != 1 else ''} had no word piece in its span after tokenisation: "
                 "ranked by the context vectors of its [Ms] [Me] markers")
     seconds = time.perf_counter() - started
-    rate = f" ({writer.count / seconds:.0f} mentions/s)" if writer.count and seconds > 0 else ""
-    summary(f"linked {writer.count} mentions in {seconds:.1f} s{rate}; read {stats.summary()}")
+    rate = f" ({written / seconds:.0f} mentions/s)" if written and seconds > 0 else ""
+    shard_count = f" from {len(shards)} shards" if shards else ""
+    summary(f"linked {written} mentions{shard_count} in {seconds:.1f} s{rate}; read {stats.summary()}")
 

@@ -1,6 +1,6 @@
 import click
 
-from toolbox.options import config_option, input_options, ontology_option, output_option
+from toolbox.options import config_option, engine_options, input_options, ontology_option, output_option
 
 
 @click.command("select-entities")
@@ -11,8 +11,9 @@ from toolbox.options import config_option, input_options, ontology_option, outpu
 @input_options
 @output_option
 @click.option("--device", default="auto", show_default=True, help="auto, cpu, cuda or cuda:N (for --index).")
+@engine_options
 @config_option
-def command(ontology, index_dir, input_path, skip_invalid, output_path, device):
+def command(ontology, index_dir, input_path, skip_invalid, output_path, device, start_engine):
     """Select the entities an unlabeled mention corpus points to.
 
     Reads Mention records (no labels needed) and writes one Selected-entity
@@ -28,7 +29,10 @@ def command(ontology, index_dir, input_path, skip_invalid, output_path, device):
       ontolink select-entities --ontology hpo --index idx/hpo -i mentions.jsonl \\
         | ontolink gen-aliases --ontology hpo | ontolink filter --ontology hpo \\
         | ontolink make-pairs --ontology hpo --mentions mentions.jsonl > pairs.jsonl
+      ontolink select-entities --ontology hpo --index idx/hpo --engine ray --workers 4 -i mentions.jsonl
     """
+    from toolbox.backends.engines import ENGINES
+    from toolbox.errors import InputError
     from toolbox.io import ReadStats, RecordWriter, read_records, warn
     from toolbox.records import validate_mention
     from toolbox.steps.select_entities import select_entities
@@ -40,10 +44,13 @@ def command(ontology, index_dir, input_path, skip_invalid, output_path, device):
 
         index = load_index(index_dir, ontology=loaded, device=device)
     else:
+        if not ENGINES.get(start_engine.name).in_process:
+            raise InputError(f"--engine {start_engine.name} searches --index in parallel: give --index")
         warn("no --index: selecting by exact name match only (E_EM)")
     stats = ReadStats()
     mentions = read_records(input_path, validate=validate_mention, skip_invalid=skip_invalid, stats=stats)
-    selection = select_entities(mentions, loaded, loaded_index=index)
+    with start_engine(device) as engine:
+        selection = select_entities(mentions, loaded, loaded_index=index, engine=engine, device=device)
     with RecordWriter(output_path) as writer:
         writer.write_all(selection.records())
     warn(f"selected {writer.count} entities: {selection.summary()}")

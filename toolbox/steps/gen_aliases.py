@@ -10,6 +10,7 @@ run resumes where it stopped.
 
 import itertools
 import random
+from collections import deque
 import re
 import time
 
@@ -233,8 +234,37 @@ class GenerationStats:
         return "gen-aliases: " + "; ".join(parts) + f"; {wall:.1f} s in all"
 
 
+class CompleteBatches:
+    """Completions of a batch of conversations, in order: what an engine's worker runs for gen-aliases.
+
+    Pickled (sent to a Ray actor) it keeps the backend's registered name and options, and loads the
+    model there on the first batch that needs a call, once per worker.
+    """
+
+    def __init__(self, backend, backend_name, options):
+        self.backend = backend
+        self.backend_name = backend_name
+        self.options = options
+
+    def __getstate__(self):
+        return {"backend": None, "backend_name": self.backend_name, "options": self.options}
+
+    def __call__(self, conversations):
+        if not conversations:
+            return []
+        if self.backend is None:
+            from toolbox.backends.llm import load_backend
+
+            self.backend = load_backend(self.backend_name, **self.options)
+        completions = [None] * len(conversations)
+        for index, completion in self.backend.stream(conversations):
+            completions[index] = completion
+        return completions
+
+
 def generate_aliases(records, ontology, backend, *, cache=None, domain=DEFAULT_DOMAIN, seed=0,
-                     examples=DEFAULT_EXAMPLES, batch_size=None, stats=None, on_batch=None):
+                     examples=DEFAULT_EXAMPLES, batch_size=None, stats=None, on_batch=None, engine=None,
+                     backend_options=None):
     """Yield each Selected-entity record that has a definition with ``aliases`` and ``llm`` added.
 
     ``backend`` is an ``LLMBackend`` (toolbox.backends.llm); ``cache`` a
@@ -243,6 +273,11 @@ def generate_aliases(records, ontology, backend, *, cache=None, domain=DEFAULT_D
     (an interrupted run loses at most the calls in flight); records are yielded
     batch by batch, in input order, and ``on_batch()`` is called after each
     batch (the command flushes its output there).
+
+    With an ``engine`` that runs elsewhere (Ray), the calls a batch needs go to its workers, each
+    loading the backend from ``backend_options`` once; this process keeps the cache (its only
+    writer) and the counts. Batches in flight together are looked up in the cache before any of
+    them is answered, so a prompt repeated across them is asked more than once.
     """
     from toolbox.llm_cache import cache_key
 
@@ -253,9 +288,9 @@ def generate_aliases(records, ontology, backend, *, cache=None, domain=DEFAULT_D
              f"{examples} in-context examples")
     batch_size = batch_size or backend.default_batch_size
     options = backend.describe()
-    batch = []
 
-    def run(batch):
+    def look_up(batch):
+        """(key -> (completion, cached) found in the cache, key -> messages to ask)."""
         keys = {}
         todo = {}
         for item in batch:
@@ -268,17 +303,20 @@ def generate_aliases(records, ontology, backend, *, cache=None, domain=DEFAULT_D
                 keys[key] = (hit, True)
             else:
                 todo[key] = item["messages"]
-        if todo:
-            pending = list(todo.items())
-            for index, completion in backend.stream([messages for _, messages in pending]):
-                key = pending[index][0]
-                keys[key] = (completion, False)
-                stats.calls += 1
-                stats.prompt_tokens += completion.prompt_tokens or 0
-                stats.completion_tokens += completion.completion_tokens or 0
-                stats.seconds += completion.seconds or 0.0
-                if cache is not None:
-                    cache.put(key, backend.name, backend.model_id, completion)
+        return keys, todo
+
+    def finish(batch, keys, todo, completions):
+        """Store ``completions`` ((index into todo, Completion) pairs), then yield the batch's records."""
+        pending = list(todo)
+        for index, completion in completions:
+            key = pending[index]
+            keys[key] = (completion, False)
+            stats.calls += 1
+            stats.prompt_tokens += completion.prompt_tokens or 0
+            stats.completion_tokens += completion.completion_tokens or 0
+            stats.seconds += completion.seconds or 0.0
+            if cache is not None:
+                cache.put(key, backend.name, backend.model_id, completion)
         for item in batch:
             completion, cached = keys[item["key"]]
             if cached:
@@ -301,28 +339,50 @@ def generate_aliases(records, ontology, backend, *, cache=None, domain=DEFAULT_D
             }
             yield output
 
-    for record in records:
-        count = record.get("mention_count")
-        if isinstance(count, int):
-            stats.mention_calls += count
-            stats.mention_counts_seen += 1
-        definition = (record.get("definition") or "").strip()
-        if not definition:
-            stats.skipped_no_definition += 1
-            continue
-        stats.prompted += 1
-        chosen = pool.draw(record)
-        batch.append({"record": record, "examples": chosen,
-                      "messages": build_messages(definition, chosen, domain=domain)})
-        if len(batch) >= batch_size:
-            yield from run(batch)
-            batch = []
+    def prompted_batches():
+        batch = []
+        for record in records:
+            count = record.get("mention_count")
+            if isinstance(count, int):
+                stats.mention_calls += count
+                stats.mention_counts_seen += 1
+            definition = (record.get("definition") or "").strip()
+            if not definition:
+                stats.skipped_no_definition += 1
+                continue
+            stats.prompted += 1
+            chosen = pool.draw(record)
+            batch.append({"record": record, "examples": chosen,
+                          "messages": build_messages(definition, chosen, domain=domain)})
+            if len(batch) >= batch_size:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
+
+    if engine is None or engine.in_process:
+        for batch in prompted_batches():
+            keys, todo = look_up(batch)
+            yield from finish(batch, keys, todo, backend.stream(list(todo.values())) if todo else ())
             if on_batch is not None:
                 on_batch()
-    if batch:
-        yield from run(batch)
-        if on_batch is not None:
-            on_batch()
+    else:
+        from toolbox.backends.llm import LLM_BACKENDS
+
+        in_flight = deque()
+
+        def conversations():
+            for batch in prompted_batches():
+                keys, todo = look_up(batch)
+                in_flight.append((batch, keys, todo))
+                yield list(todo.values())
+
+        complete = CompleteBatches(backend, LLM_BACKENDS.name_of(type(backend)), backend_options or {})
+        for completions in engine.map(complete, conversations()):
+            batch, keys, todo = in_flight.popleft()
+            yield from finish(batch, keys, todo, enumerate(completions))
+            if on_batch is not None:
+                on_batch()
     if stats.skipped_no_definition:
         warn(f"{stats.skipped_no_definition} entities have no definition and cannot be prompted: skipped "
              "(not written)")

@@ -24,13 +24,14 @@ def index_rows(ontology):
 
 
 def build_index(ontology, directory, method="dense", model=None, device="auto", precision="auto",
-                faiss_type="flat", min_df=1, seed=0, runtime="auto", cache=True, **index_options):
+                faiss_type="flat", min_df=1, seed=0, runtime="auto", cache=True, engine=None, **index_options):
     """Build and write an index directory; returns its manifest.
 
     ``method`` is a registered index method; ``runtime`` the registered encoder of ``model`` (methods
     that encode names; ``auto``: ONNX on CPU, PyTorch otherwise); a multi-vector method reads ``model``
     as a token model. ``cache``: reuse and keep name vectors in the persistent embedding cache
-    (batch-invariant encoders), so a rebuild encodes only names it has not seen.
+    (batch-invariant encoders), so a rebuild encodes only names it has not seen. ``engine``: where the
+    names to encode are encoded (the driver keeps the cache, the only writer).
     """
     index_type = NAME_INDEXES.get(method)
     if index_type.tokens:
@@ -50,7 +51,7 @@ def build_index(ontology, directory, method="dense", model=None, device="auto", 
 
                 known = EmbeddingCache(encoder.fingerprint, encoder.dimension)
             name_index = index_type.build(inputs, encoder, faiss_type=faiss_type, seed=seed, progress=progress,
-                                          known=known, **index_options)
+                                          known=known, engine=engine, **index_options)
             if known is not None:
                 known.close()
         else:

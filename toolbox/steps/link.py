@@ -82,23 +82,64 @@ class Linker:
                                          np.round(scores[valid][first].astype(np.float64), 6).tolist())]
 
 
-def link_mentions(records, loaded_index, top_k=64, batch_size=256, reranker=None, engine=None):
+class LinkBatches:
+    """Links one batch of Mention records: the function an engine runs on each batch.
+
+    Pickled (sent to a Ray actor) it keeps only where its index and reranker are and
+    loads them on its first batch there, once per worker.
+    """
+
+    def __init__(self, loaded_index, top_k=64, reranker=None, device="auto"):
+        self.index_dir = str(loaded_index.directory)
+        self.reranker_dir = str(reranker.directory) if reranker is not None else None
+        self.top_k = top_k
+        self.device = device
+        self._load(loaded_index, reranker)
+
+    def _load(self, loaded_index, reranker):
+        self.index = loaded_index
+        self.reranker = reranker
+        self.linker = Linker(loaded_index, top_k=self.top_k)
+
+    def __getstate__(self):
+        return {key: value for key, value in self.__dict__.items() if key not in ("index", "reranker", "linker")}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.linker = None
+
+    def _loaded_linker(self):
+        if self.linker is None:
+            from toolbox.artifacts.index import load_index
+
+            reranker = None
+            if self.reranker_dir:
+                from toolbox.artifacts.reranker import Reranker
+
+                reranker = Reranker(self.reranker_dir, device=self.device)
+            self._load(load_index(self.index_dir, device=self.device), reranker)
+        return self.linker
+
+    def __call__(self, batch):
+        self._loaded_linker()
+        texts = [self.index.query_text(record) for record in batch]
+        linked = [{**record, "candidates": candidates}
+                  for record, candidates in zip(batch, self.linker.candidates(texts))]
+        if self.reranker is not None:
+            linked = self.reranker.rerank(linked, lambda entity_id: self.index.definitions.get(entity_id, ""))
+        return linked
+
+
+def link_mentions(records, loaded_index, top_k=64, batch_size=256, reranker=None, engine=None, device="auto"):
     """Yield each Mention record with ``candidates`` added (unknown fields kept).
 
     With a ``reranker``, all top-K candidates are rescored by it and reordered. Batches go through
-    ``engine`` (an ``Engine``; default: in this process, one after another).
+    ``engine`` (an ``Engine``; default: in this process, one after another); its workers load the
+    index on ``device``.
     """
-    from toolbox.backends.engines import DEFAULT_ENGINE, ENGINES
+    from toolbox.backends.engines import open_engine
 
-    linker = Linker(loaded_index, top_k=top_k)
-
-    def link_batch(batch):
-        texts = [loaded_index.query_text(record) for record in batch]
-        linked = [{**record, "candidates": candidates} for record, candidates in zip(batch, linker.candidates(texts))]
-        if reranker is not None:
-            linked = reranker.rerank(linked, lambda entity_id: loaded_index.definitions.get(entity_id, ""))
-        return linked
-
-    engine = engine or ENGINES.get(DEFAULT_ENGINE)()
+    link_batch = LinkBatches(loaded_index, top_k=top_k, reranker=reranker, device=device)
+    engine = engine or open_engine()
     for linked in engine.map(link_batch, batches(records, batch_size)):
         yield from linked

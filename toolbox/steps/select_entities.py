@@ -8,6 +8,7 @@ selected entity, never per mention, which bounds the LLM cost.
 from collections import Counter, defaultdict
 
 from toolbox.ontology import normalize
+from toolbox.steps.link import LinkBatches
 
 EXACT, BIENCODER = "exact", "biencoder"
 
@@ -45,11 +46,23 @@ class Selection:
                 f"{self.without_definition} without a definition skipped (cannot be prompted)")
 
 
-def select_entities(mentions, ontology, loaded_index=None, batch_size=256):
+class BestEntities(LinkBatches):
+    """The best entity id (None if none) of each text of a batch: what an engine runs for E_BT."""
+
+    def __init__(self, loaded_index, device="auto"):
+        super().__init__(loaded_index, top_k=1, device=device)
+
+    def __call__(self, texts):
+        return [candidates[0]["id"] if candidates else None for candidates in self._loaded_linker().search(texts)]
+
+
+def select_entities(mentions, ontology, loaded_index=None, batch_size=256, engine=None, device="auto"):
     """Return a ``Selection`` for an iterable of Mention records.
 
     Mention texts are counted first (memory grows with distinct texts, not
-    mentions), so each distinct text is matched and searched once.
+    mentions), so each distinct text is matched and searched once; the
+    searches go through ``engine`` (default: here), whose workers load the
+    index on ``device``.
     """
     selection = Selection(ontology)
     text_counts = Counter()
@@ -68,21 +81,17 @@ def select_entities(mentions, ontology, loaded_index=None, batch_size=256):
             pointed[text].add(entity_id)
 
     if loaded_index is not None:
-        from toolbox.steps.link import Linker
+        from toolbox.progress import counting
 
-        from toolbox.progress import progress_bar
-
-        linker = Linker(loaded_index, top_k=1, cache_size=0)
         texts = sorted(text_counts)
-        with progress_bar(total=len(texts), desc="select-entities (top-1 of the index)", unit="text") as progress:
-            for start in range(0, len(texts), batch_size):
-                chunk = texts[start:start + batch_size]
-                for text, candidates in zip(chunk, linker.search(chunk)):
-                    if candidates:
-                        entity_id = candidates[0]["id"]
-                        selection.reasons[entity_id].add(BIENCODER)
-                        pointed[text].add(entity_id)
-                progress.update(len(chunk))
+        chunks = [texts[start:start + batch_size] for start in range(0, len(texts), batch_size)]
+        best = (engine.map if engine is not None else map)(BestEntities(loaded_index, device=device), chunks)
+        for chunk, entity_ids in counting(zip(chunks, best), "select-entities (top-1 of the index)", "batch",
+                                          total=len(chunks)):
+            for text, entity_id in zip(chunk, entity_ids):
+                if entity_id is not None:
+                    selection.reasons[entity_id].add(BIENCODER)
+                    pointed[text].add(entity_id)
 
     for text, entity_ids in pointed.items():
         for entity_id in entity_ids:

@@ -96,11 +96,12 @@ class Encoder:
     def token_keys(self, texts):
         return [token_key(ids) for ids in self.tokenize(list(texts))]
 
-    def encode(self, texts, progress=None, known=None):
+    def encode(self, texts, progress=None, known=None, engine=None):
         """An (n, d) float32 array in the order of ``texts``.
 
         ``known``: vectors to reuse, an object with ``get_many(keys) -> {key: vector}``
         and optionally ``put_many({key: vector})`` (it then receives what was computed).
+        ``engine``: where the batches to compute run (an ``Engine``; default: here).
         """
         texts = list(texts)
         if not texts:
@@ -123,20 +124,47 @@ class Encoder:
             progress.update(len(unique) - len(todo))
         slots = list(todo)
         lengths = [len(todo[slot]) for slot in slots]
-        for batch in length_batches(lengths, self.tokens_per_batch, self.max_batch_size):
-            batch_slots = [slots[row] for row in batch]
-            output = self.forward([todo[slot] for slot in batch_slots])
-            if self.normalize:
-                output = output / np.maximum(np.linalg.norm(output, axis=1, keepdims=True), 1e-12)
+        slot_batches = [[slots[row] for row in batch]
+                         for batch in length_batches(lengths, self.tokens_per_batch, self.max_batch_size)]
+        outputs = (engine.map if engine is not None else map)(
+            ForwardBatches(self), ([todo[slot] for slot in batch] for batch in slot_batches))
+        for batch_slots, output in zip(slot_batches, outputs):
             vectors[batch_slots] = output
             if progress is not None:
-                progress.update(len(batch))
+                progress.update(len(batch_slots))
         if todo and known is not None and self.batch_invariant and hasattr(known, "put_many"):
             key_of_slot = {slot: key for key, slot in slot_of_key.items()}
             known.put_many({key_of_slot[slot]: vectors[slot] for slot in slots})
         self.last_encoded, self.last_reused = len(todo), len(found)  # for summaries
         row_of_text = dict(zip(unique, (slot_of_key[key] for key in keys)))
         return vectors[[row_of_text[text] for text in texts]]
+
+
+class ForwardBatches:
+    """Vectors of a batch of token id lists (normalised where the encoder normalises): the function an
+    engine runs for ``Encoder.encode``. Pickled (sent to a Ray actor) it keeps what loads the same
+    encoder, and loads it there on its first batch, once per worker."""
+
+    def __init__(self, encoder):
+        from toolbox.backends.encoders import ENCODERS
+
+        self.encoder = encoder
+        self.runtime = ENCODERS.name_of(type(encoder))
+        self.options = {"model": encoder.model_name, "device": encoder.device, "precision": encoder.precision,
+                        "max_length": encoder.max_length}
+
+    def __getstate__(self):
+        return {"encoder": None, "runtime": self.runtime, "options": self.options}
+
+    def __call__(self, id_lists):
+        if self.encoder is None:
+            from toolbox.backends.encoders import ENCODERS
+
+            self.encoder = ENCODERS.get(self.runtime)(**self.options)
+        output = self.encoder.forward(id_lists)
+        if self.encoder.normalize:
+            output = output / np.maximum(np.linalg.norm(output, axis=1, keepdims=True), 1e-12)
+        return output
 
 
 def pad(id_lists, pad_id=0):

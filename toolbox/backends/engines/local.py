@@ -5,6 +5,8 @@ from toolbox.backends.engines import ENGINES, Engine
 
 @ENGINES.register("local")
 class LocalEngine(Engine):
+    in_process = True
+
     def map(self, function, batches):
         for batch in batches:
             yield function(batch)

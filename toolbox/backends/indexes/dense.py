@@ -148,9 +148,13 @@ class DenseNameIndex(NameIndex):
         self._known = IndexedNameVectors(name_keys, faiss_index) if name_keys is not None else None
 
     @classmethod
-    def build(cls, texts, encoder, faiss_type="flat", seed=0, progress=None, known=None, **faiss_options):
-        """``known``: an embedding cache to reuse vectors from and add new ones to."""
-        vectors = encoder.encode(texts, progress=progress, known=known)
+    def build(cls, texts, encoder, faiss_type="flat", seed=0, progress=None, known=None, engine=None,
+              **faiss_options):
+        """``known``: an embedding cache to reuse vectors from and add new ones to; ``engine``: where
+        the names are encoded (batches in input order, so the same vectors anywhere)."""
+        # an in-process engine is the encoder's own loop (some encoders override encode without engines)
+        spread = {"engine": engine} if engine is not None and not engine.in_process else {}
+        vectors = encoder.encode(texts, progress=progress, known=known, **spread)
         index, options = make_faiss_index(vectors, faiss_type, seed=seed, **faiss_options)
         keys = None
         if faiss_type in EXACT_STORAGE and encoder.batch_invariant:

@@ -1,0 +1,144 @@
+"""The Ray engine on a real local Ray cluster (2 CPUs, started once for this module): the same bytes as
+the local engine, bad records, an actor killed mid-run."""
+
+import json
+import logging
+import os
+
+import pytest
+from conftest import run, shared_slice
+
+from toolbox.artifacts.index import load_index
+from toolbox.backends.engines import open_engine
+from toolbox.io import read_records
+from toolbox.steps.link import link_mentions
+
+pytestmark = pytest.mark.slow  # loads all-MiniLM-L6-v2 in each actor
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.WARNING)
+    yield ray
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def mentions(tmp_path_factory):
+    return shared_slice(tmp_path_factory.mktemp("gscplus"), 200, "gscplus", "mentions.jsonl")
+
+
+def test_link_on_ray_writes_the_same_bytes_as_local(ray_cluster, dense_index, mentions):
+    local = run("link", "--index", dense_index, "--top-k", 5, "--batch-size", 16, "-i", mentions)
+    assert local.exit_code == 0, local.output
+    assert len(local.stdout.splitlines()) == 200
+    for workers in (1, 2):
+        on_ray = run("link", "--index", dense_index, "--top-k", 5, "--batch-size", 16, "-i", mentions,
+                     "--engine", "ray", "--workers", workers)
+        assert on_ray.exit_code == 0, on_ray.output
+        assert on_ray.stdout == local.stdout, workers
+
+
+def test_a_bad_record_on_ray_is_the_local_error_after_the_records_before_it(ray_cluster, dense_index, mentions,
+                                                                           tmp_path):
+    lines = mentions.read_text(encoding="utf-8").splitlines(keepends=True)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("".join(lines[:40]) + '{"id": "broken", "mention": \n' + "".join(lines[40:60]), encoding="utf-8")
+    results = [run("link", "--index", dense_index, "--top-k", 3, "--batch-size", 16, "-i", bad, *engine)
+               for engine in ((), ("--engine", "ray", "--workers", 2))]
+    for result in results:
+        assert result.exit_code == 2
+        assert result.stderr.strip().splitlines()[-1].startswith(f"ontolink: error: {bad}:41: ")
+        assert "Traceback" not in result.stderr
+        assert len(result.stdout.splitlines()) == 40
+    assert results[0].stdout == results[1].stdout
+
+
+def test_a_killed_actor_is_restarted_and_its_batches_redone(ray_cluster, dense_index, mentions):
+    records = list(read_records(mentions))
+    loaded = load_index(dense_index, device="cpu")
+    expected = list(link_mentions(records, loaded, top_k=5, batch_size=8, device="cpu"))
+    with open_engine("ray", workers=2, device="cpu") as engine:
+        linked = link_mentions(iter(records), loaded, top_k=5, batch_size=8, engine=engine, device="cpu")
+        got = [next(linked)]
+        victim = engine.actors[0]
+        pid = ray_cluster.get(victim.__ray_call__.remote(lambda worker: os.getpid()))
+        ray_cluster.kill(victim, no_restart=False)  # batches in flight on it fail and are retried
+        got.extend(linked)
+        assert ray_cluster.get(victim.__ray_call__.remote(lambda worker: os.getpid())) != pid  # restarted
+    assert json.dumps(got) == json.dumps(expected)  # none lost, none duplicated, same order
+
+
+def test_index_on_ray_writes_the_same_faiss_index_as_local(ray_cluster, dense_index, small_ontology_path, tmp_path):
+    for workers in (1, 2):
+        directory = tmp_path / f"ray{workers}"
+        # --no-cache: every name is encoded by the actors, none reused from the local build's cache
+        result = run("index", "--ontology", small_ontology_path, "--no-cache", "--engine", "ray", "--workers",
+                     workers, directory)
+        assert result.exit_code == 0, result.output
+        for name in ("index.faiss", "names.json"):
+            assert (directory / name).read_bytes() == (dense_index / name).read_bytes(), (workers, name)
+
+
+def test_engine_options_are_refused_where_they_do_not_apply(small_ontology_path, tmp_path):
+    result = run("index", "--ontology", small_ontology_path, "--method", "tfidf", "--engine", "ray", tmp_path / "x")
+    assert result.exit_code == 2 and "builds in this process only" in result.stderr
+    result = run("index", "--ontology", small_ontology_path, "--workers", 2, tmp_path / "x")
+    assert result.exit_code == 2 and "--workers and --ray-address need --engine ray" in result.stderr
+
+
+def test_select_entities_on_ray_selects_what_local_does(ray_cluster, dense_index, small_ontology_path, mentions):
+    common = ("select-entities", "--ontology", small_ontology_path, "--index", dense_index, "-i", mentions)
+    local, on_ray = run(*common), run(*common, "--engine", "ray", "--workers", 2)
+    assert local.exit_code == 0 and on_ray.exit_code == 0, on_ray.output
+    assert local.stdout and on_ray.stdout == local.stdout
+
+
+def test_gen_aliases_on_ray_answers_as_local_and_a_rerun_makes_no_call(ray_cluster, hpo, small_ontology_path,
+                                                                      tmp_path, monkeypatch):
+    # the default SmolLM2's converted copy is kept between sessions there (as in test_gen_aliases.py);
+    # the engine forwards ONTOLINK_* settings to its actors
+    monkeypatch.setenv("ONTOLINK_CACHE_DIR", os.environ.get("ONTOLINK_TEST_MODEL_CACHE",
+                                                            os.path.expanduser("~/.cache/ontolink-test")))
+    cache_path = tmp_path / "completions.sqlite3"
+    monkeypatch.setattr("toolbox.llm_cache.default_cache_path", lambda: cache_path)
+    entities = "".join(json.dumps(hpo[entity_id].to_record()) + "\n"
+                       for entity_id in ("HP:0001250", "HP:0000316", "HP:0002650"))
+    common = ("gen-aliases", "--ontology", small_ontology_path, "--device", "cpu", "--max-new-tokens", 16,
+              "--batch-size", 1)
+    local = run(*common, "--no-cache", input=entities)
+    on_ray = run(*common, "--engine", "ray", "--workers", 2, input=entities)
+    rerun = run(*common, "--engine", "ray", input=entities)
+    assert local.exit_code == on_ray.exit_code == rerun.exit_code == 0, on_ray.output
+
+    def replies(result):
+        return [(record["id"], record["aliases"], record["llm"]["prompt_tokens"], record["llm"]["completion_tokens"])
+                for record in map(json.loads, result.stdout.splitlines())]
+
+    assert replies(on_ray) == replies(local) == replies(rerun) and len(replies(local)) == 3
+    prompt_tokens = sum(reply[2] for reply in replies(on_ray))
+    completion_tokens = sum(reply[3] for reply in replies(on_ray))
+    assert f"3 LLM calls ({prompt_tokens} prompt + {completion_tokens} completion tokens" in on_ray.stderr
+    assert "0 LLM calls" in rerun.stderr and "3 cached" in rerun.stderr
+
+
+def test_link_on_ray_writes_one_output_shard_per_input_shard(ray_cluster, dense_index, mentions, tmp_path):
+    import gzip
+
+    lines = mentions.read_text(encoding="utf-8").splitlines(keepends=True)
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    (shards / "a.jsonl").write_text("".join(lines[:70]), encoding="utf-8")
+    with gzip.open(shards / "b.jsonl.gz", "wt", encoding="utf-8") as handle:
+        handle.write("".join(lines[70:]))
+    local = run("link", "--index", dense_index, "--top-k", 5, "-i", mentions)
+    result = run("link", "--index", dense_index, "--top-k", 5, "-i", shards, "--output-dir", tmp_path / "out",
+                 "--engine", "ray", "--workers", 2)
+    assert result.exit_code == 0, result.output
+    assert "from 2 shards" in result.stderr
+    expected = local.stdout.splitlines(keepends=True)
+    assert (tmp_path / "out" / "a.jsonl").read_text(encoding="utf-8") == "".join(expected[:70])
+    with gzip.open(tmp_path / "out" / "b.jsonl.gz", "rt", encoding="utf-8") as handle:
+        assert handle.read() == "".join(expected[70:])
