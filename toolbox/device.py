@@ -3,10 +3,22 @@
 from toolbox.errors import OntolinkError
 
 
+def _no_gpu_device_files():
+    """True where no NVIDIA, ROCm or WSL2 GPU device node exists, so torch cannot see CUDA: the CPU path
+    then skips importing torch (about a second), which the ONNX encoder does not need."""
+    from pathlib import Path
+
+    dev = Path("/dev")
+    return dev.is_dir() and not any(dev.glob("nvidia*")) and not any(
+        (dev / name).exists() for name in ("kfd", "dxg"))
+
+
 def resolve_device(device="auto"):
+    device = (device or "auto").lower()
+    if device == "cpu" or (device == "auto" and _no_gpu_device_files()):
+        return "cpu"
     import torch
 
-    device = (device or "auto").lower()
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device.startswith("cuda") and not torch.cuda.is_available():
