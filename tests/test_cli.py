@@ -3,7 +3,6 @@ import shutil
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 
@@ -264,12 +263,13 @@ def test_link_checks_the_ontology_by_hash_without_parsing_it(tfidf_index, small_
 def test_ctrl_c_exits_130_quietly(tfidf_index):
     import signal
 
-    link = subprocess.Popen(_ontolink("link", "--index", tfidf_index), stdin=subprocess.PIPE,
+    link = subprocess.Popen(_ontolink("link", "--index", tfidf_index, "--batch-size", 1), stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         link.stdin.write(jsonl([{"id": "m1", "mention": "myopia"}]).encode())
         link.stdin.flush()
-        time.sleep(1.0)  # waiting for more input, the index loaded
+        # its first record written: the index is loaded and it waits for more input (however busy the machine)
+        assert json.loads(link.stdout.readline())["id"] == "m1"
         link.send_signal(signal.SIGINT)
         _, stderr = link.communicate(timeout=60)
     finally:
