@@ -24,7 +24,6 @@ class EmbeddingCache:
         self._connection = sqlite3.connect(str(self.path), timeout=60)
         self._connection.execute("CREATE TABLE IF NOT EXISTS vectors (fingerprint TEXT, key BLOB, vector BLOB, "
                                  "PRIMARY KEY (fingerprint, key)) WITHOUT ROWID")
-        self.hits = 0
 
     def get_many(self, keys):
         found = {}
@@ -37,7 +36,6 @@ class EmbeddingCache:
                 vector = np.frombuffer(blob, dtype=np.float32)
                 if vector.shape == (self.dimension,):
                     found[key] = vector
-        self.hits += len(found)
         return found
 
     def put_many(self, vectors):

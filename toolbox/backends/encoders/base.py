@@ -49,7 +49,6 @@ class Encoder:
     implements ``tokenize`` and ``forward`` and inherits the loop below, or overrides ``encode``.
     """
 
-    runtime = None
     batch_invariant = False
     tokens_per_batch = 4096
     max_batch_size = 256
@@ -62,6 +61,13 @@ class Encoder:
     max_length = 128
     normalize = True
     retriever = None
+
+    @property
+    def runtime(self):
+        """The name this encoder is registered under: what `link` rebuilds it by."""
+        from toolbox.backends.encoders import ENCODERS
+
+        return ENCODERS.name_of(type(self))
 
     def tokenize(self, texts):
         """Token id lists (with special tokens, truncated to ``max_length``), one per text."""
@@ -146,10 +152,8 @@ class ForwardBatches:
     encoder, and loads it there on its first batch, once per worker."""
 
     def __init__(self, encoder):
-        from toolbox.backends.encoders import ENCODERS
-
         self.encoder = encoder
-        self.runtime = ENCODERS.name_of(type(encoder))
+        self.runtime = encoder.runtime
         self.options = {"model": encoder.model_name, "device": encoder.device, "precision": encoder.precision,
                         "max_length": encoder.max_length}
 

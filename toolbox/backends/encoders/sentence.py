@@ -52,7 +52,6 @@ class SentenceEncoder(Encoder):
     span pooling), and any model the ONNX runtime does not take. On CPU, ``int8`` is PyTorch's dynamic
     quantisation, whose activation scales span the batch: a text's vector then depends on its batch."""
 
-    runtime = "torch"
     tokens_per_batch = 16384  # larger batches pay on a GPU
     max_batch_size = 512
 
