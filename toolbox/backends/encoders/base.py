@@ -99,9 +99,6 @@ class Encoder:
 
         return entity_input(name, definition) if self.retriever else name
 
-    def token_keys(self, texts):
-        return [token_key(ids) for ids in self.tokenize(list(texts))]
-
     def encode(self, texts, progress=None, known=None, engine=None):
         """An (n, d) float32 array in the order of ``texts``.
 
@@ -109,9 +106,14 @@ class Encoder:
         and optionally ``put_many({key: vector})`` (it then receives what was computed).
         ``engine``: where the batches to compute run (an ``Engine``; default: here).
         """
+        return self.encode_keyed(texts, progress=progress, known=known, engine=engine)[0]
+
+    def encode_keyed(self, texts, progress=None, known=None, engine=None):
+        """``encode``, and the token key of each text: what a name index keeps to reuse its vectors,
+        from the one tokenisation the encoding needs."""
         texts = list(texts)
         if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
+            return np.zeros((0, self.dimension), dtype=np.float32), []
         unique = list(dict.fromkeys(texts))
         ids = self.tokenize(unique)
         keys = [token_key(row) for row in ids]
@@ -142,8 +144,9 @@ class Encoder:
             key_of_slot = {slot: key for key, slot in slot_of_key.items()}
             known.put_many({key_of_slot[slot]: vectors[slot] for slot in slots})
         self.last_encoded, self.last_reused = len(todo), len(found)  # for summaries
-        row_of_text = dict(zip(unique, (slot_of_key[key] for key in keys)))
-        return vectors[[row_of_text[text] for text in texts]]
+        key_of_text = dict(zip(unique, keys))
+        return (vectors[[slot_of_key[key_of_text[text]] for text in texts]],
+                [key_of_text[text] for text in texts])
 
 
 class ForwardBatches:

@@ -153,11 +153,13 @@ class DenseNameIndex(NameIndex):
         the names are encoded (batches in input order, so the same vectors anywhere)."""
         # an in-process engine is the encoder's own loop (some encoders override encode without engines)
         spread = {"engine": engine} if engine is not None and not engine.in_process else {}
-        vectors = encoder.encode(texts, progress=progress, known=known, **spread)
-        index, options = make_faiss_index(vectors, faiss_type, seed=seed, **faiss_options)
         keys = None
         if faiss_type in EXACT_STORAGE and encoder.batch_invariant:
-            keys = np.frombuffer(b"".join(encoder.token_keys(texts)), dtype=np.uint8).reshape(len(texts), -1)
+            vectors, text_keys = encoder.encode_keyed(texts, progress=progress, known=known, **spread)
+            keys = np.frombuffer(b"".join(text_keys), dtype=np.uint8).reshape(len(texts), -1)
+        else:
+            vectors = encoder.encode(texts, progress=progress, known=known, **spread)
+        index, options = make_faiss_index(vectors, faiss_type, seed=seed, **faiss_options)
         return cls(encoder, index, options, keys)
 
     def save(self, directory):
