@@ -56,6 +56,7 @@ def command(index_dir, input_path, skip_invalid, output_path, output_dir, top_k,
     """
     from toolbox.artifacts.index import load_index
     from toolbox.io import ReadStats, RecordWriter, input_shards, output_shard, read_records
+    from toolbox.progress import counting
     from toolbox.records import validate_mention
     from toolbox.steps.link import link_mentions
 
@@ -80,7 +81,6 @@ def command(index_dir, input_path, skip_invalid, output_path, output_dir, top_k,
         raise click.UsageError("give -o (one stream) or --output-dir (one shard per input shard), not both")
     stats = ReadStats()
     started = time.perf_counter()
-    from toolbox.progress import counting
 
     def linked_records(path):
         records = read_records(path, validate=validate_mention, skip_invalid=skip_invalid, stats=stats,
