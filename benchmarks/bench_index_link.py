@@ -132,7 +132,9 @@ def baseline_child(mentions_paths, out_dir):
     from toolbox.ontology import load_ontology
     from toolbox.steps.index import index_rows
 
-    entity_ids, entity_names, texts, owners = index_rows(load_ontology("hpo"))
+    ontology = load_ontology("hpo")
+    entity_ids, entity_names = [entity.id for entity in ontology], [entity.name for entity in ontology]
+    texts, owners, _ = index_rows(ontology)
     started = time.perf_counter()
     model = SentenceTransformer(resolve_model_path(DEFAULT_ENCODER), device="cpu")
     unique = list(dict.fromkeys(texts))

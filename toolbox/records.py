@@ -42,3 +42,9 @@ def validate_alias_record(record):
     """An Entity record with "aliases" (a list of strings), as gen-aliases and filter write."""
     _require_string(record, "id")
     _optional_string_list(record, "aliases")
+
+
+def validate_pair(record):
+    """A Pair record (make-pairs output): a Mention plus the pseudo label "entity_id"."""
+    validate_mention(record)
+    _require_string(record, "entity_id")

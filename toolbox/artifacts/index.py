@@ -18,12 +18,19 @@ ARTIFACT = "index"
 NAMES_FILE = "names.json"
 
 
-def write_names(directory, entities, names, entity_of_name):
+def write_names(directory, ontology, names, entity_of_name, name_kinds=None):
+    """names.json: what linking needs of the ontology, so that `link` never parses it."""
+    entities = list(ontology)
+    depth = ontology.depths()
     with open(directory / NAMES_FILE, "w", encoding="utf-8") as handle:
         json.dump({"entity_ids": [entity.id for entity in entities], "entity_names": [entity.name for entity in entities],
                    "names": names, "entity_of_name": entity_of_name,
                    # kept so a reranker can read "name [ENT] definition" without the ontology
-                   "entity_definitions": [entity.definition for entity in entities]},
+                   "entity_definitions": [entity.definition for entity in entities],
+                   # candidate features of a ranker: where an entity sits, which kind of name matched
+                   "entity_depths": [depth.get(entity.id, 0) for entity in entities],
+                   "entity_children": [len(ontology.children[entity.id]) for entity in entities],
+                   **({"name_kinds": name_kinds} if name_kinds is not None else {})},
                   handle, ensure_ascii=False)
 
 
@@ -31,7 +38,7 @@ class LoadedIndex:
     """A name index plus the name → entity maps, ready to search."""
 
     def __init__(self, directory, manifest, name_index, entity_ids, entity_names, names, entity_of_name,
-                 entity_definitions=None):
+                 entity_definitions=None, entity_depths=None, entity_children=None, name_kinds=None):
         self.directory = directory
         self.manifest = manifest
         self.name_index = name_index
@@ -40,6 +47,10 @@ class LoadedIndex:
         self.names = names
         self.entity_of_name = np.asarray(entity_of_name, dtype=np.int64)
         self.definitions = dict(zip(entity_ids, entity_definitions)) if entity_definitions else {}
+        # None in indexes written before candidate features existed
+        self.entity_depths = entity_depths
+        self.entity_children = entity_children
+        self.name_kinds = name_kinds
 
     def __len__(self):
         return len(self.names)
@@ -83,7 +94,8 @@ def load_index(directory, ontology=None, device="auto", precision=None):
         raise InputError(f"index holds {len(name_index)} vectors but {NAMES_FILE} lists {len(maps['names'])} "
                          "names; rebuild it", directory)
     return LoadedIndex(directory, manifest, name_index, maps["entity_ids"], maps["entity_names"], maps["names"],
-                       maps["entity_of_name"], maps.get("entity_definitions"))
+                       maps["entity_of_name"], maps.get("entity_definitions"), maps.get("entity_depths"),
+                       maps.get("entity_children"), maps.get("name_kinds"))
 
 
 def _load_multivector(directory, manifest, names, device, precision):

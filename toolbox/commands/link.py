@@ -30,20 +30,27 @@ from toolbox.options import (
                                            "compared by content hash, not parsed).")
 @click.option("--reranker", "reranker_dir", type=click.Path(file_okay=False),
               help="A cross-encoder from `ontolink train reranker`: rescores all top-K candidates.")
+@click.option("--ranker", "ranker_dir", type=click.Path(file_okay=False),
+              help="A feature ranker from `ontolink train ranker`: orders the top-K candidates (CPU-cheap).")
+@click.option("--prior", default="auto", show_default=True, metavar="auto|hpo|none|FILE",
+              help="With --ranker: the entity prior ('hpo', a select-entities output or id/count file, 'none'; "
+                   "auto: hpo for an HPO index, else none).")
+@click.option("--with-features", is_flag=True,
+              help="With --ranker: add each candidate's feature values (\"features\") to the output.")
 @click.option("--nil-threshold", metavar="FLOAT|auto",
               help="Mark a mention \"nil\": true (candidates kept) when its best score is below this; 'auto' "
                    "calibrates it on the index, without labels (README: NIL).")
 @device_option
 @engine_options
 @config_option
-def command(index_dir, input_path, skip_invalid, output_path, output_dir, top_k, batch_size, ontology, reranker_dir, nil_threshold,
-            device, start_engine):
+def command(index_dir, input_path, skip_invalid, output_path, output_dir, top_k, batch_size, ontology, reranker_dir,
+            ranker_dir, prior, with_features, nil_threshold, device, start_engine):
     """Add the top-K entities to every Mention record.
 
     Reads Mention records ({"id", "mention", ...}; other fields pass through)
     and writes each with "candidates": [{"id", "name", "score"}], best
-    first, one per entity. With --reranker the order is the reranker's and
-    each candidate also keeps its "retriever_score".
+    first, one per entity. With --reranker or --ranker the order is theirs
+    and each candidate also keeps its "retriever_score".
 
     \b
     Examples:
@@ -51,6 +58,7 @@ def command(index_dir, input_path, skip_invalid, output_path, output_dir, top_k,
       echo '{"id": "m1", "mention": "short stature"}' | ontolink link --index idx/hpo --top-k 3
       zcat mentions.jsonl.gz | ontolink link --index idx/hpo | head -1
       ontolink link --index idx/tuned --reranker models/reranker -i mentions.jsonl
+      ontolink link --index idx/hpo --ranker models/ranker -i mentions.jsonl -o linked.jsonl
       ontolink link --index idx/hpo --engine ray --workers 8 -i mentions.jsonl -o linked.jsonl
       ontolink link --index idx/hpo --engine ray --ray-address auto -i 'pubmed/*.jsonl.gz' --output-dir linked/
     """
@@ -68,10 +76,19 @@ def command(index_dir, input_path, skip_invalid, output_path, output_dir, top_k,
 
         reranker = Reranker(reranker_dir, device=device)
         reranker.check_index(loaded)
+    ranker = None
+    if ranker_dir:
+        if reranker_dir:
+            raise click.UsageError("give --ranker or --reranker, not both")
+        from toolbox.artifacts.ranker import Ranker
+
+        ranker = Ranker(ranker_dir)
+    elif prior != "auto" or with_features:
+        raise click.UsageError("--prior and --with-features apply with --ranker")
     from toolbox.steps.nil import mark_nil, resolve_nil_threshold
 
     try:
-        nil = resolve_nil_threshold(nil_threshold, loaded, reranked=reranker is not None)
+        nil = resolve_nil_threshold(nil_threshold, loaded, reranked=reranker is not None or ranker is not None)
     except ValueError as error:
         raise click.BadParameter(str(error), param_hint="--nil-threshold") from None
     shards = input_shards(input_path)
@@ -86,13 +103,13 @@ def command(index_dir, input_path, skip_invalid, output_path, output_dir, top_k,
         records = read_records(path, validate=validate_mention, skip_invalid=skip_invalid, stats=stats,
                                check_duplicate_ids=True)
         linked = link_mentions(records, loaded, top_k=top_k, batch_size=batch_size, reranker=reranker,
-                               engine=engine, device=device)
+                               engine=engine, device=device, ranker=ranker, prior=prior, with_features=with_features)
         return mark_nil(linked, nil) if nil is not None else linked
 
     # per input shard: (what is read, where it is written); shards without --output-dir go to one -o stream
     jobs = [(shard, output_shard(shard, output_dir)) for shard in shards] if output_dir else None
     written = 0
-    desc = "link + rerank" if reranker else "link"
+    desc = "link + rerank" if reranker else "link + rank" if ranker else "link"
     with start_engine(device) as engine:
         if jobs is None:
             with RecordWriter(output_path) as writer:

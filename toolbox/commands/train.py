@@ -1,6 +1,8 @@
 import click
 
 from toolbox.options import config_option, device_option, input_options, ontology_option, seed_option
+from toolbox.ranking.features import FEATURE_GROUPS as RANKER_FEATURE_GROUPS
+from toolbox.ranking.fit import DEFAULT_GROUPS as DEFAULT_RANKER_FEATURES
 
 
 def fit_options(epochs, learning_rate, batch_size=None, batch_help="Pairs per batch.", max_length=128):
@@ -44,7 +46,9 @@ def command():
     """Fine-tune models on pseudo pairs (ontolink make-pairs output).
 
     retriever: a single-vector bi-encoder; reranker: a cross-encoder over a
-    retriever's top-K; multivector: a late-interaction (token-level) linker.
+    retriever's top-K; ranker: a light feature-based ranker of an index's
+    top-K (no GPU, no gold); multivector: a late-interaction (token-level)
+    linker.
 
     \b
     Examples:
@@ -52,6 +56,7 @@ def command():
       ontolink index --ontology hpo --model models/retriever idx/tuned
       ontolink train multivector --ontology hpo -i pairs.jsonl models/xtr
       ontolink index --ontology hpo --method multivector --model models/xtr idx/xtr
+      ontolink train ranker --index idx/hpo --pairs pairs.jsonl models/ranker
     """
 
 
@@ -194,3 +199,69 @@ def multivector_command(directory, ontology, input_path, skip_invalid, backbone,
         max_length=max_length, seed=seed, device=device, resume=resume)
     warn(f"trained multi-vector model on {len(pairs) - skipped} pairs ({kb}-based KB, {epochs} epochs, final loss "
          f"{manifest['losses'][-1]:.4f}, τ {manifest['temperature']}) into {directory} in {manifest['seconds']:.0f} s")
+
+
+@command.command("ranker")
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False),
+              help="Index directory whose candidates the ranker orders (its names supply the synonym queries).")
+@click.option("--pairs", "pairs_path", type=click.Path(dir_okay=False, allow_dash=True),
+              help="Pair records from `ontolink make-pairs` over an unlabeled corpus (mentions in context).")
+@click.option("--synonym-queries", type=click.IntRange(0), default=2000, show_default=True,
+              help="Ontology synonyms queried with themselves held out of the index (0: none).")
+@click.option("--hold-out", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+              help="Share of --pairs searched with their matched name held out of the index.")
+@click.option("--features", "groups", default=",".join(DEFAULT_RANKER_FEATURES), show_default=True,
+              help=f"Feature groups, comma-separated, of: {', '.join(RANKER_FEATURE_GROUPS)} (dense is required).")
+@click.option("--prior", default="auto", show_default=True, metavar="auto|hpo|none|FILE",
+              help="Entity prior: 'hpo' (disease annotation counts of the packaged phenotype.hpoa), a file "
+                   "(select-entities output, JSONL id + count, or TSV id<TAB>count), 'none'; auto: hpo for an HPO "
+                   "index, else none.")
+@click.option("--top-k", type=click.IntRange(2), default=64, show_default=True, help="Candidates per query.")
+@click.option("--regularisation", type=click.FloatRange(0), default=0.01, show_default=True,
+              help="L2 penalty on the standardised weights.")
+@seed_option
+@device_option
+@config_option
+def ranker_command(directory, index_dir, pairs_path, synonym_queries, hold_out, groups, prior, top_k,
+                   regularisation, seed, device):
+    """Fit a candidate ranker into DIRECTORY, without gold labels.
+
+    Features of each of an index's top-K candidates (the retriever's score,
+    character 3-gram similarity, an entity prior, abbreviations defined in
+    the mention's document, sentence context, depth in the ontology, the
+    kind of name matched) are combined by a conditional logit (a softmax
+    over each query's candidates). It learns from two kinds of queries whose
+    answer is known without labels: ontology synonyms searched with
+    themselves held out of the index, and --pairs (corpus mentions whose
+    text equals a name; part of them searched with that name held out).
+    `ontolink link --ranker DIRECTORY` applies it, to this index or any
+    other built by this version.
+
+    \b
+    Examples:
+      ontolink make-pairs --ontology hpo --mentions corpus.jsonl --sources name,synonym -i /dev/null > pairs.jsonl
+      ontolink train ranker --index idx/hpo --pairs pairs.jsonl models/ranker
+      ontolink link --index idx/hpo --ranker models/ranker -i mentions.jsonl | ontolink eval --ontology hpo
+      ontolink train ranker --index idx/hpo --features dense,lexical,prior --prior counts.tsv models/small
+    """
+    from toolbox.artifacts.index import load_index
+    from toolbox.errors import InputError
+    from toolbox.io import read_records, warn
+    from toolbox.ranking.features import check_groups
+    from toolbox.ranking.fit import ranker_queries, train_ranker
+    from toolbox.records import validate_pair
+
+    groups = check_groups([group.strip() for group in groups.split(",") if group.strip()])
+    loaded = load_index(index_dir, device=device)
+    pairs = list(read_records(pairs_path, validate=validate_pair)) if pairs_path else []
+    if not pairs and not synonym_queries:
+        raise InputError("nothing to learn from: give --pairs or --synonym-queries above 0")
+    queries, described = ranker_queries(loaded, pairs, synonym_count=synonym_queries, hold_out=hold_out, seed=seed)
+    manifest = train_ranker(loaded, directory, queries, groups=groups, prior=prior, top_k=top_k,
+                            regularisation=regularisation, described=described)
+    report = manifest["report"]
+    warn(f"fitted ranker ({', '.join(groups)}) on {report['queries']} queries ({manifest['training']['synonym_queries']} "
+         f"synonym, {manifest['training']['pair_queries']} pair; {report['skipped_unretrieved']} without their answer in "
+         f"the top {top_k} skipped) in {report['seconds_features'] + report['seconds_fit']:.0f} s into {directory}; "
+         f"training top-1 {report['training_top1_retriever']:.3f} -> {report['training_top1_ranker']:.3f}")

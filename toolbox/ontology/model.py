@@ -66,14 +66,34 @@ class Ontology:
 
     def names(self, entity):
         """Name first, then synonyms of the chosen scopes, without normalised duplicates."""
+        return [text for text, _ in self.named(entity)]
+
+    def named(self, entity):
+        """``names`` with each name's kind: "name" for the preferred name, else the synonym's scope."""
         seen = set()
         result = []
-        for text in [entity.name] + [text for text, scope in entity.synonyms if scope in self.synonym_scopes]:
+        for text, kind in [(entity.name, "name")] + [(text, scope) for text, scope in entity.synonyms
+                                                      if scope in self.synonym_scopes]:
             key = normalize(text)
             if key and key not in seen:
                 seen.add(key)
-                result.append(text)
+                result.append((text, kind))
         return result
+
+    def depths(self):
+        """Entity id -> shortest is_a distance to a root (an entity without live parents): 0 at the roots."""
+        depth = {entity_id: 0 for entity_id, entity in self.entities.items()
+                 if not any(parent in self.entities for parent in entity.parents)}
+        frontier = list(depth)
+        while frontier:
+            following = []
+            for entity_id in frontier:
+                for child in self.children[entity_id]:
+                    if child not in depth:
+                        depth[child] = depth[entity_id] + 1
+                        following.append(child)
+            frontier = following
+        return depth
 
     def resolve(self, entity_id):
         """The live ids an id stands for: itself, or via alt_id / replaced_by."""

@@ -12,15 +12,14 @@ from toolbox.progress import progress_bar
 
 
 def index_rows(ontology):
-    """(entity ids, entity names, name texts, entity row of each name): name-based KB rows."""
-    entity_ids, entity_names, texts, owners = [], [], [], []
+    """(name texts, entity row of each name, kind of each name): name-based KB rows."""
+    texts, owners, kinds = [], [], []
     for row, entity in enumerate(ontology):
-        entity_ids.append(entity.id)
-        entity_names.append(entity.name)
-        for text in ontology.names(entity):
+        for text, kind in ontology.named(entity):
             texts.append(text)
             owners.append(row)
-    return entity_ids, entity_names, texts, owners
+            kinds.append(kind)
+    return texts, owners, kinds
 
 
 def build_index(ontology, directory, method="dense", model=None, device="auto", precision="auto",
@@ -37,7 +36,7 @@ def build_index(ontology, directory, method="dense", model=None, device="auto", 
     if index_type.tokens:
         return build_multivector_index(ontology, directory, model=model, device=device, precision=precision,
                                        faiss_type=faiss_type, seed=seed, **index_options)
-    _, _, texts, owners = index_rows(ontology)
+    texts, owners, kinds = index_rows(ontology)
     with progress_bar(total=len(texts), desc=f"index ({method})", unit="name") as progress:
         if index_type.uses_encoder:
             from toolbox.backends.encoders import load_encoder
@@ -74,7 +73,7 @@ def build_index(ontology, directory, method="dense", model=None, device="auto", 
     }
     with artifact_directory(directory, manifest) as temporary:
         name_index.save(temporary)
-        write_names(temporary, list(ontology), texts, owners)
+        write_names(temporary, ontology, texts, owners, kinds)
     return manifest
 
 
@@ -120,5 +119,5 @@ def build_multivector_index(ontology, directory, model=None, device="auto", prec
     }
     with artifact_directory(directory, manifest) as temporary:
         token_index.save(temporary)
-        write_names(temporary, entities, documents, entity_of_document)
+        write_names(temporary, ontology, documents, entity_of_document)
     return manifest

@@ -57,12 +57,23 @@ class Linker:
 
     def search(self, texts):
         """Candidate lists for distinct ``texts``, bypassing the memo."""
-        k = min(len(self.index), self.names_to_search)
+        entity_ids, entity_names = self.index.entity_ids, self.index.entity_names
+        return [[{"id": entity_ids[entity], "name": entity_names[entity], "score": score}
+                 for entity, score in zip(entities.tolist(), np.round(scores.astype(np.float64), 6).tolist())]
+                for entities, scores, _ in self.search_rows(texts)]
+
+    def search_rows(self, texts, exclude=None):
+        """For each text, (entity rows, scores, best name rows) of its top-K entities, best first.
+
+        ``exclude``: per text, name rows to leave out (a ranker's training queries hold their own name out).
+        """
+        k = min(len(self.index), self.names_to_search + max((len(rows) for rows in exclude or ()), default=0))
         fewest = -1
         while True:
             scores, rows = self.index.name_index.search(texts, k)
-            found = [self._by_entity(score_row, name_row) for score_row, name_row in zip(scores, rows)]
-            shortest = min(len(candidates) for candidates in found)
+            found = [self._by_entity(score_row, name_row, exclude[position] if exclude else ())
+                     for position, (score_row, name_row) in enumerate(zip(scores, rows))]
+            shortest = min(len(entities) for entities, _, _ in found)
             # stop when full, when every name was asked for, or when asking for more found nothing
             # new (a token index returns only the names its token search reached)
             if shortest >= self.top_k or k >= len(self.index) or shortest == fewest:
@@ -70,16 +81,16 @@ class Linker:
             fewest = shortest
             k = min(len(self.index), k * 4)  # rare: many names of few entities at the top
 
-    def _by_entity(self, scores, rows):
+    def _by_entity(self, scores, rows, excluded=()):
         """Each entity once, at its best name's score, best first (rows are sorted by score)."""
         valid = rows >= 0
-        entity_rows = self.index.entity_of_name[rows[valid]]
+        if len(excluded):
+            valid &= ~np.isin(rows, list(excluded))
+        rows, scores = rows[valid], scores[valid]
+        entity_rows = self.index.entity_of_name[rows]
         _, first = np.unique(entity_rows, return_index=True)
         first = np.sort(first)[:self.top_k]
-        entity_ids, entity_names = self.index.entity_ids, self.index.entity_names
-        return [{"id": entity_ids[entity], "name": entity_names[entity], "score": score}
-                for entity, score in zip(entity_rows[first].tolist(),
-                                         np.round(scores[valid][first].astype(np.float64), 6).tolist())]
+        return entity_rows[first], scores[first], rows[first]
 
 
 class LinkBatches:
@@ -89,20 +100,28 @@ class LinkBatches:
     loads them on its first batch there, once per worker.
     """
 
-    def __init__(self, loaded_index, top_k=64, reranker=None, device="auto"):
+    def __init__(self, loaded_index, top_k=64, reranker=None, device="auto", ranker=None, prior="auto",
+                 with_features=False):
         self.index_dir = str(loaded_index.directory)
         self.reranker_dir = str(reranker.directory) if reranker is not None else None
+        self.ranker_dir = str(ranker.directory) if ranker is not None else None
+        self.prior = prior
+        self.with_features = with_features
         self.top_k = top_k
         self.device = device
-        self._load(loaded_index, reranker)
+        self._load(loaded_index, reranker, ranker)
 
-    def _load(self, loaded_index, reranker):
+    def _load(self, loaded_index, reranker, ranker=None):
         self.index = loaded_index
         self.reranker = reranker
         self.linker = Linker(loaded_index, top_k=self.top_k)
+        self.ranker = ranker
+        if ranker is not None and not ranker.bound_to(loaded_index, self.prior, self.top_k):
+            ranker.bind(loaded_index, prior=self.prior, top_k=self.top_k)
 
     def __getstate__(self):
-        return {key: value for key, value in self.__dict__.items() if key not in ("index", "reranker", "linker")}
+        return {key: value for key, value in self.__dict__.items()
+                if key not in ("index", "reranker", "linker", "ranker")}
 
     def __setstate__(self, state):
         self.__dict__.update(state)
@@ -117,11 +136,18 @@ class LinkBatches:
                 from toolbox.artifacts.reranker import Reranker
 
                 reranker = Reranker(self.reranker_dir, device=self.device)
-            self._load(load_index(self.index_dir, device=self.device), reranker)
+            ranker = None
+            if self.ranker_dir:
+                from toolbox.artifacts.ranker import Ranker
+
+                ranker = Ranker(self.ranker_dir)
+            self._load(load_index(self.index_dir, device=self.device), reranker, ranker)
         return self.linker
 
     def __call__(self, batch):
         self._loaded_linker()
+        if self.ranker is not None:
+            return list(self.ranker.rank(batch, with_features=self.with_features))
         texts = [self.index.query_text(record) for record in batch]
         linked = [{**record, "candidates": candidates}
                   for record, candidates in zip(batch, self.linker.candidates(texts))]
@@ -130,16 +156,19 @@ class LinkBatches:
         return linked
 
 
-def link_mentions(records, loaded_index, top_k=64, batch_size=256, reranker=None, engine=None, device="auto"):
+def link_mentions(records, loaded_index, top_k=64, batch_size=256, reranker=None, engine=None, device="auto",
+                  ranker=None, prior="auto", with_features=False):
     """Yield each Mention record with ``candidates`` added (unknown fields kept).
 
-    With a ``reranker``, all top-K candidates are rescored by it and reordered. Batches go through
-    ``engine`` (an ``Engine``; default: in this process, one after another); its workers load the
-    index on ``device``.
+    With a ``reranker``, all top-K candidates are rescored by it and reordered; with a ``ranker`` (a
+    toolbox.artifacts.ranker.Ranker; ``prior`` and ``with_features`` are its options) they are ordered by
+    its features. Batches go through ``engine`` (an ``Engine``; default: in this process, one after
+    another); its workers load the index on ``device``.
     """
     from toolbox.backends.engines import open_engine
 
-    link_batch = LinkBatches(loaded_index, top_k=top_k, reranker=reranker, device=device)
+    link_batch = LinkBatches(loaded_index, top_k=top_k, reranker=reranker, device=device, ranker=ranker,
+                             prior=prior, with_features=with_features)
     engine = engine or open_engine()
     for linked in engine.map(link_batch, batches(records, batch_size)):
         yield from linked

@@ -199,6 +199,17 @@ class DenseNameIndex(NameIndex):
             return exact_search(self._flat_vectors(), vectors, k)
         return self._index.search(vectors, k)
 
+    def vectors(self, rows):
+        """The stored vectors of name ``rows`` (what a ranker compares a mention's context with)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if self.faiss_options["type"] == "flat":
+            return self._flat_vectors()[rows]
+        try:
+            return self._cpu_index.reconstruct_batch(rows)
+        except RuntimeError as error:
+            raise InputError(f"this {self.faiss_options['type']} index cannot return stored vectors ({error}); "
+                             "use a flat or hnsw index") from None
+
     def _flat_vectors(self):
         """The flat index's own vector storage as an (n, d) array: a view, not a second copy (62 MB for HPO)."""
         index = self._cpu_index

@@ -1,0 +1,90 @@
+"""A fitted candidate ranker (`ontolink train ranker`): reorders a mention's retrieved candidates at link time.
+
+The directory holds manifest.json (feature groups and columns, the prior it was fitted with, its training
+queries and fit report) and ranker.safetensors (feature means and scales, logistic-regression weights).
+It is tied to no ontology: its features are relative to each mention's candidates or read from the index,
+so one ranker serves any index built by this version.
+"""
+
+import numpy as np
+
+from toolbox.errors import InputError
+from toolbox.manifest import artifact_directory, library_versions, read_manifest
+
+ARTIFACT = "ranker"
+WEIGHTS_FILE = "ranker.safetensors"
+AUTO_PRIOR = "auto"
+
+
+def save_ranker(directory, weights, manifest):
+    from safetensors.numpy import save_file
+
+    manifest = {"artifact": ARTIFACT, **manifest, "files": [WEIGHTS_FILE],
+                "versions": library_versions("scikit-learn", "abbreviations")}
+    with artifact_directory(directory, manifest) as temporary:
+        save_file(weights, str(temporary / WEIGHTS_FILE))
+    return manifest
+
+
+def resolve_prior(spec, loaded_index):
+    """A prior spec for ``loaded_index``: 'auto' is HPO's annotation counts for an HPO index, else none."""
+    if spec == AUTO_PRIOR:
+        return "hpo" if loaded_index.manifest["ontology"].get("label") == "hpo" else "none"
+    return spec
+
+
+class Ranker:
+    """Fitted weights plus, once bound to an index, the features they weigh."""
+
+    def __init__(self, directory):
+        from safetensors.numpy import load_file
+
+        self.directory = directory
+        self.manifest = read_manifest(directory, ARTIFACT)
+        weights = load_file(str(directory) + "/" + WEIGHTS_FILE)
+        self.groups = self.manifest["features"]["groups"]
+        self.columns = self.manifest["features"]["columns"]
+        if any(len(weights.get(name, ())) != len(self.columns) for name in ("mean", "scale", "coefficients")):
+            raise InputError(f"{WEIGHTS_FILE} does not match the {len(self.columns)} features of its manifest; "
+                             "refit it", directory)
+        self.mean, self.scale = weights["mean"], weights["scale"]
+        self.coefficients, self.intercept = weights["coefficients"], float(weights["intercept"][0])
+        self.features = None
+        self._bound = None
+
+    def bound_to(self, loaded_index, prior, top_k):
+        return self._bound == (id(loaded_index), prior, top_k)
+
+    def bind(self, loaded_index, prior="auto", top_k=64):
+        """Compute features on ``loaded_index``; ``prior``: 'auto', 'hpo', 'none' or a file (priors.py)."""
+        from toolbox.ranking.features import CandidateFeatures, feature_columns
+        from toolbox.ranking.priors import load_prior
+
+        if feature_columns(self.groups) != self.columns:
+            raise InputError("was fitted with features this version computes differently; refit it", self.directory)
+        counts = load_prior(resolve_prior(prior, loaded_index)) if "prior" in self.groups else None
+        self.features = CandidateFeatures(loaded_index, self.groups, prior=counts, top_k=top_k)
+        self._bound = (id(loaded_index), prior, top_k)
+        return self
+
+    def scores(self, matrix):
+        return ((matrix - self.mean) / self.scale) @ self.coefficients + self.intercept
+
+    def rank(self, records, with_features=False):
+        """Each record with "candidates" ordered by the ranker: "score" is its probability that the candidate is
+        the answer, "retriever_score" the retriever's; ``with_features`` adds each candidate's feature values."""
+        index = self.features.index
+        for record, (entities, retrieved, matrix) in zip(records, self.features(records)):
+            probability = 1.0 / (1.0 + np.exp(-self.scores(matrix))) if len(entities) else np.zeros(0)
+            order = np.argsort(-probability, kind="stable")  # ties keep the retriever's order
+            candidates = []
+            for slot in order.tolist():
+                entity = int(entities[slot])
+                candidate = {"id": index.entity_ids[entity], "name": index.entity_names[entity],
+                             "score": round(float(probability[slot]), 6),
+                             "retriever_score": round(float(retrieved[slot]), 6)}
+                if with_features:
+                    candidate["features"] = {column: round(float(value), 4)
+                                             for column, value in zip(self.columns, matrix[slot].tolist())}
+                candidates.append(candidate)
+            yield {**record, "candidates": candidates}

@@ -1,0 +1,220 @@
+"""Features of every retrieved candidate of a mention, for a ranker to combine.
+
+Groups (each optional; a ranker records the ones it was fitted with):
+  dense         the retriever's score, its gap to the best candidate, log(1 + rank)
+  lexical       character 3-gram TF-IDF cosine of the mention to the candidate's closest name, its gap to
+                the best, and whether a name equals the mention (normalised)
+  prior         log(1 + count) of an entity prior (priors.py), and its gap to the most common candidate
+  abbreviation  the candidate was found through the long form of a short form defined in the document
+                (the long form is searched too; each candidate keeps the better of its two scores)
+  context       cosine of the mention's sentence to the candidate's matched name, and its gap to the best
+  depth         the candidate's depth in the is_a graph, its difference to the top candidate's, leaf or not
+  kind          the kind of name that matched: preferred name, EXACT, RELATED, other synonym
+"""
+
+import re
+
+import numpy as np
+
+from toolbox.errors import InputError
+from toolbox.ontology import normalize
+
+FEATURE_GROUPS = {
+    "dense": ("dense", "dense_gap", "rank"),
+    "lexical": ("lexical", "lexical_gap", "exact"),
+    "prior": ("prior", "prior_gap"),
+    "abbreviation": ("expanded",),
+    "context": ("context", "context_gap"),
+    "depth": ("depth", "depth_gap", "leaf"),
+    "kind": ("kind_name", "kind_exact", "kind_related", "kind_other"),
+}
+NAME_KINDS = ("name", "EXACT", "RELATED")
+_SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z0-9(\[])")
+_CONTEXT_CHARACTERS = 300  # a sentence longer than this is cut around the mention
+
+
+def feature_columns(groups):
+    return [column for group in groups for column in FEATURE_GROUPS[group]]
+
+
+def check_groups(groups):
+    unknown = [group for group in groups if group not in FEATURE_GROUPS]
+    if unknown:
+        raise InputError(f"unknown feature group(s) {', '.join(unknown)} (known: {', '.join(FEATURE_GROUPS)})")
+    if "dense" not in groups:
+        raise InputError("the dense feature group is required (it orders the candidates)")
+    return list(groups)
+
+
+def mention_sentence(record):
+    """The sentence of the document that holds the mention (cut to a window when very long), or None."""
+    left, right = record.get("context_left") or "", record.get("context_right") or ""
+    if not (left.strip() or right.strip()):
+        return None
+    starts = [match.end() for match in _SENTENCE_END.finditer(left)]
+    left = left[starts[-1]:] if starts else left
+    end = _SENTENCE_END.search(right)
+    right = right[:end.start() + 1] if end else right
+    return (left[-_CONTEXT_CHARACTERS:] + record["mention"] + right[:_CONTEXT_CHARACTERS]).strip()
+
+
+class CandidateFeatures:
+    """Retrieves a mention's top-K entities from ``loaded_index`` and computes the ``groups`` of features."""
+
+    def __init__(self, loaded_index, groups, prior=None, top_k=64):
+        from toolbox.steps.link import Linker
+
+        self.index = loaded_index
+        self.groups = check_groups(groups)
+        self.columns = feature_columns(self.groups)
+        self.top_k = top_k
+        self.linker = Linker(loaded_index, top_k=top_k)
+        entity_of_name = loaded_index.entity_of_name
+        # the name rows of each entity, as slices of one sorted array
+        self._names_by_entity = np.argsort(entity_of_name, kind="stable")
+        self._first_name = np.searchsorted(entity_of_name[self._names_by_entity], np.arange(len(loaded_index.entity_ids) + 1))
+        self._rows_of_text = {}
+        for row, name in enumerate(loaded_index.names):
+            self._rows_of_text.setdefault(normalize(name), []).append(row)
+        if {"depth", "kind"} & set(self.groups) and (
+                loaded_index.entity_depths is None or loaded_index.name_kinds is None):
+            raise InputError("index predates candidate features (no depths or name kinds); rebuild it with "
+                             "`ontolink index`", loaded_index.directory)
+        if "depth" in self.groups:
+            self._depths = np.minimum(np.asarray(loaded_index.entity_depths, dtype=np.float32), 20.0)
+            self._leaves = (np.asarray(loaded_index.entity_children) == 0).astype(np.float32)
+        if "lexical" in self.groups:
+            from toolbox.backends.indexes.tfidf import _vectorizer
+
+            self._vectorizer = _vectorizer()
+            self._name_matrix = self._vectorizer.fit_transform(loaded_index.names).tocsr()
+        if "prior" in self.groups:
+            counts = prior or {}
+            self._prior = np.log1p(np.array([counts.get(entity_id, 0) for entity_id in loaded_index.entity_ids],
+                                            dtype=np.float32))
+        if "abbreviation" in self.groups:
+            from toolbox.ranking.abbreviations import AbbreviationExpander
+
+            self._expander = AbbreviationExpander()
+        if "context" in self.groups:
+            self._encoder = getattr(loaded_index.name_index, "encoder", None)
+            if self._encoder is None or not hasattr(loaded_index.name_index, "vectors"):
+                raise InputError("the context feature needs a dense index (it compares sentence and name vectors)",
+                                 loaded_index.directory)
+
+    def __call__(self, records, exclude=None):
+        """For each record: (entity rows best first by the retriever, retriever scores, features (K, F))."""
+        queries, owners, excluded = [], [], []
+        expanded = [None] * len(records)
+        for position, record in enumerate(records):
+            queries.append(self.index.query_text(record))
+            owners.append(position)
+            excluded.append(exclude[position] if exclude else ())
+            if "abbreviation" in self.groups:
+                expanded[position] = self._expander.long_form(record)
+                if expanded[position]:
+                    queries.append(self.index.query_text({**record, "mention": expanded[position]}))
+                    owners.append(position)
+                    excluded.append(excluded[-1])
+        found = self.linker.search_rows(queries, exclude=excluded if exclude else None)
+        merged = [{} for _ in records]  # entity row -> (score, name row, found by the long form)
+        for position, (owner, (entities, scores, name_rows)) in enumerate(zip(owners, found)):
+            by_long_form = position > 0 and owners[position - 1] == owner
+            best = merged[owner]
+            for entity, score, name_row in zip(entities.tolist(), scores.tolist(), name_rows.tolist()):
+                if entity not in best or score > best[entity][0]:
+                    best[entity] = (score, name_row, by_long_form)
+        candidates = []
+        for best in merged:
+            order = sorted(best.items(), key=lambda item: -item[1][0])[:self.top_k]  # stable: ties keep search order
+            candidates.append((np.array([entity for entity, _ in order], dtype=np.int64),
+                               np.array([value[0] for _, value in order], dtype=np.float32),
+                               np.array([value[1] for _, value in order], dtype=np.int64),
+                               np.array([value[2] for _, value in order], dtype=np.float32)))
+        columns = {"lexical": self._lexical, "context": self._context}
+        extra = {group: columns[group](records, candidates, expanded, exclude) for group in columns
+                 if group in self.groups}
+        result = []
+        for position, (record, (entities, scores, name_rows, long_form)) in enumerate(zip(records, candidates)):
+            result.append((entities, scores, self._matrix(entities, scores, name_rows, long_form,
+                                                          {group: values[position] for group, values in extra.items()})))
+        return result
+
+    def _matrix(self, entities, scores, name_rows, long_form, extra):
+        count = len(entities)
+        columns = []
+        if not count:
+            return np.zeros((0, len(self.columns)), dtype=np.float32)
+        for group in self.groups:
+            if group == "dense":
+                columns += [scores, scores - scores.max(), np.log1p(np.arange(count, dtype=np.float32))]
+            elif group == "lexical":
+                lexical, exact = extra["lexical"]
+                columns += [lexical, lexical - lexical.max(), exact]
+            elif group == "prior":
+                prior = self._prior[entities]
+                columns += [prior, prior - prior.max()]
+            elif group == "abbreviation":
+                columns.append(long_form)
+            elif group == "context":
+                context = extra["context"]
+                columns += [context, context - context.max()]
+            elif group == "depth":
+                depths = self._depths[entities]
+                columns += [depths, depths - depths[0], self._leaves[entities]]
+            elif group == "kind":
+                kinds = [self.index.name_kinds[row] for row in name_rows.tolist()]
+                columns += [np.array([kind == known for kind in kinds], dtype=np.float32) for known in NAME_KINDS]
+                columns.append(np.array([kind not in NAME_KINDS for kind in kinds], dtype=np.float32))
+        return np.stack(columns, axis=1).astype(np.float32)
+
+    def _name_rows(self, entities, skip):
+        """(name rows of ``entities``, slot of each row's entity), ``skip`` rows left out."""
+        starts, ends = self._first_name[entities], self._first_name[entities + 1]
+        counts = ends - starts
+        offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+        rows = self._names_by_entity[np.repeat(starts, counts) + offsets]
+        slots = np.repeat(np.arange(len(entities)), counts)
+        if skip:
+            keep = ~np.isin(rows, list(skip))
+            rows, slots = rows[keep], slots[keep]
+        return rows, slots
+
+    def _lexical(self, records, candidates, expanded, exclude):
+        """Per record: (best TF-IDF cosine of any query form to any of the candidate's names, exact match)."""
+        query_texts, pair_query, pair_name, pair_slot, slot_offset = [], [], [], [], [0]
+        exact = []
+        for position, (record, (entities, _, _, _)) in enumerate(zip(records, candidates)):
+            forms = [record["mention"]] + ([expanded[position]] if expanded[position] else [])
+            skip = set(exclude[position]) if exclude else set()
+            matching = {int(self.index.entity_of_name[row]) for form in forms
+                        for row in self._rows_of_text.get(normalize(form), ()) if row not in skip}
+            exact.append(np.array([entity in matching for entity in entities.tolist()], dtype=np.float32))
+            rows, slots = self._name_rows(entities, skip)
+            for form_number in range(len(forms)):
+                pair_query.append(np.full(len(rows), len(query_texts) + form_number))
+                pair_name.append(rows)
+                pair_slot.append(slots + slot_offset[-1])
+            query_texts += forms
+            slot_offset.append(slot_offset[-1] + len(entities))
+        best = np.zeros(slot_offset[-1], dtype=np.float32)
+        if pair_name:
+            pair_name = np.concatenate(pair_name)
+            queries = self._vectorizer.transform(query_texts).tocsr()
+            similarity = queries[np.concatenate(pair_query)].multiply(self._name_matrix[pair_name]).sum(axis=1)
+            np.maximum.at(best, np.concatenate(pair_slot), np.asarray(similarity, dtype=np.float32).ravel())
+        return [(best[start:end], exact[position])
+                for position, (start, end) in enumerate(zip(slot_offset, slot_offset[1:]))]
+
+    def _context(self, records, candidates, expanded, exclude):
+        """Per record: cosine of its sentence's vector to each candidate's matched-name vector (0 without context)."""
+        sentences = [mention_sentence(record) for record in records]
+        distinct = list(dict.fromkeys(sentence for sentence in sentences if sentence))
+        vectors = dict(zip(distinct, self._encoder.encode(distinct))) if distinct else {}
+        result = []
+        for sentence, (entities, _, name_rows, _) in zip(sentences, candidates):
+            if sentence is None or not len(entities):
+                result.append(np.zeros(len(entities), dtype=np.float32))
+                continue
+            result.append(self.index.name_index.vectors(name_rows) @ vectors[sentence])
+        return result
