@@ -68,6 +68,8 @@ def command(index_dir, input_path, skip_invalid, output_path, output_dir, top_k,
     from toolbox.records import validate_mention
     from toolbox.steps.link import link_mentions
 
+    if ranker_dir and reranker_dir:
+        raise click.UsageError("give --ranker or --reranker, not both")
     # the ontology is checked by its content hash, never parsed
     loaded = load_index(index_dir, ontology=ontology, device=device)
     reranker = None
@@ -78,8 +80,6 @@ def command(index_dir, input_path, skip_invalid, output_path, output_dir, top_k,
         reranker.check_index(loaded)
     ranker = None
     if ranker_dir:
-        if reranker_dir:
-            raise click.UsageError("give --ranker or --reranker, not both")
         from toolbox.artifacts.ranker import Ranker
 
         ranker = Ranker(ranker_dir)

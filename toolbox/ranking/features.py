@@ -116,7 +116,8 @@ class CandidateFeatures:
                     queries.append(self.index.query_text({**record, "mention": expanded[position]}))
                     owners.append(position)
                     excluded.append(excluded[-1])
-        found = self.linker.search_rows(queries, exclude=excluded if exclude else None)
+        # a mention text repeats a lot in a corpus: searched once (training queries hold names out: never memoised)
+        found = self.linker.search_rows(queries, exclude=excluded) if exclude else self.linker.rows(queries)
         merged = [{} for _ in records]  # entity row -> (score, name row, found by the long form)
         for position, (owner, (entities, scores, name_rows)) in enumerate(zip(owners, found)):
             by_long_form = position > 0 and owners[position - 1] == owner

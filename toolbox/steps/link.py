@@ -36,6 +36,7 @@ class Linker:
         self.index = loaded_index
         self.top_k = top_k
         self.cache = OrderedDict()
+        self.row_cache = OrderedDict()
         self.cache_size = cache_size
         # Names per entity vary; searching this many names nearly always yields top_k entities.
         names_per_entity = len(loaded_index) / max(1, len(loaded_index.entity_ids))
@@ -43,16 +44,23 @@ class Linker:
 
     def candidates(self, texts):
         """Candidate lists for ``texts``, from the memo where possible."""
-        missing = list(dict.fromkeys(text for text in texts if text not in self.cache))
+        return self._memoised(texts, self.cache, self.search)
+
+    def rows(self, texts):
+        """``search_rows`` of ``texts`` (nothing held out), from a memo of its own."""
+        return self._memoised(texts, self.row_cache, self.search_rows)
+
+    def _memoised(self, texts, cache, search):
+        missing = list(dict.fromkeys(text for text in texts if text not in cache))
         if missing:
-            for text, candidates in zip(missing, self.search(missing)):
-                self.cache[text] = candidates
-                if len(self.cache) > self.cache_size:
-                    self.cache.popitem(last=False)
+            for text, found in zip(missing, search(missing)):
+                cache[text] = found
+                if len(cache) > self.cache_size:
+                    cache.popitem(last=False)
         result = []
         for text in texts:
-            self.cache.move_to_end(text)
-            result.append(self.cache[text])
+            cache.move_to_end(text)
+            result.append(cache[text])
         return result
 
     def search(self, texts):
@@ -125,7 +133,7 @@ class LinkBatches:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        self.linker = None
+        self.linker = self.ranker = None
 
     def _loaded_linker(self):
         if self.linker is None:
