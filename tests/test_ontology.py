@@ -508,3 +508,14 @@ def test_every_format_has_a_loader():
     from toolbox.ontology import FORMATS
 
     assert set(FORMATS) == set(LOADERS)
+
+
+def test_embedded_name_is_not_shadowed_by_a_directory(tmp_path, monkeypatch):
+    """`ontolink index --ontology hpo hpo` makes a directory called hpo; the next `--ontology hpo` there
+    must still mean the embedded HPO, not fail on the directory."""
+    from toolbox.ontology import ontology_path
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "hpo").mkdir()
+    path, label = ontology_path("hpo")
+    assert label == "hpo" and path.name == "hp.obo"

@@ -145,7 +145,8 @@ def build_ontology(terms, label, source, content_hash, synonym_scopes=DEFAULT_SY
 def ontology_path(spec):
     """(path, label) of ``spec``: an ontology file, or an embedded name such as ``hpo``."""
     spec = str(spec)
-    if spec in EMBEDDED and not Path(spec).exists():
+    # a file named like an embedded ontology wins; a directory of that name (an index, say) does not
+    if spec in EMBEDDED and not Path(spec).is_file():
         return EMBEDDED[spec](), spec
     path = Path(spec)
     if not path.exists():

@@ -18,6 +18,7 @@ import numpy as np
 
 from toolbox.errors import InputError
 from toolbox.ontology import normalize
+from toolbox.ranking.queries import rows_by_text
 
 FEATURE_GROUPS = {
     "dense": ("dense", "dense_gap", "rank"),
@@ -72,10 +73,9 @@ class CandidateFeatures:
         entity_of_name = loaded_index.entity_of_name
         # the name rows of each entity, as slices of one sorted array
         self._names_by_entity = np.argsort(entity_of_name, kind="stable")
-        self._first_name = np.searchsorted(entity_of_name[self._names_by_entity], np.arange(len(loaded_index.entity_ids) + 1))
-        self._rows_of_text = {}
-        for row, name in enumerate(loaded_index.names):
-            self._rows_of_text.setdefault(normalize(name), []).append(row)
+        self._first_name = np.searchsorted(entity_of_name[self._names_by_entity],
+                                           np.arange(len(loaded_index.entity_ids) + 1))
+        self._rows_of_text = rows_by_text(loaded_index)
         if {"depth", "kind"} & set(self.groups) and (
                 loaded_index.entity_depths is None or loaded_index.name_kinds is None):
             raise InputError("index predates candidate features (no depths or name kinds); rebuild it with "
@@ -84,9 +84,9 @@ class CandidateFeatures:
             self._depths = np.minimum(np.asarray(loaded_index.entity_depths, dtype=np.float32), 20.0)
             self._leaves = (np.asarray(loaded_index.entity_children) == 0).astype(np.float32)
         if "lexical" in self.groups:
-            from toolbox.backends.indexes.tfidf import _vectorizer
+            from toolbox.backends.indexes.tfidf import char_trigram_vectorizer
 
-            self._vectorizer = _vectorizer()
+            self._vectorizer = char_trigram_vectorizer()
             self._name_matrix = self._vectorizer.fit_transform(loaded_index.names).tocsr()
         if "prior" in self.groups:
             counts = prior or {}

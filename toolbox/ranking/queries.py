@@ -16,7 +16,8 @@ from toolbox.errors import InputError
 from toolbox.ontology import normalize
 
 
-def _rows_of_text(loaded_index):
+def rows_by_text(loaded_index):
+    """Normalised name text -> the index rows of the names with that text."""
     rows = {}
     for row, name in enumerate(loaded_index.names):
         rows.setdefault(normalize(name), []).append(row)
@@ -31,7 +32,7 @@ def synonym_queries(loaded_index, count, seed=0):
     """Up to ``count`` (record, entity row, held-out rows) from names that are not an entity's preferred name."""
     if loaded_index.name_kinds is None:
         raise InputError("index predates name kinds; rebuild it with `ontolink index`", loaded_index.directory)
-    rows_of_text = _rows_of_text(loaded_index)
+    rows_of_text = rows_by_text(loaded_index)
     names_per_entity = {}
     for row in range(len(loaded_index)):
         entity = int(loaded_index.entity_of_name[row])
@@ -57,7 +58,7 @@ def _held_out(record_id, fraction, seed):
 def pair_queries(pairs, loaded_index, hold_out_fraction=0.5, seed=0):
     """(record, entity row, held-out rows) from Pair records; pairs of entities not in the index are skipped."""
     row_of_entity = {entity_id: row for row, entity_id in enumerate(loaded_index.entity_ids)}
-    rows_of_text = _rows_of_text(loaded_index)
+    rows_of_text = rows_by_text(loaded_index)
     queries = []
     for pair in pairs:
         entity = row_of_entity.get(pair["entity_id"])

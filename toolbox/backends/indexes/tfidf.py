@@ -12,7 +12,7 @@ from toolbox.backends.indexes import NAME_INDEXES, NameIndex
 from toolbox.errors import InputError
 
 
-def _vectorizer(vocabulary=None, min_df=1):
+def char_trigram_vectorizer(vocabulary=None, min_df=1):
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     return TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 3), min_df=min_df, dtype=np.float32,
@@ -42,7 +42,7 @@ class TfidfNameIndex(NameIndex):
 
     @classmethod
     def build(cls, texts, min_df=1, progress=None, **_ignored):
-        vectorizer = _vectorizer(min_df=min_df)
+        vectorizer = char_trigram_vectorizer(min_df=min_df)
         try:
             matrix = vectorizer.fit_transform(texts)
         except ValueError as error:  # e.g. every n-gram below min_df
@@ -81,7 +81,7 @@ class TfidfNameIndex(NameIndex):
         except (ValueError, OSError, SafetensorError) as error:
             raise InputError(f"TF-IDF files are damaged or truncated ({error}); rebuild the index",
                              directory) from None
-        vectorizer = _vectorizer(vocabulary={gram: column for column, gram in enumerate(vocabulary)})
+        vectorizer = char_trigram_vectorizer(vocabulary={gram: column for column, gram in enumerate(vocabulary)})
         vectorizer.idf_ = arrays["idf"]
         matrix = csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]), shape=tuple(arrays["shape"]))
         return cls(vectorizer, matrix, manifest["index"].get("min_df", 1))
