@@ -1,9 +1,10 @@
-"""The Ray engine on a real local Ray cluster (2 CPUs, started once for this module): the same bytes as
-the local engine, bad records, an actor killed mid-run."""
+"""The Ray engine (Ray Data ``map_batches`` over an actor pool) on a real local Ray cluster (2 CPUs,
+started once for this module): the same bytes as the local engine, bad records, an actor killed mid-run."""
 
 import json
 import logging
 import os
+import signal
 
 import pytest
 from conftest import run, shared_slice
@@ -11,7 +12,7 @@ from conftest import run, shared_slice
 from toolbox.artifacts.index import load_index
 from toolbox.backends.engines import open_engine
 from toolbox.io import read_records
-from toolbox.steps.link import link_mentions
+from toolbox.steps.link import LinkBatches, batches, link_mentions
 
 pytestmark = pytest.mark.slow  # loads all-MiniLM-L6-v2 in each actor
 
@@ -56,19 +57,44 @@ def test_a_bad_record_on_ray_is_the_local_error_after_the_records_before_it(ray_
     assert results[0].stdout == results[1].stdout
 
 
-def test_a_killed_actor_is_restarted_and_its_batches_redone(ray_cluster, dense_index, mentions):
+def test_a_killed_actor_is_restarted_and_its_batch_redone(ray_cluster, dense_index, mentions, tmp_path, capsys):
     records = list(read_records(mentions))
     loaded = load_index(dense_index, device="cpu")
     expected = list(link_mentions(records, loaded, top_k=5, batch_size=8, device="cpu"))
+
+    class KilledOnItsFifthBatch(LinkBatches):
+        """Links as the step does; the actor running the fifth batch is killed (SIGKILL, once)."""
+
+        def __call__(self, batch):
+            with open(tmp_path / "runs", "a", encoding="utf-8") as runs:
+                runs.write(f"{batch[0]['id']} {os.getpid()}\n")
+            if batch[0]["id"] == records[32]["id"] and not (tmp_path / "killed").exists():
+                (tmp_path / "killed").touch()
+                os.kill(os.getpid(), signal.SIGKILL)
+            return super().__call__(batch)
+
+    function = KilledOnItsFifthBatch(loaded, top_k=5, device="cpu")
     with open_engine("ray", workers=2, device="cpu") as engine:
-        linked = link_mentions(iter(records), loaded, top_k=5, batch_size=8, engine=engine, device="cpu")
-        got = [next(linked)]
-        victim = engine.actors[0]
-        pid = ray_cluster.get(victim.__ray_call__.remote(lambda worker: os.getpid()))
-        ray_cluster.kill(victim, no_restart=False)  # batches in flight on it fail and are retried
-        got.extend(linked)
-        assert ray_cluster.get(victim.__ray_call__.remote(lambda worker: os.getpid())) != pid  # restarted
+        got = [record for batch in engine.map(function, batches(iter(records), 8)) for record in batch]
     assert json.dumps(got) == json.dumps(expected)  # none lost, none duplicated, same order
+    runs = [line.split() for line in (tmp_path / "runs").read_text(encoding="utf-8").splitlines()]
+    killed_pid, redone_pid = [pid for first_id, pid in runs if first_id == records[32]["id"]]
+    assert killed_pid != redone_pid  # redone by another process: the restarted actor or the other one
+    assert capsys.readouterr().out == ""  # Ray's notice of the retry went to stderr, not our output
+
+
+def test_an_exception_of_a_batch_is_raised_after_the_batches_before_it(ray_cluster):
+    class FailsOnBatchThree:  # defined here, so that it travels to the actors by value
+        def __call__(self, batch):
+            if batch == [3]:
+                raise KeyError("three")
+            return [number * number for number in batch]
+
+    with open_engine("ray", workers=2, device="cpu") as engine:
+        results = engine.map(FailsOnBatchThree(), ([number] for number in range(8)))
+        assert [next(results) for _ in range(3)] == [[0], [1], [4]]
+        with pytest.raises(KeyError, match="three"):
+            next(results)
 
 
 def test_index_on_ray_writes_the_same_faiss_index_as_local(ray_cluster, dense_index, small_ontology_path, tmp_path):
