@@ -35,11 +35,16 @@ def test_link_on_ray_writes_the_same_bytes_as_local(ray_cluster, dense_index, me
     local = run("link", "--index", dense_index, "--top-k", 5, "--batch-size", 16, "-i", mentions)
     assert local.exit_code == 0, local.output
     assert len(local.stdout.splitlines()) == 200
-    for workers in (1, 2):
+    for workers in (1, 2):  # the file read by a Ray Data task
         on_ray = run("link", "--index", dense_index, "--top-k", 5, "--batch-size", 16, "-i", mentions,
                      "--engine", "ray", "--workers", workers)
         assert on_ray.exit_code == 0, on_ray.output
         assert on_ray.stdout == local.stdout, workers
+    # stdin, read here and sent to Ray Data in windows
+    on_ray = run("link", "--index", dense_index, "--top-k", 5, "--batch-size", 16, "--engine", "ray", "--workers", 2,
+                 input=mentions.read_text(encoding="utf-8"))
+    assert on_ray.exit_code == 0, on_ray.output
+    assert on_ray.stdout == local.stdout
 
 
 def test_a_bad_record_on_ray_is_the_local_error_after_the_records_before_it(ray_cluster, dense_index, mentions,
@@ -55,6 +60,12 @@ def test_a_bad_record_on_ray_is_the_local_error_after_the_records_before_it(ray_
         assert "Traceback" not in result.stderr
         assert len(result.stdout.splitlines()) == 40
     assert results[0].stdout == results[1].stdout
+    # skipped instead: the reading task's warning and counts reach the command's stderr
+    skipped = run("link", "--index", dense_index, "--top-k", 3, "-i", bad, "--skip-invalid", "--engine", "ray")
+    assert skipped.exit_code == 0, skipped.output
+    assert len(skipped.stdout.splitlines()) == 60
+    assert f"{bad}:41: " in skipped.stderr and "(skipped)" in skipped.stderr
+    assert "read 60 records, 1 invalid lines skipped" in skipped.stderr
 
 
 def test_a_killed_actor_is_restarted_and_its_batch_redone(ray_cluster, dense_index, mentions, tmp_path, capsys):

@@ -1,21 +1,23 @@
 """The Ray engine: batches go through a Ray Data ``map_batches`` over an actor pool, each actor loading
 the step's index or model once.
 
-The driver reads and validates the input (so a bad record is the same FILE:LINE error as locally, after
-the results of every batch before it) and hands Ray Data the step's batches a window at a time: one
-dataset row per batch (pickled, so records come back exactly as they went, whatever their fields), one
-block per row so the pool's actors take batches one by one, ``preserve_order`` so results are yielded
-in input order as soon as they and all before them are done. A window is bounded (``WINDOW_BATCHES``,
-``WINDOW_BYTES``) so memory stays bounded on endless input; each window is one Ray Data execution, whose
-pool loads the step's function once per actor. An actor that dies is restarted by Ray and its batch
-redone (``max_restarts``, ``max_task_retries``); a batch's result does not depend on which actor or
-attempt computed it. An exception of the step's function travels back as that batch's result and is
-raised in its place, after the results before it.
+Each dataset row holds one batch, pickled (records come back exactly as they went, whatever their
+fields), in a block of its own, so the pool's actors take batches one by one; ``preserve_order`` yields
+the results in input order as soon as they and all before them are done. Input files (``map_inputs``)
+are read by Ray Data tasks, one per file, with the reader the command uses locally, so a bad line is
+the same FILE:LINE error, raised after the results of every batch before it. Batches made here (stdin,
+an index's names, a library caller's iterator: ``map``) go to Ray Data a window at a time
+(``WINDOW_BATCHES``, ``WINDOW_BYTES``), so memory stays bounded on endless input; each window is one
+Ray Data execution, whose pool loads the step's function once per actor. An actor that dies is
+restarted by Ray and its batch redone (``max_restarts``, ``max_task_retries``); a batch's result does
+not depend on which actor or attempt computed it. An exception of the step's function travels back as
+that batch's result and is raised in its place, after the results before it.
 """
 
 import logging
 import os
 import pickle
+import sys
 import warnings
 
 from toolbox.backends.engines import ENGINES, Engine
@@ -26,6 +28,9 @@ RESTARTS = 3  # per actor and per batch; a batch that kills its actor this often
 # load is a small share of the window's work, small enough to hold on the driver and in the object store
 WINDOW_BATCHES = 512
 WINDOW_BYTES = 64 * 2 ** 20
+# what a row's pickled (kind, value) holds: a batch or its result, the exception a batch raised, the
+# end of an input file read by a Ray Data task
+BATCH, FAILED, ENDED = "batch", "failed", "ended"
 
 
 def import_ray():
@@ -46,50 +51,91 @@ def actor_resources(device, cluster_gpus):
     return {"num_cpus": 1, "num_gpus": 0}
 
 
+def next_or_error(iterator):
+    """``(item, None)``, ``(None, the exception reading raised)``, or ``(None, StopIteration())``."""
+    try:
+        return next(iterator), None
+    except StopIteration as end:
+        return None, end
+    except Exception as error:
+        return None, error
+
+
 def windows(batches, max_batches=WINDOW_BATCHES, max_bytes=WINDOW_BYTES):
-    """``(pickled batches, error)`` windows of an iterable of batches. An exception raised while reading
-    (a bad record) ends the windows: it comes with the last one, after the batches read before it."""
+    """``(pickled (BATCH, batch) list, error)`` windows of an iterable of batches. An exception raised
+    while reading (a bad record) ends the windows: it comes with the last one, after the batches read
+    before it."""
     batches = iter(batches)
-    while True:
-        window, size, error = [], 0, None
-        while len(window) < max_batches and size < max_bytes:
-            try:
-                batch = next(batches)
-            except StopIteration:
-                break
-            except Exception as raised:
-                error = raised
-                break
-            window.append(pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL))
-            size += len(window[-1])
+    error = None
+    while error is None:
+        window, size = [], 0
+        while error is None and len(window) < max_batches and size < max_bytes:
+            batch, error = next_or_error(batches)
+            if error is None:
+                window.append(pickle.dumps((BATCH, batch), protocol=pickle.HIGHEST_PROTOCOL))
+                size += len(window[-1])
+        if isinstance(error, StopIteration):
+            if window:
+                yield window, None
+            return
         if window or error is not None:
             yield window, error
-        if error is not None or len(window) < max_batches and size < max_bytes:
-            return
+
+
+def pickled_row(column, kind, value):
+    import numpy as np
+
+    try:
+        pickled = pickle.dumps((kind, value), protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # an exception that does not pickle
+        pickled = pickle.dumps((kind, RuntimeError(repr(value))))
+    return {column: np.array([pickled], dtype=object)}
+
+
+class FileBatches:
+    """The Ray Data task UDF reading input files: for each (position, path) row, one row per batch of
+    ``read(path, stats)``, then an ``ENDED`` row with the reader's counts, the warnings it wrote (on
+    stderr, which a Ray worker does not show) and the error that stopped it (a bad line)."""
+
+    def __init__(self, read):
+        self.read = read
+
+    def __call__(self, rows):
+        import contextlib
+        import io
+
+        from toolbox.io import ReadStats
+
+        for path in rows["path"]:
+            stats, notes = ReadStats(), io.StringIO()
+            with contextlib.redirect_stderr(notes):
+                batches, error = self.read(str(path), stats), None
+            while error is None:
+                with contextlib.redirect_stderr(notes):
+                    batch, error = next_or_error(batches)
+                if error is None:
+                    yield pickled_row("batch", BATCH, batch)
+            yield pickled_row("batch", ENDED, (stats, notes.getvalue(),
+                                               None if isinstance(error, StopIteration) else error))
 
 
 class BatchRunner:
     """The Ray Data class UDF: holds the step's function (which loads its index or model on its first
-    batch, once per actor) and maps a Ray Data batch of pickled batches to their pickled results, or to
-    the pickled exception a batch raised."""
+    batch, once per actor) and maps a row's pickled ``(BATCH, batch)`` to pickled ``(BATCH, result)``, or
+    ``(FAILED, exception)`` where the function raised; other rows pass as they are."""
 
     def __init__(self, function):
         self.function = function
 
     def __call__(self, rows):
-        import numpy as np
-
-        results = []
-        for pickled in rows["batch"]:
-            try:
-                outcome = (True, self.function(pickle.loads(pickled)))
-            except Exception as error:  # raised on the driver in this batch's place
-                outcome = (False, error)
-            try:
-                results.append(pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL))
-            except Exception:  # an exception that does not pickle
-                results.append(pickle.dumps((False, RuntimeError(repr(outcome[1])))))
-        return {"result": np.array(results, dtype=object)}
+        (pickled,) = rows["batch"]  # batch_size 1
+        kind, value = pickle.loads(pickled)
+        if kind != BATCH:
+            return {"result": rows["batch"]}
+        try:
+            return pickled_row("result", BATCH, self.function(value))
+        except Exception as error:  # raised on the driver in this batch's place
+            return pickled_row("result", FAILED, error)
 
 
 @ENGINES.register("ray")
@@ -119,12 +165,12 @@ class RayEngine(Engine):
         configure_ray_data()
         keep_stdout_for_records()
 
-    def map_options(self, batch_count):
-        """``map_batches`` keywords for ``batch_count`` batches: the actor pool (no more actors than
-        batches), each actor's resources, restarts and settings."""
+    def map_options(self, max_actors):
+        """``map_batches`` keywords: the actor pool (``workers``, at most ``max_actors``), each actor's
+        resources, restarts and settings."""
         import ray
 
-        options = {"compute": ray.data.ActorPoolStrategy(size=min(self.workers, batch_count)), "batch_size": 1,
+        options = {"compute": ray.data.ActorPoolStrategy(size=min(self.workers, max_actors)), "batch_size": 1,
                    "batch_format": "numpy", "zero_copy_batch": True,
                    **actor_resources(self.device, ray.cluster_resources().get("GPU", 0)),
                    "max_restarts": RESTARTS, "max_task_retries": RESTARTS}
@@ -135,6 +181,27 @@ class RayEngine(Engine):
             options["runtime_env"] = {"env_vars": settings}
         return options
 
+    def _outcomes(self, dataset, function, max_actors):
+        """``(kind, value)`` of each row, in order, once ``function`` has run on the ``BATCH`` rows of
+        ``dataset`` on the actor pool."""
+        import ray
+
+        with warnings.catch_warnings():
+            # Ray 2.60 warns of its extra remote args, yet names no parameter for max_restarts
+            # and max_task_retries (its default is to retry a dying batch forever)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            results = dataset.map_batches(BatchRunner, fn_constructor_args=(function,),
+                                          **self.map_options(max_actors))
+        try:
+            for row in results.iter_rows():
+                kind, value = pickle.loads(row["result"])
+                if kind == FAILED:
+                    raise value
+                yield kind, value
+        except ray.exceptions.RayError as failure:  # the pool itself failed (restarts spent)
+            raise OntolinkError(f"the Ray workers failed ({str(failure).splitlines()[0]}); their logs "
+                                "are in the cluster's session logs (/tmp/ray/session_latest/logs)") from None
+
     def map(self, function, batches):
         import ray
 
@@ -142,23 +209,34 @@ class RayEngine(Engine):
             if window:
                 dataset = ray.data.from_items([{"batch": pickled} for pickled in window],
                                               override_num_blocks=len(window))
-                with warnings.catch_warnings():
-                    # Ray 2.60 warns of its extra remote args, yet names no parameter for max_restarts
-                    # and max_task_retries (its default is to retry a dying batch forever)
-                    warnings.simplefilter("ignore", DeprecationWarning)
-                    results = dataset.map_batches(BatchRunner, fn_constructor_args=(function,),
-                                                  **self.map_options(len(window)))
-                try:
-                    for row in results.iter_rows():
-                        succeeded, result = pickle.loads(row["result"])
-                        if not succeeded:
-                            raise result
-                        yield result
-                except ray.exceptions.RayError as failure:  # the pool itself failed (restarts spent)
-                    raise OntolinkError(f"the Ray workers failed ({str(failure).splitlines()[0]}); their logs "
-                                        "are in the cluster's session logs (/tmp/ray/session_latest/logs)") from None
+                for _, result in self._outcomes(dataset, function, len(window)):
+                    yield result
             if error is not None:  # a bad record: the batches before it are written
                 raise error
+
+    def map_inputs(self, function, paths, read, stats):
+        """Files are read by Ray Data tasks, one per file, in the same execution as the actor pool
+        (which loads its model once for all of them); stdin is read here (``map``)."""
+        import ray
+
+        if any(path in (None, "-") for path in paths):
+            yield from super().map_inputs(function, paths, read, stats)
+            return
+        files = ray.data.from_items([{"path": str(path)} for path in paths], override_num_blocks=len(paths))
+        # num_cpus 0: a local cluster has one CPU per actor, and reading is light beside their work
+        batches = files.map_batches(FileBatches(read), batch_size=1, batch_format="numpy", num_cpus=0)
+        position = 0  # rows come in input order, each file's ending with its ENDED row
+        for kind, value in self._outcomes(batches, function, self.workers):
+            if kind == BATCH:
+                yield position, value
+                continue
+            file_stats, notes, error = value
+            if stats is not None:
+                stats.add(file_stats)
+            sys.stderr.write(notes)
+            if error is not None:  # a bad line: the batches before it are written
+                raise error
+            position += 1
 
     def close(self):
         import ray
@@ -170,11 +248,14 @@ class RayEngine(Engine):
 
 
 def configure_ray_data():
-    """Results in input order; no Ray Data progress bars or execution logs (ours are on stderr)."""
+    """Results in input order, one block per yielded batch; no Ray Data progress bars or logs."""
     from ray.data import DataContext
 
     context = DataContext.get_current()
     context.execution_options.preserve_order = True
+    # a block holds each batch a reading task yields, not as many as fit in Ray's default 128 MiB: the
+    # actors take batches one by one (spread over the pool, streamed, a dead actor's batch redone alone)
+    context.target_max_block_size = 1
     context.enable_progress_bars = False
     context.print_on_execution_start = False
     # Ray Data's warnings are about its own tuning (progress bars off, resources) and go to stderr
