@@ -164,6 +164,7 @@ class RayEngine(Engine):
                 ray.init(num_cpus=workers, **options)
         configure_ray_data()
         keep_stdout_for_records()
+        self.running = []  # Ray Data executions whose rows are being read
 
     def map_options(self, max_actors):
         """``map_batches`` keywords: the actor pool (``workers``, at most ``max_actors``), each actor's
@@ -192,8 +193,10 @@ class RayEngine(Engine):
             warnings.simplefilter("ignore", DeprecationWarning)
             results = dataset.map_batches(BatchRunner, fn_constructor_args=(function,),
                                           **self.map_options(max_actors))
+        rows = iter(results.iter_rows())
+        self.running.append(rows)
         try:
-            for row in results.iter_rows():
+            for row in rows:
                 kind, value = pickle.loads(row["result"])
                 if kind == FAILED:
                     raise value
@@ -201,6 +204,8 @@ class RayEngine(Engine):
         except ray.exceptions.RayError as failure:  # the pool itself failed (restarts spent)
             raise OntolinkError(f"the Ray workers failed ({str(failure).splitlines()[0]}); their logs "
                                 "are in the cluster's session logs (/tmp/ray/session_latest/logs)") from None
+        finally:
+            self.running.remove(rows)
 
     def map(self, function, batches):
         import ray
@@ -241,6 +246,10 @@ class RayEngine(Engine):
     def close(self):
         import ray
 
+        # an execution left unfinished (Ctrl-C, a bad line, `| head`) is ended while Ray is still up:
+        # ended later by the garbage collector, Ray Data would start a new local cluster to end it in
+        for rows in list(self.running):
+            rows.close()
         if self.connected:
             # disconnecting ends the actors this driver owns (and a cluster it started)
             ray.shutdown()
