@@ -179,3 +179,56 @@ def test_link_on_ray_writes_one_output_shard_per_input_shard(ray_cluster, dense_
     assert (tmp_path / "out" / "a.jsonl").read_text(encoding="utf-8") == "".join(expected[:70])
     with gzip.open(tmp_path / "out" / "b.jsonl.gz", "rt", encoding="utf-8") as handle:
         assert handle.read() == "".join(expected[70:])
+
+
+def test_ctrl_c_shuts_the_local_cluster_down(dense_index, mentions):
+    import signal
+    import subprocess
+    import sys
+
+    env = {name: value for name, value in os.environ.items() if name != "RAY_ADDRESS"}  # its own local cluster
+    link = subprocess.Popen([sys.executable, "-m", "toolbox", "link", "--index", str(dense_index), "--batch-size", "1",
+                             "-i", str(mentions), "--engine", "ray"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=env)
+    try:
+        assert json.loads(link.stdout.readline())["candidates"]  # the cluster is up and linking
+        cluster = descendants(link.pid)
+        link.send_signal(signal.SIGINT)
+        _, stderr = link.communicate(timeout=120)
+    finally:
+        link.kill()
+    assert link.returncode == 130 and b"Traceback" not in stderr
+    assert cluster and not running(cluster)
+
+
+def descendants(pid):
+    """The ids of the processes below ``pid`` (a local Ray cluster's GCS, raylet, workers)."""
+    import subprocess
+
+    children = {}
+    for line in subprocess.run(["ps", "-eo", "pid=,ppid="], capture_output=True, text=True).stdout.splitlines():
+        child, parent = map(int, line.split())
+        children.setdefault(parent, []).append(child)
+    found, todo = [], [pid]
+    while todo:
+        below = children.get(todo.pop(), [])
+        found.extend(below)
+        todo.extend(below)
+    return found
+
+
+def running(pids, seconds=15):
+    """Those of ``pids`` still running (not exited, nor a zombie) after up to ``seconds``."""
+    import time
+
+    def alive(pid):
+        try:
+            with open(f"/proc/{pid}/stat", encoding="utf-8") as stat:
+                return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+        except FileNotFoundError:
+            return False
+
+    deadline = time.monotonic() + seconds
+    while [pid for pid in pids if alive(pid)] and time.monotonic() < deadline:
+        time.sleep(0.5)
+    return [pid for pid in pids if alive(pid)]
