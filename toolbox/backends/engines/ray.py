@@ -202,8 +202,8 @@ class RayEngine(Engine):
                     raise value
                 yield kind, value
         except ray.exceptions.RayError as failure:  # the pool itself failed (restarts spent)
-            raise OntolinkError(f"the Ray workers failed ({str(failure).splitlines()[0]}); their logs "
-                                "are in the cluster's session logs (/tmp/ray/session_latest/logs)") from None
+            raise OntolinkError(f"the Ray workers failed ({str(failure).splitlines()[0]}); their logs are in "
+                                "the cluster's session logs (/tmp/ray/session_latest/logs, ray-data.log)") from None
         finally:
             self.running.remove(rows)
 
@@ -267,9 +267,12 @@ def configure_ray_data():
     context.target_max_block_size = 1
     context.enable_progress_bars = False
     context.print_on_execution_start = False
-    # Ray Data's warnings are about its own tuning (progress bars off, resources) and go to stderr
-    # beside our one-line summary and errors; a failure still reaches us as an exception
-    logging.getLogger("ray.data").setLevel(logging.ERROR)
+    # Ray Data's console log (its tuning warnings, a failure's stack) would go to stderr beside our
+    # one-line summary and errors; a failure reaches us as an exception, said in one line, and the
+    # whole log stays in the session's ray-data.log
+    for handler in logging.getLogger("ray.data").handlers:
+        if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
+            handler.setLevel(logging.CRITICAL + 1)
 
 
 def keep_stdout_for_records():
