@@ -8,7 +8,8 @@ whole process, "command s" the command's own "linked N mentions in S s" (from th
 first record read to the last written, so for Ray it includes starting a local
 cluster and the actors loading the index and encoder). Prints mentions/s and the
 ratio to local for each, checks that every output is byte-identical to the local
-one, and times `ray.init` + `ray.shutdown` of a local cluster alone.
+one, and times `ray.init` + `ray.shutdown` of a local cluster alone and one trivial
+Ray Data execution (what each window of batches and each shard pays to start).
 
     python benchmarks/bench_ray.py [--workdir DIR] [--index DIR] [--workers 1 2] [--repeat N]
 """
@@ -39,10 +40,14 @@ def run_link(ontolink, index, mentions, output, engine_args):
 
 
 def ray_start_up_seconds():
-    code = ("import logging, time, ray; t = time.perf_counter(); "
-            "ray.init(num_cpus=1, include_dashboard=False, logging_level=logging.WARNING); "
-            "u = time.perf_counter(); ray.shutdown(); print(u - t, time.perf_counter() - u)")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    """Seconds to start a local cluster, to run one trivial batch through the engine's Ray Data pipeline
+    (an execution: planning, one actor started, the result back; each window of batches and each shard
+    pays it), and to shut the cluster down."""
+    code = ("import time; from toolbox.backends.engines import open_engine; t = time.perf_counter(); "
+            "engine = open_engine('ray', workers=1, device='cpu'); u = time.perf_counter(); "
+            "assert list(engine.map(len, [[1, 2]])) == [2]; v = time.perf_counter(); engine.close(); "
+            "print(u - t, v - u, time.perf_counter() - v)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
     return [float(value) for value in result.stdout.split()]
 
 
@@ -79,8 +84,9 @@ def main():
         rows.append([label, linked, f"{wall:.1f}", f"{seconds:.1f}", f"{rate:.0f}", f"{rate / local_rate:.2f}", same])
     print(tabulate(rows, headers=["engine", "mentions", "wall s", "command s", "mentions/s (wall)",
                                   "ratio to local", "byte-identical"]))
-    start, stop = ray_start_up_seconds()
-    print(f"\nlocal Ray cluster alone: ray.init {start:.1f} s, ray.shutdown {stop:.1f} s")
+    start, execution, stop = ray_start_up_seconds()
+    print(f"\nlocal Ray cluster alone: ray.init {start:.1f} s, one trivial Ray Data execution {execution:.1f} s, "
+          f"ray.shutdown {stop:.1f} s")
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
-"""The Ray engine on a real local Ray cluster (2 CPUs, started once for this module): the same bytes as
-the local engine, bad records, an actor killed mid-run."""
+"""The Ray engine (Ray Data ``map_batches`` over an actor pool) on a real local Ray cluster (2 CPUs,
+started once for this module): the same bytes as the local engine, bad records, an actor killed mid-run."""
 
 import json
 import logging
 import os
+import signal
 
 import pytest
 from conftest import run, shared_slice
@@ -11,7 +12,7 @@ from conftest import run, shared_slice
 from toolbox.artifacts.index import load_index
 from toolbox.backends.engines import open_engine
 from toolbox.io import read_records
-from toolbox.steps.link import link_mentions
+from toolbox.steps.link import LinkBatches, batches, link_mentions
 
 pytestmark = pytest.mark.slow  # loads all-MiniLM-L6-v2 in each actor
 
@@ -34,11 +35,16 @@ def test_link_on_ray_writes_the_same_bytes_as_local(ray_cluster, dense_index, me
     local = run("link", "--index", dense_index, "--top-k", 5, "--batch-size", 16, "-i", mentions)
     assert local.exit_code == 0, local.output
     assert len(local.stdout.splitlines()) == 200
-    for workers in (1, 2):
+    for workers in (1, 2):  # the file read by a Ray Data task
         on_ray = run("link", "--index", dense_index, "--top-k", 5, "--batch-size", 16, "-i", mentions,
                      "--engine", "ray", "--workers", workers)
         assert on_ray.exit_code == 0, on_ray.output
         assert on_ray.stdout == local.stdout, workers
+    # stdin, read here and sent to Ray Data in windows
+    on_ray = run("link", "--index", dense_index, "--top-k", 5, "--batch-size", 16, "--engine", "ray", "--workers", 2,
+                 input=mentions.read_text(encoding="utf-8"))
+    assert on_ray.exit_code == 0, on_ray.output
+    assert on_ray.stdout == local.stdout
 
 
 def test_a_bad_record_on_ray_is_the_local_error_after_the_records_before_it(ray_cluster, dense_index, mentions,
@@ -54,21 +60,52 @@ def test_a_bad_record_on_ray_is_the_local_error_after_the_records_before_it(ray_
         assert "Traceback" not in result.stderr
         assert len(result.stdout.splitlines()) == 40
     assert results[0].stdout == results[1].stdout
+    # skipped instead: the reading task's warning and counts reach the command's stderr
+    skipped = run("link", "--index", dense_index, "--top-k", 3, "-i", bad, "--skip-invalid", "--engine", "ray")
+    assert skipped.exit_code == 0, skipped.output
+    assert len(skipped.stdout.splitlines()) == 60
+    assert f"{bad}:41: " in skipped.stderr and "(skipped)" in skipped.stderr
+    assert "read 60 records, 1 invalid lines skipped" in skipped.stderr
 
 
-def test_a_killed_actor_is_restarted_and_its_batches_redone(ray_cluster, dense_index, mentions):
+def test_a_killed_actor_is_restarted_and_its_batch_redone(ray_cluster, dense_index, mentions, tmp_path, capsys):
     records = list(read_records(mentions))
     loaded = load_index(dense_index, device="cpu")
     expected = list(link_mentions(records, loaded, top_k=5, batch_size=8, device="cpu"))
+
+    class KilledOnItsFifthBatch(LinkBatches):
+        """Links as the step does; the actor running the fifth batch is killed (SIGKILL, once)."""
+
+        def __call__(self, batch):
+            with open(tmp_path / "runs", "a", encoding="utf-8") as runs:
+                runs.write(f"{batch[0]['id']} {os.getpid()}\n")
+            if batch[0]["id"] == records[32]["id"] and not (tmp_path / "killed").exists():
+                (tmp_path / "killed").touch()
+                os.kill(os.getpid(), signal.SIGKILL)
+            return super().__call__(batch)
+
+    function = KilledOnItsFifthBatch(loaded, top_k=5, device="cpu")
     with open_engine("ray", workers=2, device="cpu") as engine:
-        linked = link_mentions(iter(records), loaded, top_k=5, batch_size=8, engine=engine, device="cpu")
-        got = [next(linked)]
-        victim = engine.actors[0]
-        pid = ray_cluster.get(victim.__ray_call__.remote(lambda worker: os.getpid()))
-        ray_cluster.kill(victim, no_restart=False)  # batches in flight on it fail and are retried
-        got.extend(linked)
-        assert ray_cluster.get(victim.__ray_call__.remote(lambda worker: os.getpid())) != pid  # restarted
+        got = [record for batch in engine.map(function, batches(iter(records), 8)) for record in batch]
     assert json.dumps(got) == json.dumps(expected)  # none lost, none duplicated, same order
+    runs = [line.split() for line in (tmp_path / "runs").read_text(encoding="utf-8").splitlines()]
+    killed_pid, redone_pid = [pid for first_id, pid in runs if first_id == records[32]["id"]]
+    assert killed_pid != redone_pid  # redone by another process: the restarted actor or the other one
+    assert capsys.readouterr().out == ""  # Ray's notice of the retry went to stderr, not our output
+
+
+def test_an_exception_of_a_batch_is_raised_after_the_batches_before_it(ray_cluster):
+    class FailsOnBatchThree:  # defined here, so that it travels to the actors by value
+        def __call__(self, batch):
+            if batch == [3]:
+                raise KeyError("three")
+            return [number * number for number in batch]
+
+    with open_engine("ray", workers=2, device="cpu") as engine:
+        results = engine.map(FailsOnBatchThree(), ([number] for number in range(8)))
+        assert [next(results) for _ in range(3)] == [[0], [1], [4]]
+        with pytest.raises(KeyError, match="three"):
+            next(results)
 
 
 def test_index_on_ray_writes_the_same_faiss_index_as_local(ray_cluster, dense_index, small_ontology_path, tmp_path):
@@ -142,3 +179,56 @@ def test_link_on_ray_writes_one_output_shard_per_input_shard(ray_cluster, dense_
     assert (tmp_path / "out" / "a.jsonl").read_text(encoding="utf-8") == "".join(expected[:70])
     with gzip.open(tmp_path / "out" / "b.jsonl.gz", "rt", encoding="utf-8") as handle:
         assert handle.read() == "".join(expected[70:])
+
+
+def test_ctrl_c_shuts_the_local_cluster_down(dense_index, mentions):
+    import signal
+    import subprocess
+    import sys
+
+    env = {name: value for name, value in os.environ.items() if name != "RAY_ADDRESS"}  # its own local cluster
+    link = subprocess.Popen([sys.executable, "-m", "toolbox", "link", "--index", str(dense_index), "--batch-size", "1",
+                             "-i", str(mentions), "--engine", "ray"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=env)
+    try:
+        assert json.loads(link.stdout.readline())["candidates"]  # the cluster is up and linking
+        cluster = descendants(link.pid)
+        link.send_signal(signal.SIGINT)
+        _, stderr = link.communicate(timeout=120)
+    finally:
+        link.kill()
+    assert link.returncode == 130 and b"Traceback" not in stderr
+    assert cluster and not running(cluster)
+
+
+def descendants(pid):
+    """The ids of the processes below ``pid`` (a local Ray cluster's GCS, raylet, workers)."""
+    import subprocess
+
+    children = {}
+    for line in subprocess.run(["ps", "-eo", "pid=,ppid="], capture_output=True, text=True).stdout.splitlines():
+        child, parent = map(int, line.split())
+        children.setdefault(parent, []).append(child)
+    found, todo = [], [pid]
+    while todo:
+        below = children.get(todo.pop(), [])
+        found.extend(below)
+        todo.extend(below)
+    return found
+
+
+def running(pids, seconds=15):
+    """Those of ``pids`` still running (not exited, nor a zombie) after up to ``seconds``."""
+    import time
+
+    def alive(pid):
+        try:
+            with open(f"/proc/{pid}/stat", encoding="utf-8") as stat:
+                return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+        except FileNotFoundError:
+            return False
+
+    deadline = time.monotonic() + seconds
+    while [pid for pid in pids if alive(pid)] and time.monotonic() < deadline:
+        time.sleep(0.5)
+    return [pid for pid in pids if alive(pid)]

@@ -81,6 +81,12 @@ class ReadStats:
         self.skipped = 0
         self.duplicates = 0
 
+    def add(self, other):
+        """Count what another reader (of another shard, elsewhere) saw too."""
+        self.records += other.records
+        self.skipped += other.skipped
+        self.duplicates += other.duplicates
+
     def summary(self):
         parts = [f"{self.records} records"]
         if self.skipped:
@@ -99,6 +105,37 @@ def read_records(path="-", validate=None, skip_invalid=False, stats=None, check_
     """
     with open_input_lines(path) as lines:
         yield from parse_jsonl(lines, display_name(path), validate, skip_invalid, stats, check_duplicate_ids)
+
+
+def record_batches(records, size):
+    """Lists of up to ``size`` records. When reading fails (a bad line), the
+    records read before it are still yielded, then the error propagates."""
+    batch = []
+    try:
+        for record in records:
+            batch.append(record)
+            if len(batch) >= size:
+                yield batch
+                batch = []
+    except InputError:
+        if batch:
+            yield batch
+        raise
+    if batch:
+        yield batch
+
+
+class RecordBatchReader:
+    """``reader(path, stats)``: the records of one JSONL input (``read_records``) in lists of up to
+    ``batch_size``; picklable, so that an engine can read its files elsewhere."""
+
+    def __init__(self, batch_size, validate=None, skip_invalid=False, check_duplicate_ids=False):
+        self.batch_size = batch_size
+        self.options = {"validate": validate, "skip_invalid": skip_invalid,
+                        "check_duplicate_ids": check_duplicate_ids}
+
+    def __call__(self, path, stats):
+        return record_batches(read_records(path, stats=stats, **self.options), self.batch_size)
 
 
 SHARD_SUFFIXES = (".jsonl", ".jsonl.gz")

@@ -167,5 +167,5 @@ def engine_options(function):
                                help="Ray actors, each loading the index or model once (one CPU, or one GPU "
                                     "where the cluster has them).")(with_engine)
     return click.option("--engine", type=LazyChoice(_engine_names), default="local", show_default=True,
-                        help="Where batches run: local (this process) or ray (an actor pool; output in input "
-                             "order, the same bytes as local).")(with_engine)
+                        help="Where batches run: local (this process) or ray (Ray Data map_batches over an actor "
+                             "pool; output in input order, the same bytes as local).")(with_engine)

@@ -63,10 +63,10 @@ def command(index_dir, input_path, skip_invalid, output_path, output_dir, top_k,
       ontolink link --index idx/hpo --engine ray --ray-address auto -i 'pubmed/*.jsonl.gz' --output-dir linked/
     """
     from toolbox.artifacts.index import load_index
-    from toolbox.io import ReadStats, RecordWriter, input_shards, output_shard, read_records
+    from toolbox.io import ReadStats, RecordBatchReader, RecordWriter, input_shards, output_shard
     from toolbox.progress import counting
     from toolbox.records import validate_mention
-    from toolbox.steps.link import link_mentions
+    from toolbox.steps.link import link_inputs
 
     if ranker_dir and reranker_dir:
         raise click.UsageError("give --ranker or --reranker, not both")
@@ -99,29 +99,22 @@ def command(index_dir, input_path, skip_invalid, output_path, output_dir, top_k,
     stats = ReadStats()
     started = time.perf_counter()
 
-    def linked_records(path):
-        records = read_records(path, validate=validate_mention, skip_invalid=skip_invalid, stats=stats,
-                               check_duplicate_ids=True)
-        linked = link_mentions(records, loaded, top_k=top_k, batch_size=batch_size, reranker=reranker,
-                               engine=engine, device=device, ranker=ranker, prior=prior, with_features=with_features)
-        return mark_nil(linked, nil) if nil is not None else linked
-
-    # per input shard: (what is read, where it is written); shards without --output-dir go to one -o stream
-    jobs = [(shard, output_shard(shard, output_dir)) for shard in shards] if output_dir else None
-    written = 0
+    targets = [output_shard(shard, output_dir) for shard in shards] if output_dir else None
+    read = RecordBatchReader(batch_size, validate=validate_mention, skip_invalid=skip_invalid,
+                             check_duplicate_ids=True)
     desc = "link + rerank" if reranker else "link + rank" if ranker else "link"
     with start_engine(device) as engine:
-        if jobs is None:
-            with RecordWriter(output_path) as writer:
-                records = itertools.chain.from_iterable(linked_records(path) for path in shards or [input_path])
-                writer.write_all(counting(records, desc, "mention"), flush_every=batch_size)
-            written = writer.count
+        # (position of the input in shards or [input_path], linked record)
+        linked = link_inputs(shards or [input_path], read, loaded, top_k=top_k, reranker=reranker, engine=engine,
+                             device=device, stats=stats, ranker=ranker, prior=prior, with_features=with_features)
+        if nil is not None:
+            linked = ((position, next(mark_nil((record,), nil))) for position, record in linked)
+        if targets:
+            written = write_shards(linked, shards, targets, desc, batch_size)
         else:
-            for shard, target in jobs:
-                with RecordWriter(target) as writer:
-                    writer.write_all(counting(linked_records(shard), f"{desc} {Path(shard).name}", "mention"),
-                                     flush_every=batch_size)
-                written += writer.count
+            with RecordWriter(output_path) as writer:
+                writer.write_all(counting((record for _, record in linked), desc, "mention"), flush_every=batch_size)
+            written = writer.count
     empty = getattr(loaded.name_index, "empty_spans", 0)
     if empty:
         summary(f"{empty} mention{'s' if empty != 1 else ''} had no word piece in its span after tokenisation: "
@@ -131,3 +124,22 @@ def command(index_dir, input_path, skip_invalid, output_path, output_dir, top_k,
     shard_count = f" from {len(shards)} shards" if shards else ""
     summary(f"linked {written} mentions{shard_count} in {seconds:.1f} s{rate}; read {stats.summary()}")
 
+
+def write_shards(linked, shards, targets, desc, flush_every):
+    """Write ``(position, record)`` pairs, in order, to ``targets[position]``, one file per input shard
+    (an empty shard gets an empty file); return how many records were written."""
+    from toolbox.io import RecordWriter
+    from toolbox.progress import counting
+
+    written, next_position = 0, 0
+    for position, pairs in itertools.groupby(linked, key=lambda pair: pair[0]):
+        for empty in targets[next_position:position]:
+            RecordWriter(empty).close()
+        with RecordWriter(targets[position]) as writer:
+            writer.write_all(counting((record for _, record in pairs), f"{desc} {Path(shards[position]).name}",
+                                      "mention"), flush_every=flush_every)
+        written += writer.count
+        next_position = position + 1
+    for empty in targets[next_position:]:
+        RecordWriter(empty).close()
+    return written

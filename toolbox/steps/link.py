@@ -4,25 +4,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from toolbox.errors import InputError
-
-
-def batches(records, size):
-    """Lists of up to ``size`` records. When reading fails (a bad line), the
-    records read before it are still yielded, then the error propagates."""
-    batch = []
-    try:
-        for record in records:
-            batch.append(record)
-            if len(batch) >= size:
-                yield batch
-                batch = []
-    except InputError:
-        if batch:
-            yield batch
-        raise
-    if batch:
-        yield batch
+from toolbox.io import record_batches as batches
 
 
 class Linker:
@@ -180,3 +162,17 @@ def link_mentions(records, loaded_index, top_k=64, batch_size=256, reranker=None
     engine = engine or open_engine()
     for linked in engine.map(link_batch, batches(records, batch_size)):
         yield from linked
+
+
+def link_inputs(paths, read, loaded_index, engine=None, stats=None, **options):
+    """``(position, linked record)`` for the Mention records of each input of ``paths`` in turn
+    (``position``: its index in ``paths``), as ``link_mentions`` links them (``options``: top_k, device,
+    reranker, ranker, prior, with_features). ``read(path, stats)`` yields an input's records in batches
+    (``io.RecordBatchReader``); the engine may read files where its workers are (Ray: Ray Data tasks)."""
+    from toolbox.backends.engines import open_engine
+
+    link_batch = LinkBatches(loaded_index, **options)
+    engine = engine or open_engine()
+    for position, linked in engine.map_inputs(link_batch, paths, read, stats):
+        for record in linked:
+            yield position, record

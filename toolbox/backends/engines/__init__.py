@@ -28,6 +28,15 @@ class Engine:
     def map(self, function, batches):
         raise NotImplementedError
 
+    def map_inputs(self, function, paths, read, stats):
+        """``(position, function(batch))`` for the batches that ``read(path, stats)`` yields of each of
+        ``paths`` (files, ``-`` for stdin) in turn, ``position`` the path's index in ``paths``. ``read``
+        raises at a bad line after yielding the batches before it; the results of those come first.
+        An engine may read the files elsewhere (on Ray, in Ray Data tasks) and add its counts to ``stats``."""
+        for position, path in enumerate(paths):
+            for result in self.map(function, read(path, stats)):
+                yield position, result
+
     def close(self):
         """Release workers (none for an in-process engine)."""
 
