@@ -47,6 +47,21 @@ def test_link_on_ray_writes_the_same_bytes_as_local(ray_cluster, dense_index, me
     assert on_ray.stdout == local.stdout
 
 
+def test_link_with_a_ranker_on_ray_writes_the_same_bytes_as_local(ray_cluster, dense_index, mentions, tmp_path):
+    """Each actor loads the ranker from its directory (nothing bound travels) and features the same."""
+    from toolbox.ranking.fit import train_ranker
+    from toolbox.ranking.queries import synonym_queries
+
+    loaded = load_index(dense_index, device="cpu")
+    train_ranker(loaded, tmp_path / "ranker", synonym_queries(loaded, 100), prior="none")
+    options = ("--index", dense_index, "--ranker", tmp_path / "ranker", "--top-k", 5, "--batch-size", 32, "-i", mentions)
+    local = run("link", *options)
+    assert local.exit_code == 0, local.output
+    on_ray = run("link", *options, "--engine", "ray", "--workers", 2)
+    assert on_ray.exit_code == 0, on_ray.output
+    assert on_ray.stdout == local.stdout and len(local.stdout.splitlines()) == 200
+
+
 def test_a_bad_record_on_ray_is_the_local_error_after_the_records_before_it(ray_cluster, dense_index, mentions,
                                                                            tmp_path):
     lines = mentions.read_text(encoding="utf-8").splitlines(keepends=True)
