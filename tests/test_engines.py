@@ -4,7 +4,8 @@ import pickle
 
 import pytest
 
-from toolbox.backends.engines.ray import actor_resources, windows
+from toolbox.backends.engines.ray import actor_resources, check_actor_device, windows
+from toolbox.errors import InputError
 
 
 @pytest.mark.parametrize("device, cluster_gpus, gpus", [
@@ -14,6 +15,13 @@ from toolbox.backends.engines.ray import actor_resources, windows
 ])
 def test_an_actor_asks_for_one_gpu_where_the_device_allows_and_the_cluster_has_one(device, cluster_gpus, gpus):
     assert actor_resources(device, cluster_gpus) == {"num_cpus": 1, "num_gpus": gpus}
+
+
+def test_a_numbered_gpu_is_refused_on_ray():
+    for device in ("auto", "cuda", "cpu"):
+        check_actor_device(device)
+    with pytest.raises(InputError, match="each actor is given a GPU of its own"):
+        check_actor_device("cuda:1")
 
 
 def unpickled(found):

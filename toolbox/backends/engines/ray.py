@@ -21,7 +21,7 @@ import sys
 import warnings
 
 from toolbox.backends.engines import ENGINES, Engine
-from toolbox.errors import OntolinkError
+from toolbox.errors import InputError, OntolinkError
 
 RESTARTS = 3  # per actor and per batch; a batch that kills its actor this often is a bug, not bad luck
 # a window is one Ray Data execution (its actors load the index or model once): large enough that this
@@ -49,6 +49,15 @@ def actor_resources(device, cluster_gpus):
     if wants_gpu and cluster_gpus >= 1:
         return {"num_cpus": 1, "num_gpus": 1}
     return {"num_cpus": 1, "num_gpus": 0}
+
+
+def check_actor_device(device):
+    """Refuse ``cuda:N``: Ray gives each actor its own GPU, which the actor sees as its only one (cuda:0),
+    so a GPU number chosen on the driver names nothing there."""
+    if str(device).startswith("cuda:"):
+        raise InputError(f"--device {device} names one GPU, but on Ray each actor is given a GPU of its own: "
+                         "use --device auto or cuda (and CUDA_VISIBLE_DEVICES or the cluster's resources to "
+                         "choose GPUs)")
 
 
 def next_or_error(iterator):
@@ -146,6 +155,7 @@ class RayEngine(Engine):
 
     def __init__(self, workers=1, address=None, device="auto"):
         super().__init__(workers=workers, address=address, device=device)
+        check_actor_device(device)
         ray = import_ray()
         self.connected = False  # True: this engine called ray.init, so close() disconnects
         if not ray.is_initialized():
