@@ -29,7 +29,8 @@ from toolbox.options import (
 @ontology_option(required=False, help_text="Check that the index was built for this ontology (file or 'hpo'; "
                                            "compared by content hash, not parsed).")
 @click.option("--reranker", "reranker_dir", type=click.Path(file_okay=False),
-              help="A cross-encoder from `ontolink train reranker`: rescores all top-K candidates.")
+              help="A reranker from `ontolink train reranker` (either architecture): rescores all top-K "
+                   "candidates.")
 @click.option("--nil-threshold", metavar="FLOAT|auto",
               help="Mark a mention \"nil\": true (candidates kept) when its best score is below this; 'auto' "
                    "calibrates it on the index, without labels (README: NIL).")
@@ -64,9 +65,9 @@ def command(index_dir, input_path, skip_invalid, output_path, output_dir, top_k,
     loaded = load_index(index_dir, ontology=ontology, device=device)
     reranker = None
     if reranker_dir:
-        from toolbox.artifacts.reranker import Reranker
+        from toolbox.artifacts.reranker import load_reranker
 
-        reranker = Reranker(reranker_dir, device=device)
+        reranker = load_reranker(reranker_dir, device=device)
         reranker.check_index(loaded)
     from toolbox.steps.nil import mark_nil, resolve_nil_threshold
 
