@@ -69,18 +69,23 @@ class Reranker:
 
     def rerank(self, records, definition_of):
         """Reorder each record's candidates by reranker score; keep the retriever's as retriever_score."""
-        mentions, entities = [], []
-        for record in records:
-            text = mention_input(record)
-            for candidate in record["candidates"]:
-                mentions.append(text)
-                entities.append(entity_input(candidate["name"], definition_of(candidate["id"])))
-        scores = self.scores(mentions, entities)
+        scores = self.scores(*candidate_texts(records, definition_of))
         start = 0
         for record in records:
             end = start + len(record["candidates"])
             yield reordered(record, scores[start:end])
             start = end
+
+
+def candidate_texts(records, definition_of):
+    """(mention inputs, entity inputs): one pair per (record, candidate), records in order."""
+    mentions, entities = [], []
+    for record in records:
+        text = mention_input(record)
+        for candidate in record["candidates"]:
+            mentions.append(text)
+            entities.append(entity_input(candidate["name"], definition_of(candidate["id"])))
+    return mentions, entities
 
 
 def batched(score, count, batch_size, torch):

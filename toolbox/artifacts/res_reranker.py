@@ -19,7 +19,7 @@ transformer's shape), selector.safetensors, and for ``cross`` the reading encode
 import numpy as np
 
 from toolbox.errors import InputError
-from toolbox.inputs import entity_input, mention_input, span_pool
+from toolbox.inputs import span_pool
 
 SELECTOR_FILE = "selector.safetensors"
 READER_FOLDER = "reader"
@@ -169,6 +169,8 @@ class ResReranker:
                                  directory)
             self.tokenizer, self.reader = load_cross_encoder(str(directory / READER_FOLDER), self.device)
             self.reader.eval()
+            if self.device.startswith("cuda"):
+                self.reader.half()  # the reading vectors go on to the selector in float32
             self.max_length = manifest["options"]["max_length"]
         self.selector = load_selector(directory, manifest["selecting"], self.device).eval()
         self._torch = torch
@@ -186,14 +188,9 @@ class ResReranker:
             groups = [frozen_features(torch.from_numpy(m)[None], torch.from_numpy(n)[None])[0].to(self.device)
                       for m, n in zip(mentions, names)]
         else:
-            from toolbox.artifacts.reranker import batched
+            from toolbox.artifacts.reranker import batched, candidate_texts
 
-            texts, entities = [], []
-            for record in records:
-                text = mention_input(record)
-                for candidate in record["candidates"]:
-                    texts.append(text)
-                    entities.append(entity_input(candidate["name"], definition_of(candidate["id"])))
+            texts, entities = candidate_texts(records, definition_of)
             vectors = batched(lambda start, end: cross_reading_vectors(
                 self.reader, self.tokenizer, texts[start:end], entities[start:end], self.max_length,
                 self.device).float(), len(texts), self.batch_size, torch)

@@ -10,7 +10,7 @@ cross-encoder and the selecting transformer end to end.
 
 import numpy as np
 
-from toolbox.artifacts.reranker import ARTIFACT, load_cross_encoder
+from toolbox.artifacts.reranker import ARTIFACT, candidate_texts, load_cross_encoder
 from toolbox.artifacts.res_reranker import (
     READER_FOLDER,
     SELECTOR_FILE,
@@ -23,7 +23,6 @@ from toolbox.artifacts.res_reranker import (
     with_retriever_scores,
 )
 from toolbox.errors import InputError
-from toolbox.inputs import entity_input, mention_input
 from toolbox.manifest import library_versions
 from toolbox.training import Checkpoints, run_epochs
 
@@ -67,6 +66,7 @@ def train_res_reranker(pairs, ontology, loaded_index, output, reading="frozen", 
         raise InputError(f"--select-width {width} is not a multiple of --select-heads {heads}")
     device = resolve_device(device)
     head_learning_rate = SELECTOR_LEARNING_RATE if head_learning_rate is None else head_learning_rate
+    definition_of = lambda entity_id: ontology[entity_id].definition  # noqa: E731
     groups = [candidate_group(record["candidates"], pair["entity_id"], ontology)
               for record, pair in zip(link_mentions(pairs, loaded_index, top_k=top_k), pairs)]
     if min(len(group) for group, _ in groups) < 2:
@@ -82,8 +82,7 @@ def train_res_reranker(pairs, ontology, loaded_index, output, reading="frozen", 
         reader = FrozenReading(frozen_encoder(loaded_index, backbone, device))
         described = reader.encoder.describe()
         mention_vectors, name_vectors = reader.vectors(
-            [{**pair, "candidates": group} for pair, (group, _) in zip(pairs, groups)],
-            lambda entity_id: ontology[entity_id].definition)
+            [{**pair, "candidates": group} for pair, (group, _) in zip(pairs, groups)], definition_of)
         mention_vectors = torch.from_numpy(mention_vectors).to(device)
         name_vectors = torch.from_numpy(np.stack(name_vectors)).to(device)
         input_dimension, reading_manifest = reader.dimension + 1, {"kind": "frozen", "encoder": described}
@@ -126,12 +125,8 @@ def train_res_reranker(pairs, ontology, loaded_index, output, reading="frozen", 
         if reading == "frozen":
             features = frozen_features(mention_vectors[indices], name_vectors[indices])
         else:
-            texts, entities = [], []
-            for i in indices.tolist():
-                text = mention_input(pairs[i])
-                for candidate in groups[i][0]:
-                    texts.append(text)
-                    entities.append(entity_input(candidate["name"], ontology[candidate["id"]].definition))
+            texts, entities = candidate_texts([{**pairs[i], "candidates": groups[i][0]} for i in indices.tolist()],
+                                              definition_of)
             features = cross_reading_vectors(model["reader"], loaded["tokenizer"], texts, entities, max_length,
                                              device).float().view(len(indices), width_k, -1)
         scores = model["selector"](with_retriever_scores(features, retriever_scores[indices]))
