@@ -9,6 +9,7 @@ reranker rescores the same top-K candidates of it:
     blink             `train reranker` (cross-encoder, each candidate alone)
     res frozen        `train reranker --architecture res --reading frozen` (only the selecting transformer trains)
     res cross         `train reranker --architecture res` (reading cross-encoder + selecting transformer)
+    res cross from blink  the same, its reading cross-encoder starting from the trained blink model
 
 The default budgets are what two shared CPU cores allow (printed with the table); pass larger ones on
 a GPU. Every stage is a file in --workdir, so a rerun skips what is done.
@@ -87,6 +88,8 @@ def main():
         "res frozen": ["--architecture", "res", "--reading", "frozen", "--epochs", args.frozen_epochs,
                        "--batch-size", 16, "-i", subsets["frozen"]],
         "res cross": cross + ["--architecture", "res"],
+        # the reading cross-encoder starts from the trained BLINK model (its logit is one reading feature)
+        "res cross from blink": cross + ["--architecture", "res", "--model", work / "blink"],
     }
     linked = {"retriever": work / f"linked-retriever-{args.top_k}.jsonl"}
     stage("link retriever", linked["retriever"], ["link", "--index", index, "--top-k", args.top_k, "--device",
