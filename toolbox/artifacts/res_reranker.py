@@ -31,7 +31,7 @@ def selector_class():
     import torch
 
     class Selector(torch.nn.Module):
-        """(B, K, input) reading vectors, (B, K) padding mask -> (B, K) scores."""
+        """(B, K, input) reading vectors -> (B, K) scores."""
 
         def __init__(self, input_dimension, width=256, layers=2, heads=4, dropout=0.1):
             super().__init__()
@@ -41,13 +41,12 @@ def selector_class():
             self.select = torch.nn.TransformerEncoder(layer, layers, enable_nested_tensor=False) if layers else None
             self.score = torch.nn.Linear(width, 1)
 
-        def forward(self, reading, padding=None, attend=True):
+        def forward(self, reading, attend=True):
             """``attend=False`` skips the cross-candidate stage (each candidate scored alone)."""
             hidden = self.project(reading)
             if attend and self.select is not None:
-                hidden = self.select(hidden, src_key_padding_mask=padding)
-            scores = self.score(hidden).squeeze(-1)
-            return scores if padding is None else scores.masked_fill(padding, float("-inf"))
+                hidden = self.select(hidden)
+            return self.score(hidden).squeeze(-1)
 
     return Selector
 
@@ -130,20 +129,6 @@ def with_retriever_scores(reading, scores):
     return torch.cat([reading, column], dim=-1)
 
 
-def pad_groups(groups, device):
-    """Stack (K_i, D) tensors into (B, K, D) with a (B, K) padding mask (True where padded)."""
-    import torch
-
-    width = max(group.shape[0] for group in groups)
-    dimension = groups[0].shape[1]
-    stacked = torch.zeros(len(groups), width, dimension, device=device, dtype=groups[0].dtype)
-    padding = torch.ones(len(groups), width, dtype=torch.bool, device=device)
-    for row, group in enumerate(groups):
-        stacked[row, :group.shape[0]] = group
-        padding[row, :group.shape[0]] = False
-    return stacked, padding
-
-
 class ResReranker:
     """A trained ReS reranker: reads each (mention, candidate), selects across a mention's candidates."""
 
@@ -199,15 +184,13 @@ class ResReranker:
                 for group, record in zip(groups, records)]
 
     def candidate_scores(self, records, definition_of, attend=True):
-        """Per record, a float array of its candidates' scores."""
+        """Per record, a float array of its candidates' scores. The selector runs one record at a time: a
+        record's scores never depend on the batch it came in (a batched matrix product may round otherwise)."""
         with self._torch.inference_mode():
             kept = [record for record in records if record["candidates"]]
-            scores = iter([])
-            if kept:
-                reading, padding = pad_groups(self.reading_groups(kept, definition_of), self.device)
-                scores = iter(self.selector(reading, padding, attend=attend).float().cpu().numpy())
-            return [next(scores)[:len(record["candidates"])] if record["candidates"] else np.zeros(0, np.float32)
-                    for record in records]
+            groups = iter(self.reading_groups(kept, definition_of) if kept else [])
+            return [self.selector(next(groups)[None], attend=attend)[0].float().cpu().numpy()
+                    if record["candidates"] else np.zeros(0, np.float32) for record in records]
 
     def rerank(self, records, definition_of):
         """Reorder each record's candidates by ReS score; keep the retriever's as retriever_score."""
