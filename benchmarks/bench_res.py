@@ -14,7 +14,7 @@ reranker rescores the same top-K candidates of it:
 The default budgets are what two shared CPU cores allow (printed with the table); pass larger ones on
 a GPU. Every stage is a file in --workdir, so a rerun skips what is done.
 
-    python benchmarks/bench_res.py [--workdir DIR] [--top-k 16] [--pairs 400] [--cross-pairs 160] ...
+    python benchmarks/bench_res.py [--workdir DIR] [--top-k 16] [--limit 200] [--models 'blink,res frozen'] ...
 """
 
 import argparse
@@ -36,8 +36,11 @@ def main():
     parser.add_argument("--index", help="the retriever's HPO index (default: all-MiniLM-L6-v2 built in --workdir)")
     parser.add_argument("--top-k", type=int, default=16, help="candidates every reranker rescores")
     parser.add_argument("--pairs", type=int, default=848, help="pseudo pairs for the frozen ReS (first N)")
-    parser.add_argument("--cross-pairs", type=int, default=160,
-                        help="pseudo pairs for the two cross-encoder rerankers (first N of the same)")
+    parser.add_argument("--blink-pairs", type=int, default=160, help="pseudo pairs for blink (first N of the same)")
+    parser.add_argument("--cross-pairs", type=int, default=48, help="pseudo pairs for res cross (first N)")
+    parser.add_argument("--limit", type=int, help="score the first N GSC+ mentions only (default: all 1,151)")
+    parser.add_argument("--models", default="blink,res frozen,res cross,res cross from blink",
+                        help="the rerankers to train and score (comma-separated)")
     parser.add_argument("--frozen-epochs", type=int, default=10)
     parser.add_argument("--cross-epochs", type=int, default=1)
     parser.add_argument("--max-length", type=int, default=64, help="word pieces per cross-encoder input")
@@ -73,33 +76,42 @@ def main():
                            "-i", "/dev/null", "-o", pairs])
     lines = pairs.read_text(encoding="utf-8").splitlines(keepends=True)
     subsets = {}
-    for name, count in (("frozen", args.pairs), ("cross", args.cross_pairs)):
+    for name, count in (("frozen", args.pairs), ("blink", args.blink_pairs), ("cross", args.cross_pairs)):
         subsets[name] = work / f"pairs-{count}.jsonl"
         subsets[name].write_text("".join(lines[:count]), encoding="utf-8")
+    test = work / f"gscplus-{args.limit or 'all'}.jsonl"
+    test.write_text("".join(gscplus.read_text(encoding="utf-8").splitlines(keepends=True)[:args.limit]),
+                    encoding="utf-8")
     index = Path(args.index) if args.index else work / "idx-frozen"
     stage("index", index / "manifest.json", ["index", "--ontology", "hpo", "--device", args.device, index])
 
     common = ["--ontology", "hpo", "--index", index, "--top-k", args.top_k, "--seed", args.seed,
               "--device", args.device]
     cross = ["--epochs", args.cross_epochs, "--max-length", args.max_length, "--lr", "1e-4", "--head-lr", "1e-3",
-             "--batch-size", 16, "-i", subsets["cross"]]
+             "--batch-size", 16]
     models = {
-        "blink": cross + ["--negatives", args.top_k - 1],
+        "blink": cross + ["--negatives", args.top_k - 1, "-i", subsets["blink"]],
         "res frozen": ["--architecture", "res", "--reading", "frozen", "--epochs", args.frozen_epochs,
                        "--batch-size", 16, "-i", subsets["frozen"]],
-        "res cross": cross + ["--architecture", "res"],
+        "res cross": cross + ["--architecture", "res", "-i", subsets["cross"]],
         # the reading cross-encoder starts from the trained BLINK model (its logit is one reading feature)
-        "res cross from blink": cross + ["--architecture", "res", "--model", work / "blink"],
+        "res cross from blink": cross + ["--architecture", "res", "--model", work / "blink", "-i", subsets["cross"]],
     }
-    linked = {"retriever": work / f"linked-retriever-{args.top_k}.jsonl"}
+    chosen = [name.strip() for name in args.models.split(",") if name.strip()]
+    unknown = sorted(set(chosen) - set(models))
+    if unknown:
+        sys.exit(f"unknown --models {', '.join(unknown)} (choose from {', '.join(models)})")
+    suffix = f"{args.top_k}-{test.stem}"
+    linked = {"retriever": work / f"linked-retriever-{suffix}.jsonl"}
     stage("link retriever", linked["retriever"], ["link", "--index", index, "--top-k", args.top_k, "--device",
-                                                  args.device, "-i", gscplus, "-o", linked["retriever"]])
-    for name, options in models.items():
+                                                  args.device, "-i", test, "-o", linked["retriever"]])
+    for name in chosen:
         model = work / name.replace(" ", "-")
-        stage(f"train {name}", model / "manifest.json", ["train", "reranker", *common, *options, "--resume", model])
-        linked[name] = work / f"linked-{model.name}.jsonl"
+        stage(f"train {name}", model / "manifest.json", ["train", "reranker", *common, *models[name], "--resume",
+                                                         model])
+        linked[name] = work / f"linked-{model.name}-{suffix}.jsonl"
         stage(f"rerank {name}", linked[name], ["link", "--index", index, "--reranker", model, "--top-k", args.top_k,
-                                               "--device", args.device, "-i", gscplus, "-o", linked[name]])
+                                               "--device", args.device, "-i", test, "-o", linked[name]])
 
     rows = []
     for name, path in linked.items():
@@ -115,10 +127,10 @@ def main():
         rows.append(row)
     counts = {group: json.loads((work / f"{linked['retriever'].stem}.eval.json").read_text())["metrics"]
               .get(group, {}).get("n", "?") for group in ("all", "HO", "LO", "NO")}
-    print(f"GSC+ ({counts['all']} mentions: HO {counts['HO']}, LO {counts['LO']}, NO {counts['NO']}), "
-          f"top {args.top_k} candidates of {index}; pseudo pairs: synonym, first {args.pairs} (res frozen, "
-          f"{args.frozen_epochs} epochs) / first {args.cross_pairs} (blink and res cross, {args.cross_epochs} "
-          f"epoch, {args.max_length} word pieces)")
+    print(f"GSC+{f' (first {args.limit})' if args.limit else ''}: {counts['all']} mentions (HO {counts['HO']}, "
+          f"LO {counts['LO']}, NO {counts['NO']}), top {args.top_k} candidates of {index}; pseudo pairs: synonym, "
+          f"first {args.pairs} for res frozen ({args.frozen_epochs} epochs), first {args.blink_pairs} for blink and "
+          f"{args.cross_pairs} for res cross ({args.cross_epochs} epoch, {args.max_length} word pieces)")
     print(tabulate(rows, headers=["reranker", "R@1", "MRR", "HO R@1", "HO MRR", "LO R@1", "LO MRR", "NO R@1",
                                   "NO MRR", "train (s)"], tablefmt="github", floatfmt=".3f"))
     if seconds:
