@@ -91,12 +91,13 @@ class FrozenReading:
         return cls(load_encoder(described["model"], device=device, precision=described["precision"],
                                 runtime="auto" if runtime == "onnx" else runtime, max_length=described["max_length"]))
 
-    def vectors(self, records, definition_of):
-        """(mention vectors (B, d), candidate name vectors per record: a list of (K_i, d))."""
+    def vectors(self, records, definition_of, progress=None):
+        """(mention vectors (B, d), candidate name vectors per record: a list of (K_i, d)); ``progress``
+        counts the distinct texts encoded."""
         encoder = self.encoder
-        mentions = encoder.encode([encoder.mention_text(record) for record in records])
+        mentions = encoder.encode([encoder.mention_text(record) for record in records], progress=progress)
         names = encoder.encode([encoder.entity_text(candidate["name"], definition_of(candidate["id"]))
-                                for record in records for candidate in record["candidates"]])
+                                for record in records for candidate in record["candidates"]], progress=progress)
         return mentions, np.split(names, np.cumsum([len(record["candidates"]) for record in records])[:-1])
 
 

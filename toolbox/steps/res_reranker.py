@@ -58,6 +58,7 @@ def train_res_reranker(pairs, ontology, loaded_index, output, reading="frozen", 
 
     from toolbox.backends.encoders.sentence import DEFAULT_ENCODER
     from toolbox.device import resolve_device
+    from toolbox.progress import progress_bar
     from toolbox.steps.link import link_mentions
 
     if not pairs:
@@ -81,8 +82,9 @@ def train_res_reranker(pairs, ontology, loaded_index, output, reading="frozen", 
     if reading == "frozen":
         reader = FrozenReading(frozen_encoder(loaded_index, backbone, device))
         described = reader.encoder.describe()
-        mention_vectors, name_vectors = reader.vectors(
-            [{**pair, "candidates": group} for pair, (group, _) in zip(pairs, groups)], definition_of)
+        with progress_bar(desc="read (frozen bi-encoder)", unit="text") as progress:
+            mention_vectors, name_vectors = reader.vectors(
+                [{**pair, "candidates": group} for pair, (group, _) in zip(pairs, groups)], definition_of, progress)
         mention_vectors = torch.from_numpy(mention_vectors).to(device)
         name_vectors = torch.from_numpy(np.stack(name_vectors)).to(device)
         input_dimension, reading_manifest = reader.dimension + 1, {"kind": "frozen", "encoder": described}
