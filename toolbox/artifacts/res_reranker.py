@@ -81,6 +81,12 @@ class FrozenReading:
     def __init__(self, encoder):
         self.encoder = encoder
         self.dimension = 3 * encoder.dimension + 1
+        # candidate names are the ontology's names: `index` left their vectors in the embedding cache
+        self.known = None
+        if encoder.batch_invariant:
+            from toolbox.embedding_cache import EmbeddingCache
+
+            self.known = EmbeddingCache(encoder.fingerprint, encoder.dimension)
 
     @classmethod
     def described(cls, described, device):
@@ -97,7 +103,8 @@ class FrozenReading:
         encoder = self.encoder
         mentions = encoder.encode([encoder.mention_text(record) for record in records], progress=progress)
         names = encoder.encode([encoder.entity_text(candidate["name"], definition_of(candidate["id"]))
-                                for record in records for candidate in record["candidates"]], progress=progress)
+                                for record in records for candidate in record["candidates"]], progress=progress,
+                               known=self.known)
         return mentions, np.split(names, np.cumsum([len(record["candidates"]) for record in records])[:-1])
 
 
