@@ -148,6 +148,9 @@ def test_bad_res_input_gets_one_line_errors(frozen_res, small_ontology_path, tfi
     (broken / "selector.safetensors").write_bytes(b"not a safetensors file")
     result = run("link", "--index", tfidf_index, "--reranker", broken, input='{"id": "m", "mention": "seizure"}\n')
     assert result.exit_code == 2 and "selector.safetensors" in result.stderr and "Traceback" not in result.stderr
+    (broken / "manifest.json").write_text(json.dumps({**manifest, "reading": {"kind": "telepathy"}}))
+    result = run("link", "--index", tfidf_index, "--reranker", broken, input='{"id": "m", "mention": "seizure"}\n')
+    assert result.exit_code == 2 and "reading block is damaged or unknown" in result.stderr
     (broken / "manifest.json").write_text(json.dumps({**manifest, "architecture": "future"}))
     result = run("link", "--index", tfidf_index, "--reranker", broken, input='{"id": "m", "mention": "seizure"}\n')
     assert result.exit_code == 2 and "architecture 'future'" in result.stderr

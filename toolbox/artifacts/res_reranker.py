@@ -59,7 +59,11 @@ def new_selector(shape):
 def load_selector(directory, shape, device):
     from safetensors.torch import load_file
 
-    selector = new_selector(shape)
+    try:
+        selector = new_selector(shape)
+    except (KeyError, TypeError, ValueError, AssertionError) as error:
+        raise InputError(f"the manifest's selecting block is damaged ({type(error).__name__}: {error})",
+                         directory) from None
     try:
         selector.load_state_dict(load_file(str(directory / SELECTOR_FILE)))
     except Exception as error:  # noqa: BLE001  safetensors' own error type, a shape mismatch, an unreadable file
@@ -150,12 +154,13 @@ class ResReranker:
         self.manifest = manifest
         self.device = resolve_device(device)
         self.batch_size = batch_size
-        self.reading = manifest["reading"]["kind"]
-        if self.reading not in READINGS:
-            raise InputError(f"unknown ReS reading {self.reading!r} (this version reads {', '.join(READINGS)})",
-                             directory)
+        reading = manifest.get("reading") or {}
+        self.reading = reading.get("kind")
+        if self.reading not in READINGS or (self.reading == "frozen" and "encoder" not in reading):
+            raise InputError(f"the manifest's reading block is damaged or unknown ({reading!r}; this version reads "
+                             f"{', '.join(READINGS)})", directory)
         if self.reading == "frozen":
-            self.reader = FrozenReading.described(manifest["reading"]["encoder"], self.device)
+            self.reader = FrozenReading.described(reading["encoder"], self.device)
         else:
             if not (directory / READER_FOLDER / "config.json").exists():
                 raise InputError(f"reranker is truncated: {READER_FOLDER}/config.json is missing; retrain it",
