@@ -43,18 +43,20 @@ def test_makefile_runs_one_setting_on_a_slice(small_ontology_path, dense_index, 
     variables = [f"ONTOLINK={ontolink}", f"SHARED={shared}", f"ONTOLOGY={small_ontology_path}", f"OUT={out}",
                  "SETTINGS=synonym", "NEGATIVES=rm-pcs", "SEEDS=0", "RERANK=synonym__rm-pcs", "DEVICE=cpu",
                  "TRAIN_OPTIONS=--epochs 1 --batch-size 8 --max-length 32 --device cpu",
-                 "RERANK_OPTIONS=--epochs 1 --batch-size 4 --max-length 48 --top-k 8 --negatives 3 --device cpu"]
+                 "RERANK_OPTIONS=--epochs 1 --batch-size 4 --max-length 48 --top-k 8 --negatives 3 --device cpu",
+                 "RES_READINGS=frozen", "RES_OPTIONS=--epochs 2 --batch-size 4 --top-k 8 --select-width 32 --device cpu"]
     made = subprocess.run(["make", "-C", str(EXAMPLE), *variables], check=False, capture_output=True, text=True)
     assert made.returncode == 0, made.stderr[-3000:]
 
     table = (out / "results.md").read_text().splitlines()
     rows = [line.strip("| ").split(" | ") for line in table[2:]]
     assert [tuple(row[:3]) for row in rows] == [
-        ("retriever", "frozen", "-"), ("retriever", "synonym", "rm-pcs"), ("reranker", "synonym", "rm-pcs")]
+        ("retriever", "frozen", "-"), ("retriever", "synonym", "rm-pcs"), ("reranker", "synonym", "rm-pcs"),
+        ("res-frozen", "synonym", "rm-pcs")]
     # each row is its eval file, and the frozen row is what the library gives with the same index settings
     scores = [json.loads((out / "scores" / stage / f"{name}.json").read_text())["metrics"]["all"]
               for stage, name in (("retriever", "frozen"), ("retriever", "synonym__rm-pcs"),
-                                  ("reranker", "synonym__rm-pcs"))]
+                                  ("reranker", "synonym__rm-pcs"), ("res-frozen", "synonym__rm-pcs"))]
     for row, metrics in zip(rows, scores):
         assert row[4:7] == [f"{metrics[key]['mean']:.3f}" for key in ("R@1", "R@64", "MRR")]
     mentions = [json.loads(line) for line in gold[:40]]
@@ -63,9 +65,10 @@ def test_makefile_runs_one_setting_on_a_slice(small_ontology_path, dense_index, 
     assert rows[0][4:7] == [f"{frozen[key]:.3f}" for key in ("R@1", "R@64", "MRR")]
     # the reranker reorders the retriever's candidates of each mention, never changes them
     run_name = "synonym__rm-pcs__0"
-    assert candidate_sets(out / "reranked" / f"{run_name}.jsonl.gz") == \
-        candidate_sets(out / "linked" / f"{run_name}.jsonl.gz")
-    assert rows[2][5] == rows[1][5]  # so R@64 is the retriever's
+    for reranked in ("reranked", "reranked-res-frozen"):
+        assert candidate_sets(out / reranked / f"{run_name}.jsonl.gz") == \
+            candidate_sets(out / "linked" / f"{run_name}.jsonl.gz")
+    assert rows[2][5] == rows[1][5] == rows[3][5]  # so R@64 is the retriever's
     trained_for = json.loads((out / "retriever" / run_name / "manifest.json").read_text())["seconds"]
     assert rows[1][-1] == f"{trained_for:.0f}"
 

@@ -1,6 +1,6 @@
 """Collect `ontolink eval --format json` files of the grid into one Markdown table.
 
-Retrievers are judged by Recall@64 and rerankers by Recall@1 (METHODS.md §1.7): the HO/LO/NO
+Retrievers are judged by Recall@64 and rerankers (reranker: BLINK-style; res-frozen, res-cross: ReS) by Recall@1 (METHODS.md §1.7): the HO/LO/NO
 columns give that metric per overlap group. Training seconds come from each model's manifest.
 """
 
@@ -8,8 +8,8 @@ import json
 import sys
 from pathlib import Path
 
-MAIN_METRIC = {"retriever": "R@64", "reranker": "R@1"}
-MODEL_FOLDER = {"linked": "retriever", "reranked": "reranker"}
+MODEL_FOLDER = {"linked": "retriever", "reranked": "reranker", "reranked-res-frozen": "res-frozen",
+                "reranked-res-cross": "res-cross"}
 
 
 def cell(value):
@@ -34,7 +34,7 @@ for path in map(Path, sys.argv[1:]):
     scores = json.loads(path.read_text())
     stage, metrics = path.parent.name, scores["metrics"]
     setting, _, negatives = path.stem.partition("__")
-    main = MAIN_METRIC[stage]
+    main = "R@64" if stage == "retriever" else "R@1"  # every other stage is a reranker (BLINK or ReS)
     row = [stage, setting, negatives or "-", str(len(scores["files"])), cell(metrics["all"]["R@1"]),
            cell(metrics["all"]["R@64"]), cell(metrics["all"]["MRR"])]
     row += [cell(metrics[group][main]) if group in metrics else "-" for group in ("HO", "LO", "NO")]

@@ -1,16 +1,17 @@
-"""A trained cross-encoder reranker (`ontolink train reranker`): rescores a mention's candidates at link time.
+"""A trained reranker (`ontolink train reranker`): rescores a mention's candidates at link time.
 
-Input "[CLS] left [Ms] m [Me] right [SEP] name [ENT] definition [SEP]", score = w·[CLS] (a one-logit
-sequence-classification head).
+The BLINK-style cross-encoder (architecture "blink", the default) reads "[CLS] left [Ms] m [Me] right
+[SEP] name [ENT] definition [SEP]" and scores w·[CLS] (a one-logit sequence-classification head), each
+candidate alone. ReS (architecture "res", toolbox.artifacts.res_reranker) scores them together.
+``load_reranker`` opens either, by its manifest.
 """
-
-import numpy as np
 
 from toolbox.errors import InputError, OntolinkError
 from toolbox.inputs import SPECIAL_TOKENS, entity_input, mention_input
 from toolbox.manifest import read_manifest
 
 ARTIFACT = "reranker"
+ARCHITECTURES = ("blink", "res")
 
 
 def load_cross_encoder(path, device, num_labels=1):
@@ -58,31 +59,68 @@ class Reranker:
         self._torch = torch
 
     def scores(self, mentions, entities):
-        values = []
         with self._torch.inference_mode():
-            for start in range(0, len(mentions), self.batch_size):
-                values.append(cross_encoder_logits(self.model, self.tokenizer, mentions[start:start + self.batch_size],
-                                      entities[start:start + self.batch_size], self.max_length,
-                                      self.device).float().cpu().numpy())
-        return np.concatenate(values) if values else np.zeros(0, dtype=np.float32)
+            return batched(lambda start, end: cross_encoder_logits(
+                self.model, self.tokenizer, mentions[start:end], entities[start:end], self.max_length,
+                self.device).float(), len(mentions), self.batch_size, self._torch).cpu().numpy()
 
     def check_index(self, loaded_index):
-        """Refuse an index of another ontology than the one the reranker was trained for."""
-        if self.manifest["ontology"]["sha256"] != loaded_index.manifest["ontology"]["sha256"]:
-            raise InputError(f"was trained for ontology {self.manifest['ontology']['label']}, the index is for "
-                             f"{loaded_index.manifest['ontology']['label']}", self.directory)
+        check_reranker_index(self.manifest, self.directory, loaded_index)
 
     def rerank(self, records, definition_of):
         """Reorder each record's candidates by reranker score; keep the retriever's as retriever_score."""
-        mentions, entities = [], []
+        scores = self.scores(*candidate_texts(records, definition_of))
+        start = 0
         for record in records:
-            text = mention_input(record)
-            for candidate in record["candidates"]:
-                mentions.append(text)
-                entities.append(entity_input(candidate["name"], definition_of(candidate["id"])))
-        scores = iter(self.scores(mentions, entities))
-        for record in records:
-            rescored = [{"id": c["id"], "name": c["name"], "score": round(float(next(scores)), 6),
-                         "retriever_score": c["score"]} for c in record["candidates"]]
-            rescored.sort(key=lambda candidate: -candidate["score"])  # stable: retriever order breaks ties
-            yield {**record, "candidates": rescored}
+            end = start + len(record["candidates"])
+            yield reordered(record, scores[start:end])
+            start = end
+
+
+def candidate_texts(records, definition_of):
+    """(mention inputs, entity inputs): one pair per (record, candidate), records in order."""
+    mentions, entities = [], []
+    for record in records:
+        text = mention_input(record)
+        for candidate in record["candidates"]:
+            mentions.append(text)
+            entities.append(entity_input(candidate["name"], definition_of(candidate["id"])))
+    return mentions, entities
+
+
+def batched(score, count, batch_size, torch):
+    """``score(start, end)`` (a tensor per slice) over ``count`` items, ``batch_size`` at a time, concatenated."""
+    parts = [score(start, min(start + batch_size, count)) for start in range(0, count, batch_size)]
+    return torch.cat(parts) if parts else torch.zeros(0)
+
+
+def reordered(record, scores):
+    """The record with its candidates sorted by ``scores``, the retriever's kept as retriever_score."""
+    rescored = [{"id": c["id"], "name": c["name"], "score": round(float(score), 6), "retriever_score": c["score"]}
+                for c, score in zip(record["candidates"], scores)]
+    rescored.sort(key=lambda candidate: -candidate["score"])  # stable: retriever order breaks ties
+    return {**record, "candidates": rescored}
+
+
+def check_reranker_index(manifest, directory, loaded_index):
+    """Refuse an index of another ontology than the one the reranker was trained for."""
+    if manifest["ontology"]["sha256"] != loaded_index.manifest["ontology"]["sha256"]:
+        raise InputError(f"was trained for ontology {manifest['ontology']['label']}, the index is for "
+                         f"{loaded_index.manifest['ontology']['label']}", directory)
+
+
+def load_reranker(directory, device="auto"):
+    """A trained reranker of either architecture, as its manifest says (no "architecture": a BLINK one)."""
+    from pathlib import Path
+
+    directory = Path(directory)
+    manifest = read_manifest(directory, ARTIFACT)
+    architecture = manifest.get("architecture", "blink")
+    if architecture == "blink":
+        return Reranker(directory, device=device)
+    if architecture == "res":
+        from toolbox.artifacts.res_reranker import ResReranker
+
+        return ResReranker(directory, manifest, device=device)
+    raise InputError(f"is a reranker of architecture {architecture!r}, which this version cannot read "
+                     f"(it reads {', '.join(ARCHITECTURES)})", directory)

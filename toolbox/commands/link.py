@@ -29,7 +29,8 @@ from toolbox.options import (
 @ontology_option(required=False, help_text="Check that the index was built for this ontology (file or 'hpo'; "
                                            "compared by content hash, not parsed).")
 @click.option("--reranker", "reranker_dir", type=click.Path(file_okay=False),
-              help="A cross-encoder from `ontolink train reranker`: rescores all top-K candidates.")
+              help="A reranker from `ontolink train reranker` (either architecture): rescores all top-K "
+                   "candidates.")
 @click.option("--ranker", "ranker_dir", type=click.Path(file_okay=False),
               help="A feature ranker from `ontolink train ranker`: orders the top-K candidates (CPU-cheap).")
 @click.option("--prior", default="auto", show_default=True, metavar="auto|hpo|none|FILE",
@@ -74,9 +75,9 @@ def command(index_dir, input_path, skip_invalid, output_path, output_dir, top_k,
     loaded = load_index(index_dir, ontology=ontology, device=device)
     reranker = None
     if reranker_dir:
-        from toolbox.artifacts.reranker import Reranker
+        from toolbox.artifacts.reranker import load_reranker
 
-        reranker = Reranker(reranker_dir, device=device)
+        reranker = load_reranker(reranker_dir, device=device)
         reranker.check_index(loaded)
     ranker = None
     if ranker_dir:

@@ -45,10 +45,10 @@ def _read_pairs(path, ontology, skip_invalid=False, accept_gold=False):
 def command():
     """Fine-tune models on pseudo pairs (ontolink make-pairs output).
 
-    retriever: a single-vector bi-encoder; reranker: a cross-encoder over a
-    retriever's top-K; ranker: a light feature-based ranker of an index's
-    top-K (no GPU, no gold); multivector: a late-interaction (token-level)
-    linker.
+    retriever: a single-vector bi-encoder; reranker: a cross-encoder (or ReS)
+    over a retriever's top-K; ranker: a light feature-based ranker of an
+    index's top-K (no GPU, no gold); multivector: a late-interaction
+    (token-level) linker.
 
     \b
     Examples:
@@ -107,42 +107,77 @@ def retriever_command(directory, ontology, input_path, skip_invalid, backbone,
 @training_inputs
 @click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False),
               help="The retriever's index (ontolink index --model RETRIEVER): its top-K are the candidates.")
-@click.option("--model", "backbone", help="Cross-encoder backbone: a transformers hub name or local path.  "
-                                          "[default: sentence-transformers/all-MiniLM-L6-v2 from PyPI]")
+@click.option("--architecture", type=click.Choice(["blink", "res"]), default="blink", show_default=True,
+              help="blink: a cross-encoder scores each candidate alone; res: Read-and-Select, a reading stage "
+                   "per candidate and a selecting transformer across the mention's K candidates.")
+@click.option("--reading", type=click.Choice(["cross", "frozen"]), default="cross", show_default=True,
+              help="res only. cross: a cross-encoder reads mention and candidate together (trained end to end); "
+                   "frozen: the frozen bi-encoder's mention and name vectors and the retriever score, so only "
+                   "the selecting transformer trains (minutes on a CPU).")
+@click.option("--model", "backbone", help="Cross-encoder backbone: a transformers hub name or local path; for res "
+                                          "also a `train reranker` directory to start from; for --reading frozen "
+                                          "the bi-encoder.  [default: sentence-transformers/all-MiniLM-L6-v2 from "
+                                          "PyPI; frozen: the index's encoder]")
 @click.option("--top-k", type=click.IntRange(2), default=64, show_default=True, help="Retrieved candidates per pair.")
 @click.option("--negatives", type=click.IntRange(1), default=20, show_default=True,
-              help="Negatives sampled from the top-K for each pair.")
+              help="blink only: negatives sampled from the top-K for each pair (res reads all K).")
 @click.option("--head-lr", "head_learning_rate", type=float,
-              help="Learning rate of the new scoring head (w of w·[CLS]).  [default: --lr]")
+              help="Learning rate of the new scoring head (blink: w of w·[CLS]; res: the selecting "
+                   "transformer).  [default: blink --lr, res 1e-3]")
+@click.option("--select-width", type=click.IntRange(8), default=256, show_default=True,
+              help="res: the selecting transformer's width.")
+@click.option("--select-layers", type=click.IntRange(1), default=2, show_default=True,
+              help="res: selecting transformer layers.")
+@click.option("--select-heads", type=click.IntRange(1), default=4, show_default=True,
+              help="res: attention heads per selecting layer (must divide --select-width).")
+@click.option("--select-dropout", type=click.FloatRange(0, 1, max_open=True), default=0.1, show_default=True,
+              help="res: dropout in the selecting transformer.")
 @fit_options(epochs=3, learning_rate=2e-5, batch_size=32, max_length=256)
 @config_option
-def reranker_command(directory, ontology, index_dir, input_path, skip_invalid,
-                     backbone, top_k, negatives, head_learning_rate, epochs, learning_rate, batch_size, max_length,
-                     seed, device, resume):
-    """Fine-tune a cross-encoder reranker into DIRECTORY.
+def reranker_command(directory, ontology, index_dir, input_path, skip_invalid, architecture, reading,
+                     backbone, top_k, negatives, head_learning_rate, select_width, select_layers, select_heads,
+                     select_dropout, epochs, learning_rate, batch_size, max_length, seed, device, resume):
+    """Fine-tune a reranker into DIRECTORY.
 
     Reads Pair records; for each, the --index retrieves the top-K candidates
-    (the pseudo gold replaces the last one when missing) and the model
-    learns to score "left [Ms] mention [Me] right [SEP] name [ENT]
-    definition" for the gold above --negatives sampled candidates
-    (cross-entropy). `ontolink link --reranker DIRECTORY` then rescores.
+    (the pseudo gold replaces the last one when missing). blink (BLINK-style
+    cross-encoder) learns to score "left [Ms] mention [Me] right [SEP] name
+    [ENT] definition" for the gold above --negatives sampled candidates;
+    res (Read-and-Select) reads every candidate (--reading) and selects
+    among all K with a small transformer, so a candidate's score depends
+    on the others. Both use cross-entropy. `ontolink link --reranker
+    DIRECTORY` then rescores with either.
 
     \b
     Examples:
       ontolink train reranker --ontology hpo --index idx/tuned -i pairs.jsonl models/reranker
+      ontolink train reranker --ontology hpo --index idx/hpo -i pairs.jsonl --architecture res \\
+        --reading frozen --top-k 16 --epochs 10 models/res-frozen
+      ontolink train reranker --ontology hpo --index idx/tuned -i pairs.jsonl --architecture res \\
+        --model models/reranker --device cuda models/res
       ontolink link --index idx/tuned --reranker models/reranker -i mentions.jsonl -o linked.jsonl
     """
     from toolbox.artifacts.index import load_index
     from toolbox.io import warn
-    from toolbox.steps.reranker import train_reranker
 
     loaded = ontology.load()
     index = load_index(index_dir, ontology=loaded, device=device)
     pairs = _read_pairs(input_path, loaded, skip_invalid=skip_invalid)
-    manifest = train_reranker(pairs, loaded, index, directory, backbone=backbone, top_k=top_k, negatives=negatives,
-                              epochs=epochs, learning_rate=learning_rate, head_learning_rate=head_learning_rate,
-                              batch_size=batch_size, max_length=max_length, seed=seed, device=device, resume=resume)
-    warn(f"trained reranker on {len(pairs)} pairs ({epochs} epochs, final loss {manifest['losses'][-1]:.4f}) "
+    shared = {"backbone": backbone, "top_k": top_k, "epochs": epochs, "learning_rate": learning_rate,
+              "head_learning_rate": head_learning_rate, "batch_size": batch_size, "max_length": max_length,
+              "seed": seed, "device": device, "resume": resume}
+    if architecture == "res":
+        from toolbox.steps.res_reranker import train_res_reranker
+
+        manifest = train_res_reranker(pairs, loaded, index, directory, reading=reading, width=select_width,
+                                      layers=select_layers, heads=select_heads, dropout=select_dropout, **shared)
+        kind = f"ReS reranker ({reading} reading, {manifest['options']['candidates']} candidates)"
+    else:
+        from toolbox.steps.reranker import train_reranker
+
+        manifest = train_reranker(pairs, loaded, index, directory, negatives=negatives, **shared)
+        kind = "reranker"
+    warn(f"trained {kind} on {len(pairs)} pairs ({epochs} epochs, final loss {manifest['losses'][-1]:.4f}) "
          f"into {directory} in {manifest['seconds']:.0f} s")
 
 

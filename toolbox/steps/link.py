@@ -123,9 +123,9 @@ class LinkBatches:
 
             reranker = None
             if self.reranker_dir:
-                from toolbox.artifacts.reranker import Reranker
+                from toolbox.artifacts.reranker import load_reranker
 
-                reranker = Reranker(self.reranker_dir, device=self.device)
+                reranker = load_reranker(self.reranker_dir, device=self.device)
             ranker = None
             if self.ranker_dir:
                 from toolbox.artifacts.ranker import Ranker

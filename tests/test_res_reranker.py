@@ -1,0 +1,156 @@
+"""The Read-and-Select (ReS) reranker: cross-candidate selection, link through the CLI, bad input.
+
+The learning check (a few steps beat step 0 on held-out pairs) is in test_learning.py with the others.
+"""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from conftest import interrupt_at_call, jsonl, parse_jsonl, run
+from toolbox.artifacts.reranker import load_reranker
+from toolbox.artifacts.res_reranker import ResReranker
+from toolbox.ontology import load_ontology
+
+
+def pairs_file(ontology, path, count=12):
+    entities = [entity for entity in ontology if entity.definition][:count]
+    path.write_text(jsonl([{"id": f"p{n}", "mention": entity.name.lower(), "context_left": "The patient had ",
+                            "entity_id": entity.id} for n, entity in enumerate(entities)]))
+    return entities
+
+
+@pytest.fixture(scope="module")
+def frozen_res(small_ontology_path, tfidf_index, tmp_path_factory):
+    """A frozen-reading ReS reranker trained through the CLI over the TF-IDF retriever's top 6."""
+    work = tmp_path_factory.mktemp("res")
+    entities = pairs_file(load_ontology(small_ontology_path), work / "pairs.jsonl")
+    model = work / "res"
+    result = run("train", "reranker", "--ontology", small_ontology_path, "--index", tfidf_index, "-i",
+                 work / "pairs.jsonl", "--architecture", "res", "--reading", "frozen", "--top-k", 6, "--epochs", 3,
+                 "--batch-size", 4, "--select-width", 32, "--select-heads", 2, "--device", "cpu", model)
+    assert result.exit_code == 0, result.stderr
+    assert "trained ReS reranker (frozen reading, 6 candidates) on 12 pairs" in result.stderr
+    return model, entities
+
+
+def linked_slice(tfidf_index, entities, top_k=6):
+    mentions = jsonl([{"id": f"m{n}", "mention": entity.name, "context_left": "The patient had "}
+                      for n, entity in enumerate(entities)])
+    return mentions, parse_jsonl(run("link", "--index", tfidf_index, "--top-k", top_k, input=mentions).stdout)
+
+
+def test_link_with_a_res_reranker_through_the_cli(frozen_res, tfidf_index):
+    model, entities = frozen_res
+    manifest = json.loads((model / "manifest.json").read_text())
+    assert (manifest["artifact"], manifest["architecture"], manifest["reading"]["kind"]) == ("reranker", "res",
+                                                                                             "frozen")
+    assert manifest["ontology"]["sha256"] and (model / "selector.safetensors").exists()
+    assert not (model.parent / "res.checkpoint").exists()
+    mentions, retrieved = linked_slice(tfidf_index, entities)
+    result = run("link", "--index", tfidf_index, "--reranker", model, "--top-k", 6, "--device", "cpu",
+                 input=mentions)
+    assert result.exit_code == 0, result.stderr
+    reranked = parse_jsonl(result.stdout)
+    for before, after in zip(retrieved, reranked):
+        kept = {candidate["id"]: candidate["retriever_score"] for candidate in after["candidates"]}
+        assert kept == {candidate["id"]: candidate["score"] for candidate in before["candidates"]}
+        scores = [candidate["score"] for candidate in after["candidates"]]
+        assert scores == sorted(scores, reverse=True)
+    assert any([c["id"] for c in after["candidates"]] != [c["id"] for c in before["candidates"]]
+               for before, after in zip(retrieved, reranked))
+    # the same scores whatever the batch: a record is scored with its own candidates only
+    again = run("link", "--index", tfidf_index, "--reranker", model, "--top-k", 6, "--batch-size", 5,
+                "--device", "cpu", input=mentions)
+    assert parse_jsonl(again.stdout) == reranked
+
+
+def test_the_selecting_stage_attends_across_candidates(frozen_res, tfidf_index, small_ontology_path):
+    model, entities = frozen_res
+    reranker = load_reranker(model, device="cpu")
+    assert isinstance(reranker, ResReranker)
+    ontology = load_ontology(small_ontology_path)
+    _, records = linked_slice(tfidf_index, entities)
+    definition = lambda entity_id: ontology[entity_id].definition  # noqa: E731
+    scores = reranker.candidate_scores(records, definition)
+    record = records[0]
+    first, others = record["candidates"][0], record["candidates"][1:]
+    # a candidate's score depends on the other candidates: other company, another score for the same pair
+    replaced = {**record, "candidates": [first] + records[1]["candidates"][1:]}
+    assert abs(reranker.candidate_scores([replaced], definition)[0][0] - scores[0][0]) > 1e-4
+    # ... but not on their order: the candidates are a set, so the injected gold's position cannot leak
+    permuted = {**record, "candidates": [first] + others[::-1]}
+    assert np.isclose(reranker.candidate_scores([permuted], definition)[0][0], scores[0][0], atol=1e-5)
+    # removing the selecting stage (each candidate scored alone) changes the ranking
+    alone = reranker.candidate_scores(records, definition, attend=False)
+    assert any(list(np.argsort(-a)) != list(np.argsort(-b)) for a, b in zip(alone, scores))
+
+
+def test_selector_scores_depend_on_the_other_candidates():
+    """The bare module, seeded: a candidate's score moves when another candidate's vector changes."""
+    from toolbox.artifacts.res_reranker import new_selector
+
+    torch.manual_seed(0)
+    selector = new_selector({"input": 8, "width": 16, "layers": 1, "heads": 2, "dropout": 0.0}).eval()
+    reading = torch.randn(1, 4, 8)
+    changed = reading.clone()
+    changed[0, 3] += 1.0
+    with torch.no_grad():
+        before, after = selector(reading), selector(changed)
+        alone_before, alone_after = selector(reading, attend=False), selector(changed, attend=False)
+    assert not torch.allclose(before[0, :3], after[0, :3])
+    assert torch.allclose(alone_before[0, :3], alone_after[0, :3])  # without selection: independent
+
+
+def test_a_res_checkpoint_resumes_to_the_same_weights(small_ontology_path, tfidf_index, tmp_path):
+    from safetensors.torch import load_file
+
+    import toolbox.steps.res_reranker as module
+    from toolbox.artifacts.index import load_index
+    from toolbox.io import read_records
+    from toolbox.steps.train_retriever import pair_validator
+
+    ontology = load_ontology(small_ontology_path)
+    pairs_file(ontology, tmp_path / "pairs.jsonl")
+    pairs = list(read_records(tmp_path / "pairs.jsonl", validate=pair_validator(ontology)))
+    index = load_index(tfidf_index)
+    options = {"reading": "frozen", "top_k": 6, "epochs": 2, "batch_size": 4, "width": 16, "heads": 2, "layers": 1,
+               "device": "cpu", "seed": 3}
+    module.train_res_reranker(pairs, ontology, index, tmp_path / "straight", **options)
+    with pytest.MonkeyPatch.context() as patch:
+        interrupt_at_call(patch, module, "frozen_features", 4)  # 3 batches an epoch: epoch 2's first
+        with pytest.raises(KeyboardInterrupt):
+            module.train_res_reranker(pairs, ontology, index, tmp_path / "resumed", **options)
+    assert (tmp_path / "resumed.checkpoint" / "manifest.json").exists() and not (tmp_path / "resumed").exists()
+    module.train_res_reranker(pairs, ontology, index, tmp_path / "resumed", resume=True, **options)
+    straight = load_file(str(tmp_path / "straight" / "selector.safetensors"))
+    resumed = load_file(str(tmp_path / "resumed" / "selector.safetensors"))
+    assert all(torch.equal(straight[name], resumed[name]) for name in straight)
+
+
+def test_bad_res_input_gets_one_line_errors(frozen_res, small_ontology_path, tfidf_index, tmp_path):
+    model, _ = frozen_res
+    pairs = tmp_path / "pairs.jsonl"
+    pairs_file(load_ontology(small_ontology_path), pairs, count=2)
+    result = run("train", "reranker", "--ontology", small_ontology_path, "--index", tfidf_index, "-i", pairs,
+                 "--architecture", "res", "--select-width", 30, "--select-heads", 4, tmp_path / "bad")
+    assert result.exit_code == 2 and "--select-width 30 is not a multiple of --select-heads 4" in result.stderr
+    assert "Traceback" not in result.stderr
+    # a damaged model directory: the selector's weights missing, then an architecture this version lacks
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    manifest = json.loads((model / "manifest.json").read_text())
+    (broken / "manifest.json").write_text(json.dumps(manifest))
+    result = run("link", "--index", tfidf_index, "--reranker", broken, input='{"id": "m", "mention": "seizure"}\n')
+    assert result.exit_code == 2 and "selector.safetensors is missing" in result.stderr
+    (broken / "selector.safetensors").write_bytes(b"not a safetensors file")
+    result = run("link", "--index", tfidf_index, "--reranker", broken, input='{"id": "m", "mention": "seizure"}\n')
+    assert result.exit_code == 2 and "selector.safetensors" in result.stderr and "Traceback" not in result.stderr
+    (broken / "manifest.json").write_text(json.dumps({**manifest, "reading": {"kind": "telepathy"}}))
+    result = run("link", "--index", tfidf_index, "--reranker", broken, input='{"id": "m", "mention": "seizure"}\n')
+    assert result.exit_code == 2 and "reading block is damaged or unknown" in result.stderr
+    (broken / "manifest.json").write_text(json.dumps({**manifest, "architecture": "future"}))
+    result = run("link", "--index", tfidf_index, "--reranker", broken, input='{"id": "m", "mention": "seizure"}\n')
+    assert result.exit_code == 2 and "architecture 'future'" in result.stderr

@@ -1,0 +1,162 @@
+"""Train a Read-and-Select (ReS) reranker on the retriever's top-K (the trained model:
+toolbox.artifacts.res_reranker).
+
+For each pseudo pair the retriever's top-K candidates are one group (the pseudo gold replaces the
+last candidate when missing, at that candidate's retriever score); the loss is cross-entropy over
+the K selecting-stage scores. ``frozen`` reading encodes every mention and candidate once with the
+frozen bi-encoder, so an epoch only runs the selecting transformer; ``cross`` trains the reading
+cross-encoder and the selecting transformer end to end.
+"""
+
+import numpy as np
+
+from toolbox.artifacts.reranker import ARTIFACT, candidate_texts, load_cross_encoder
+from toolbox.artifacts.res_reranker import (
+    READER_FOLDER,
+    SELECTOR_FILE,
+    FrozenReading,
+    cross_reading_vectors,
+    frozen_features,
+    load_selector,
+    new_selector,
+    save_selector,
+    with_retriever_scores,
+)
+from toolbox.errors import InputError
+from toolbox.manifest import library_versions
+from toolbox.training import Checkpoints, run_epochs
+
+SEQUENCES_PER_PASS = 64  # cross reading: (mention, candidate) sequences per forward pass, gradients accumulated
+SELECTOR_LEARNING_RATE = 1e-3  # the selecting transformer starts at random
+
+
+def candidate_group(retrieved, gold, ontology):
+    """(the K candidates, the gold's position): the pseudo gold replaces the last one when missing."""
+    group = list(retrieved)
+    ids = [candidate["id"] for candidate in group]
+    if gold in ids:
+        return group, ids.index(gold)
+    group[-1] = {"id": gold, "name": ontology[gold].name, "score": group[-1]["score"]}
+    return group, len(group) - 1
+
+
+def frozen_encoder(loaded_index, backbone, device):
+    """The bi-encoder read frozen: --model when given, else the index's own encoder, else the default."""
+    from toolbox.backends.encoders import load_encoder
+
+    encoder = getattr(loaded_index.name_index, "encoder", None)
+    if backbone or encoder is None:
+        encoder = load_encoder(backbone, device=device)
+    return encoder
+
+
+def train_res_reranker(pairs, ontology, loaded_index, output, reading="frozen", backbone=None, top_k=16, epochs=3,
+                       learning_rate=2e-5, head_learning_rate=None, batch_size=32, max_length=256, width=256,
+                       layers=2, heads=4, dropout=0.1, seed=0, device="auto", resume=False):
+    """Train ReS on the retriever's candidates; returns the manifest."""
+    import torch
+
+    from toolbox.backends.encoders.sentence import DEFAULT_ENCODER
+    from toolbox.device import resolve_device
+    from toolbox.progress import progress_bar
+    from toolbox.steps.link import link_mentions
+
+    if not pairs:
+        raise InputError("no pairs to train on")
+    if width % heads:
+        raise InputError(f"--select-width {width} is not a multiple of --select-heads {heads}")
+    device = resolve_device(device)
+    head_learning_rate = SELECTOR_LEARNING_RATE if head_learning_rate is None else head_learning_rate
+    definition_of = lambda entity_id: ontology[entity_id].definition  # noqa: E731
+    groups = [candidate_group(record["candidates"], pair["entity_id"], ontology)
+              for record, pair in zip(link_mentions(pairs, loaded_index, top_k=top_k), pairs)]
+    if min(len(group) for group, _ in groups) < 2:
+        raise InputError("the index returned fewer than 2 candidates for a pair: nothing to select from")
+    width_k = min(len(group) for group, _ in groups)  # equal groups: one (B, K) score matrix per batch
+    groups = [(group[:width_k], gold) if gold < width_k else (group[:width_k - 1] + [group[gold]], width_k - 1)
+              for group, gold in groups]
+    labels = torch.tensor([gold for _, gold in groups], device=device)
+    retriever_scores = torch.tensor([[c["score"] for c in group] for group, _ in groups], dtype=torch.float32,
+                                    device=device)
+
+    if reading == "frozen":
+        reader = FrozenReading(frozen_encoder(loaded_index, backbone, device))
+        described = reader.encoder.describe()
+        with progress_bar(desc="read (frozen bi-encoder)", unit="text") as progress:
+            mention_vectors, name_vectors = reader.vectors(
+                [{**pair, "candidates": group} for pair, (group, _) in zip(pairs, groups)], definition_of, progress)
+        mention_vectors = torch.from_numpy(mention_vectors).to(device)
+        name_vectors = torch.from_numpy(np.stack(name_vectors)).to(device)
+        input_dimension, reading_manifest = reader.dimension + 1, {"kind": "frozen", "encoder": described}
+    else:
+        backbone = backbone or DEFAULT_ENCODER
+        input_dimension, reading_manifest = None, {"kind": "cross", "backbone": backbone}
+    shape = {"width": width, "layers": layers, "heads": heads, "dropout": dropout}
+    options = {"architecture": "res", "reading": reading_manifest, "selecting": dict(shape), "top_k": top_k,
+               "learning_rate": learning_rate, "head_learning_rate": head_learning_rate, "batch_size": batch_size,
+               "max_length": max_length, "seed": seed, "pairs": len(pairs),
+               "retriever_index": loaded_index.manifest.get("index"), "ontology_sha256": ontology.content_hash}
+    checkpoints = Checkpoints(output, ARTIFACT, options)
+
+    torch.manual_seed(seed)  # the selecting transformer (and a new cross-encoder head) start at random
+    loaded = {}
+
+    def load_model(path):
+        from pathlib import Path
+
+        modules = {}
+        if reading == "cross":
+            loaded["tokenizer"], modules["reader"] = load_cross_encoder(
+                str(Path(path) / READER_FOLDER) if path else backbone, device)
+            shape["input"] = modules["reader"].config.hidden_size + 2
+        else:
+            shape["input"] = input_dimension
+        modules["selector"] = load_selector(Path(path), shape, device) if path else new_selector(shape).to(device)
+        return torch.nn.ModuleDict(modules)
+
+    def parameter_groups(model):
+        selecting = [{"params": list(model["selector"].parameters()), "lr": head_learning_rate}]
+        return selecting + ([{"params": list(model["reader"].parameters()), "lr": learning_rate}]
+                            if "reader" in model else [])
+
+    model, optimizer, losses, first_epoch = checkpoints.start(
+        resume, load_model, lambda model: torch.optim.AdamW(parameter_groups(model)))
+
+    def batch_loss(indices, rng):
+        indices = torch.as_tensor(np.asarray(indices), device=device)
+        if reading == "frozen":
+            features = frozen_features(mention_vectors[indices], name_vectors[indices])
+        else:
+            texts, entities = candidate_texts([{**pairs[i], "candidates": groups[i][0]} for i in indices.tolist()],
+                                              definition_of)
+            features = cross_reading_vectors(model["reader"], loaded["tokenizer"], texts, entities, max_length,
+                                             device).float().view(len(indices), width_k, -1)
+        scores = model["selector"](with_retriever_scores(features, retriever_scores[indices]))
+        return torch.nn.functional.cross_entropy(scores.float(), labels[indices])
+
+    def save_model(directory):
+        save_selector(model["selector"], directory)
+        if "reader" in model:
+            model["reader"].save_pretrained(str(directory / READER_FOLDER), safe_serialization=True)
+            loaded["tokenizer"].save_pretrained(str(directory / READER_FOLDER))
+
+    losses, seconds = run_epochs(model, optimizer, checkpoints, save_model, batch_loss, len(pairs), batch_size,
+                                 epochs, seed, first_epoch, losses, device,
+                                 accumulate=max(1, SEQUENCES_PER_PASS // width_k) if reading == "cross" else None)
+    manifest = {
+        "artifact": ARTIFACT,
+        "architecture": "res",
+        "reading": reading_manifest,
+        "selecting": shape,
+        "ontology": ontology.describe(),
+        "inputs": ("bi-encoder vectors [m, c, m*c, m.c] + retriever score" if reading == "frozen" else
+                   "left [Ms] mention [Me] right [SEP] name [ENT] definition -> mention span mean + logit "
+                   "+ retriever score"),
+        "options": {**options, "epochs": epochs, "candidates": width_k},
+        "losses": losses,
+        "seconds": round(seconds, 1),
+        "files": [SELECTOR_FILE] + ([f"{READER_FOLDER}/config.json"] if reading == "cross" else []),
+        "versions": library_versions("torch", "transformers"),
+    }
+    checkpoints.finish(manifest)
+    return manifest
