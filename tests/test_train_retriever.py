@@ -319,12 +319,12 @@ def test_bare_mode_falls_back_to_the_frozen_encoder(small_ontology_path, tmp_pat
     ontology = load_ontology(small_ontology_path)
     pairs = [{"id": f"p{n}", "mention": text, "entity_id": entity.id}
              for n, (entity, text) in enumerate((entity, text) for entity in ontology
-                                                for text in ontology.names(entity)[:2])][:120]
+                                                for text in ontology.names(entity)[:2])][:40]
     pairs_path = tmp_path / "pairs.jsonl"
     pairs_path.write_text(jsonl(pairs))
     model = tmp_path / "warm"
     result = CliRunner().invoke(cli, ["train", "retriever", "--ontology", str(small_ontology_path), "-i",
-                                      str(pairs_path), "--input-mode", "bare", "--lr", "0", "--batch-size", "32",
+                                      str(pairs_path), "--input-mode", "bare", "--lr", "0", "--batch-size", "16",
                                       "--max-length", "32", "--device", "cpu", str(model)])
     assert result.exit_code == 0, result.stderr
     assert "no epoch beat the frozen encoder; kept it" in result.stderr
