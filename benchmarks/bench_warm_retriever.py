@@ -83,11 +83,13 @@ def main():
                                 seed=args.seed, input_mode="bare", validation_fraction=args.validation_fraction)
             manifest = json.loads((model_dir / "manifest.json").read_text())
             train_seconds = f"{manifest['seconds']:.0f}"
+            validation = manifest.get("validation")
             notes.append(f"{name}: {manifest['training_pairs']} training pairs (de-duplicated, validation "
-                         f"held out); held-out pseudo-pair R@1 by epoch "
-                         + ", ".join(f"{entry['epoch']}: {entry['R@1']:.3f} (MRR {entry['MRR']:.3f}, "
-                                     f"{entry['queries']} queries)" for entry in manifest["validation"])
-                         + f"; kept: {manifest['kept']}; losses {[round(loss, 4) for loss in manifest['losses']]}")
+                         f"held out); " + ("held-out pseudo-pair R@1 by epoch " + ", ".join(
+                             f"{entry['epoch']}: {entry['R@1']:.3f} (MRR {entry['MRR']:.3f}, {entry['queries']} "
+                             f"queries)" for entry in validation) + f"; kept: {manifest['kept']}" if validation
+                             else "no validation: the last epoch kept")
+                         + f"; losses {[round(loss, 4) for loss in manifest['losses']]}")
         index = work / f"idx-{runtime}-{model_dir.name if model_dir else 'frozen'}"
         started = time.perf_counter()
         if not (index / "manifest.json").exists():

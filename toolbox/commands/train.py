@@ -72,7 +72,7 @@ def command():
                    "context is left to a ranker).")
 @click.option("--validation-fraction", type=click.FloatRange(0, 1, max_open=True),
               help="Share of the mention strings held out (grouped by string, split by --seed) and scored after "
-                   "every epoch (R@1 against all names but the query's own); the best epoch is kept, the "
+                   "every epoch (R@1, ties broken by MRR, against all names but the query's own); the best epoch is kept, the "
                    "starting model if none beats it.  [default: 0.1 with --input-mode bare, else 0: the last "
                    "epoch is kept]")
 @fit_options(epochs=1, learning_rate=2e-5, batch_help="Mentions per batch.  [default: 512, or 128 under 5,120 pairs]")

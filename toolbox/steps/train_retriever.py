@@ -20,9 +20,9 @@ mention, entity) since context is not read, and a column entity reads one of its
 names at random (for a gold, one that is not the mention's own string, which the
 frozen index already finds). With ``validation_fraction``, that share of the
 mention strings is held out (grouped by normalised string, split by the seed) and
-scored after every epoch and at step 0: R@1 against every name of the ontology
-except those equal to the query (the pairs are exact matches, so the identical
-name is a free hit). The best epoch is kept; when none beats step 0, the starting
+scored after every epoch and at step 0: R@1 (ties: MRR) against every name of the
+ontology except those equal to the query (the pairs are exact matches, so the
+identical name is a free hit). The best epoch is kept; when none beats step 0, the starting
 model (in bare mode: the frozen encoder) is.
 """
 
@@ -223,6 +223,11 @@ def validation_scores(model, held_out, ontology, input_mode, device, pooling):
             "queries": len(ranks)}
 
 
+def validation_key(scores):
+    """What "better on the validation pairs" means: higher R@1, ties (a few dozen queries) broken by MRR."""
+    return scores["R@1"], scores["MRR"]
+
+
 def column_texts(columns, golds, rows, ontology, input_mode, rng):
     """What each column entity reads: ``name [ENT] definition``, or in bare mode one of its names at
     random (for a gold, not the mention's own string when it has another)."""
@@ -283,7 +288,7 @@ def train_retriever(pairs, ontology, output, backbone=None, negatives="base", ep
     def validate(epoch):
         """Score the model after ``epoch`` and keep it if it beats every earlier one."""
         scores = {"epoch": epoch, **validation_scores(model, held_out, ontology, input_mode, device, pooling)}
-        if not validation or scores["R@1"] > max(entry["R@1"] for entry in validation):
+        if not validation or validation_key(scores) > max(map(validation_key, validation)):
             checkpoints.save_best(epoch, save_model)
         validation.append(scores)
         return {"validation": validation}
