@@ -351,3 +351,33 @@ def test_bare_mode_falls_back_to_the_frozen_encoder(small_ontology_path, tmp_pat
                                 input=jsonl(mentions))
     assert result.exit_code == 0, result.stderr
     assert parse_jsonl(result.stdout)[0]["candidates"][0]["id"] == "HP:0001250"
+
+
+@pytest.mark.slow
+def test_bare_mode_resumes_with_its_validation_history(small_ontology_path, tmp_path):
+    """Killed in epoch 2 and resumed: the same validation history, kept epoch and weights as a straight run."""
+    import toolbox.steps.train_retriever as module
+    from safetensors.numpy import load_file
+
+    ontology = load_ontology(small_ontology_path)
+    pairs = [{"id": f"p{n}", "mention": text, "entity_id": entity.id, "golds": [entity.id]}
+             for n, (entity, text) in enumerate((entity, text) for entity in ontology
+                                                for text in ontology.names(entity)[1:2])][:48]
+
+    def train(directory, resume=False):
+        return module.train_retriever([dict(pair) for pair in pairs], ontology, directory, epochs=2,
+                                      learning_rate=5e-5, batch_size=16, max_length=32, device="cpu", resume=resume,
+                                      input_mode="bare", validation_fraction=0.25)
+
+    straight = train(tmp_path / "straight")
+    with pytest.MonkeyPatch.context() as patch:
+        interrupt_at_call(patch, module, "multi_positive_loss", 4)  # 3 batches an epoch: epoch 2's first
+        with pytest.raises(KeyboardInterrupt):
+            train(tmp_path / "resumed")
+    assert (tmp_path / "resumed.best").exists() and (tmp_path / "resumed.checkpoint").exists()
+    resumed = train(tmp_path / "resumed", resume=True)
+    assert resumed["validation"] == straight["validation"] and resumed["kept_epoch"] == straight["kept_epoch"]
+    straight_weights, resumed_weights = (load_file(str(tmp_path / name / "model.safetensors"))
+                                         for name in ("straight", "resumed"))
+    assert all(np.array_equal(straight_weights[key], resumed_weights[key]) for key in straight_weights)
+    assert not (tmp_path / "resumed.best").exists() and not (tmp_path / "resumed.checkpoint").exists()
