@@ -68,8 +68,8 @@ def command():
                    "the whole input.")
 @click.option("--input-mode", type=click.Choice(["context", "bare"]), default="context", show_default=True,
               help="context: marked-up mention in context against name and definition; bare: the mention string "
-                   "against name strings, encoded as the frozen encoder does (step 0 is the frozen encoder; "
-                   "context is left to a ranker).")
+                   "against name strings, encoded as the frozen encoder does (step 0 is the frozen encoder, "
+                   "with its own pooling: --pooling does not apply; context is left to a ranker).")
 @click.option("--validation-fraction", type=click.FloatRange(0, 1, max_open=True),
               help="Share of the mention strings held out (grouped by string, split by --seed) and scored after "
                    "every epoch (R@1, ties broken by MRR, against all names but the query's own); the best epoch is kept, the "

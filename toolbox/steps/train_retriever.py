@@ -282,7 +282,10 @@ def train_retriever(pairs, ontology, output, backbone=None, negatives="base", ep
         resume, lambda path: build_model(path or backbone, device, max_length, input_mode),
         lambda model: torch.optim.AdamW(model.parameters(), lr=learning_rate))
     entity_ids = [entity.id for entity in ontology]
-    save_model = lambda directory: model.save(str(directory))  # noqa: E731
+
+    def save_model(directory):
+        model.save(str(directory))
+
     validation = list((checkpoints.saved or {}).get("validation", []))
 
     def validate(epoch):
