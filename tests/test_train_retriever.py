@@ -269,3 +269,115 @@ def test_the_reranker_head_gets_its_own_learning_rate():
     assert {id(p) for p in head["params"]} == {id(p) for p in model.classifier.parameters()}
     assert len(body["params"]) + len(head["params"]) == len(list(model.parameters()))
     assert head_and_body(model, 2e-5, None)[1]["lr"] == 2e-5  # no --head-lr: one rate, as METHODS.md says
+
+
+# --- bare input mode: warm start from the frozen encoder, validation, fallback ---------------------------
+
+SYNONYMS = [{"id": "S:A", "name": "alpha", "synonyms": [{"text": "first", "scope": "EXACT"}]},
+            {"id": "S:B", "name": "beta", "synonyms": [{"text": "second", "scope": "EXACT"}]},
+            {"id": "S:C", "name": "gamma"}]
+
+
+def test_split_is_grouped_answerable_and_seeded(tmp_path):
+    from toolbox.ontology import normalize
+    from toolbox.steps.train_retriever import split_pairs
+
+    path = tmp_path / "syn.jsonl"
+    path.write_text(jsonl(SYNONYMS))
+    ontology = load_ontology(path)
+    strings = [("alpha", "S:A"), ("First", "S:A"), ("beta", "S:B"), ("second", "S:B"), ("gamma", "S:C")]
+    pairs = [{"id": f"p{n}", "mention": text + " " * (n % 2), "entity_id": entity_id}
+             for n, (text, entity_id) in enumerate(strings * 3)]
+    splits = {seed: split_pairs(pairs, ontology, 0.5, seed) for seed in range(8)}
+    for seed, (train, held) in splits.items():
+        held_keys = {normalize(pair["mention"]) for pair in held}
+        assert len(held_keys) == 2 and len(train) + len(held) == len(pairs)
+        assert not held_keys & {normalize(pair["mention"]) for pair in train}  # no string on both sides
+        assert "gamma" not in held_keys  # S:C has no other name: a held-out "gamma" could not be answered
+        assert split_pairs(pairs, ontology, 0.5, seed) == (train, held)
+    assert len({tuple(pair["id"] for pair in held) for _, held in splits.values()}) > 1
+    assert split_pairs(pairs, ontology, 0.0, 0) == (pairs, [])
+    with pytest.raises(InputError, match="leaves no validation set"):
+        split_pairs(pairs, ontology, 0.01, 0)
+
+
+def test_bare_step_zero_is_the_frozen_encoder():
+    from toolbox.backends.encoders.sentence import DEFAULT_ENCODER, SentenceEncoder
+    from toolbox.steps.train_retriever import build_model, encode_texts
+
+    texts = ["Seizures", "abnormality of the eye", "generalized tonic-clonic seizure", "BDA2"]
+    frozen = SentenceEncoder(DEFAULT_ENCODER, device="cpu", precision="fp32").encode(texts)
+    step0 = encode_texts(build_model(DEFAULT_ENCODER, "cpu", 128, "bare"), texts, "cpu", "mean").numpy()
+    np.testing.assert_allclose(step0, frozen, atol=1e-5)
+
+
+@pytest.mark.slow
+def test_bare_mode_falls_back_to_the_frozen_encoder(small_ontology_path, tmp_path):
+    """lr 0: no epoch beats step 0, so the frozen encoder is written, and indexes exactly as the frozen one."""
+    import faiss
+
+    ontology = load_ontology(small_ontology_path)
+    pairs = [{"id": f"p{n}", "mention": text, "entity_id": entity.id}
+             for n, (entity, text) in enumerate((entity, text) for entity in ontology
+                                                for text in ontology.names(entity)[:2])][:40]
+    pairs_path = tmp_path / "pairs.jsonl"
+    pairs_path.write_text(jsonl(pairs))
+    model = tmp_path / "warm"
+    result = CliRunner().invoke(cli, ["train", "retriever", "--ontology", str(small_ontology_path), "-i",
+                                      str(pairs_path), "--input-mode", "bare", "--lr", "0", "--batch-size", "16",
+                                      "--max-length", "32", "--device", "cpu", str(model)])
+    assert result.exit_code == 0, result.stderr
+    assert "no epoch beat the frozen encoder; kept it" in result.stderr
+    manifest = json.loads((model / "manifest.json").read_text())
+    assert manifest["kept_epoch"] == 0 and manifest["input_mode"] == "bare"
+    assert [entry["epoch"] for entry in manifest["validation"]] == [0, 1]
+    assert manifest["validation"][0]["R@1"] == manifest["validation"][1]["R@1"]
+    assert not (tmp_path / "warm.best").exists() and not (tmp_path / "warm.checkpoint").exists()
+
+    vectors = {}
+    for name, extra in (("frozen", []), ("warm", ["--model", str(model)])):
+        result = CliRunner().invoke(cli, ["index", "--ontology", str(small_ontology_path), "--runtime", "torch",
+                                          "--precision", "fp32", "--device", "cpu", "--no-cache", *extra,
+                                          str(tmp_path / f"idx-{name}")])
+        assert result.exit_code == 0, result.stderr
+        described = json.loads((tmp_path / f"idx-{name}" / "manifest.json").read_text())["index"]["encoder"]
+        assert described["normalized"] is True and described["inputs"] == "plain"
+        stored = faiss.read_index(str(tmp_path / f"idx-{name}" / "index.faiss"))
+        vectors[name] = stored.reconstruct_n(0, stored.ntotal)
+    assert len(vectors["frozen"]) > 400
+    np.testing.assert_allclose(vectors["warm"], vectors["frozen"], atol=1e-5)
+    mentions = [{"id": "m1", "mention": "seizures"}]
+    result = CliRunner().invoke(cli, ["link", "--index", str(tmp_path / "idx-warm"), "--top-k", "3"],
+                                input=jsonl(mentions))
+    assert result.exit_code == 0, result.stderr
+    assert parse_jsonl(result.stdout)[0]["candidates"][0]["id"] == "HP:0001250"
+
+
+@pytest.mark.slow
+def test_bare_mode_resumes_with_its_validation_history(small_ontology_path, tmp_path):
+    """Killed in epoch 2 and resumed: the same validation history, kept epoch and weights as a straight run."""
+    import toolbox.steps.train_retriever as module
+    from safetensors.numpy import load_file
+
+    ontology = load_ontology(small_ontology_path)
+    pairs = [{"id": f"p{n}", "mention": text, "entity_id": entity.id, "golds": [entity.id]}
+             for n, (entity, text) in enumerate((entity, text) for entity in ontology
+                                                for text in ontology.names(entity)[1:2])][:48]
+
+    def train(directory, resume=False):
+        return module.train_retriever([dict(pair) for pair in pairs], ontology, directory, epochs=2,
+                                      learning_rate=5e-5, batch_size=16, max_length=32, device="cpu", resume=resume,
+                                      input_mode="bare", validation_fraction=0.25)
+
+    straight = train(tmp_path / "straight")
+    with pytest.MonkeyPatch.context() as patch:
+        interrupt_at_call(patch, module, "multi_positive_loss", 4)  # 3 batches an epoch: epoch 2's first
+        with pytest.raises(KeyboardInterrupt):
+            train(tmp_path / "resumed")
+    assert (tmp_path / "resumed.best").exists() and (tmp_path / "resumed.checkpoint").exists()
+    resumed = train(tmp_path / "resumed", resume=True)
+    assert resumed["validation"] == straight["validation"] and resumed["kept_epoch"] == straight["kept_epoch"]
+    straight_weights, resumed_weights = (load_file(str(tmp_path / name / "model.safetensors"))
+                                         for name in ("straight", "resumed"))
+    assert all(np.array_equal(straight_weights[key], resumed_weights[key]) for key in straight_weights)
+    assert not (tmp_path / "resumed.best").exists() and not (tmp_path / "resumed.checkpoint").exists()

@@ -1,11 +1,14 @@
 """How mentions and entities are written as encoder inputs (METHODS.md §1.5–1.6).
 
 A fine-tuned retriever or reranker reads ``left [Ms] mention [Me] right`` and
-``name [ENT] definition``; a frozen sentence encoder reads the bare strings.
+``name [ENT] definition``; a frozen sentence encoder, and a retriever trained
+with ``--input-mode bare``, read the bare strings (mention, name).
 """
 
 MENTION_START, MENTION_END, ENTITY_SEPARATOR = "[Ms]", "[Me]", "[ENT]"
 SPECIAL_TOKENS = [MENTION_START, MENTION_END, ENTITY_SEPARATOR]
+# context: marked-up context and definitions; bare: the strings a frozen encoder reads
+INPUT_MODES = ("context", "bare")
 # Characters of context kept on each side: about 50 word pieces each, so the
 # mention stays inside a 128-token input.
 CONTEXT_CHARACTERS = 250

@@ -20,9 +20,9 @@ from toolbox.manifest import artifact_directory, read_manifest
 OPTIMIZER_FILES = ("optimizer.safetensors", "optimizer.json")
 
 
-def checkpoint_path(output):
+def checkpoint_path(output, suffix="checkpoint"):
     output = Path(output)
-    return output.parent / f"{output.name}.checkpoint"
+    return output.parent / f"{output.name}.{suffix}"
 
 
 def epoch_random(seed, epoch):
@@ -63,8 +63,10 @@ class Checkpoints:
     def __init__(self, output, kind, options):
         self.output = Path(output)
         self.path = checkpoint_path(output)
+        self.best_path = checkpoint_path(output, "best")
         self.kind = f"{kind}-checkpoint"
         self.options = options
+        self.saved = None  # the manifest of the checkpoint resumed from
 
     def resumable(self, resume):
         """The checkpoint manifest to resume from, or None (refusing one made with other settings)."""
@@ -83,7 +85,7 @@ class Checkpoints:
 
     def start(self, resume, load_model, make_optimizer):
         """(model, optimizer, losses, first epoch): from the checkpoint when resuming, else fresh."""
-        saved = self.resumable(resume)
+        saved = self.saved = self.resumable(resume)
         if saved is None:
             model = load_model(None)
             return model, make_optimizer(model), [], 0
@@ -92,21 +94,39 @@ class Checkpoints:
         load_optimizer(optimizer, self.path)
         return model, optimizer, list(saved["losses"]), saved["epoch"]
 
-    def save(self, epoch, losses, save_model, optimizer):
+    def save(self, epoch, losses, save_model, optimizer, extra=None):
         with artifact_directory(self.path, {"artifact": self.kind, "epoch": epoch, "options": self.options,
-                                            "losses": losses}) as directory:
+                                            "losses": losses, **(extra or {})}) as directory:
             save_model(directory)
             save_optimizer(optimizer, directory)
 
-    def finish(self, manifest):
-        """Publish the last epoch's model as OUTPUT (with ``manifest``) and drop the checkpoint."""
+    def save_best(self, epoch, save_model):
+        """Keep the model after ``epoch`` (0: the starting model) as the best so far."""
+        with artifact_directory(self.best_path, {"artifact": f"{self.kind}-best", "epoch": epoch,
+                                                 "options": self.options}) as directory:
+            save_model(directory)
+
+    def best_epoch(self):
+        """The epoch kept in OUTPUT.best (None without one); refuses a resume that lost it."""
+        if not self.best_path.exists():
+            if self.saved is not None and self.saved.get("validation"):
+                raise InputError(f"the best model so far ({self.best_path}) is missing; rerun without --resume",
+                                 self.path)
+            return None
+        return read_manifest(self.best_path, f"{self.kind}-best")["epoch"]
+
+    def finish(self, manifest, best=False):
+        """Publish the last epoch's model (``best``: the one kept by ``save_best``) as OUTPUT (with
+        ``manifest``) and drop the checkpoints."""
+        source = self.best_path if best else self.path
         if not self.path.exists():
             raise InputError("no epoch was trained (check --epochs)", self.output)
         with artifact_directory(self.output, manifest) as directory:
-            for item in self.path.iterdir():
+            for item in source.iterdir():
                 if item.name not in ("manifest.json", *OPTIMIZER_FILES):
                     (shutil.copytree if item.is_dir() else shutil.copy2)(item, directory / item.name)
         shutil.rmtree(self.path, ignore_errors=True)
+        shutil.rmtree(self.best_path, ignore_errors=True)
 
 
 def backward(loss, scaler):
@@ -125,8 +145,11 @@ def optimizer_step(optimizer, scaler):
 
 
 def run_epochs(model, optimizer, checkpoints, save_model, batch_loss, item_count, batch_size, epochs, seed,
-               first_epoch=0, losses=(), device="cpu", accumulate=None):
+               first_epoch=0, losses=(), device="cpu", accumulate=None, after_epoch=None):
     """Train epochs ``first_epoch`` .. ``epochs`` − 1 and checkpoint after each; return (losses, seconds).
+
+    ``after_epoch(epoch)`` (optional) runs after each epoch, before its checkpoint, and returns fields
+    the checkpoint's manifest records (a validation history, say).
 
     ``batch_loss(indices, rng)`` gives the loss of one batch of items (run under fp16 autocast on
     CUDA); the items are shuffled per epoch with the epoch's generator. With ``accumulate`` a batch
@@ -163,5 +186,6 @@ def run_epochs(model, optimizer, checkpoints, save_model, batch_loss, item_count
                 bar.update(len(indices))
         losses.append(float(np.mean(epoch_losses)))
         warn(f"epoch {epoch + 1}/{epochs}: loss {losses[-1]:.4f} ({time.perf_counter() - started:.0f} s)")
-        checkpoints.save(epoch + 1, losses, save_model, optimizer)
+        extra = after_epoch(epoch + 1) if after_epoch is not None else None
+        checkpoints.save(epoch + 1, losses, save_model, optimizer, extra)
     return losses, time.perf_counter() - started

@@ -71,10 +71,19 @@ def command():
               help="span: mean over the mention's own tokens and the entity's name tokens (context and "
                    "definition inform them through attention), a good start before any training; mean: over "
                    "the whole input.")
+@click.option("--input-mode", type=click.Choice(["context", "bare"]), default="context", show_default=True,
+              help="context: marked-up mention in context against name and definition; bare: the mention string "
+                   "against name strings, encoded as the frozen encoder does (step 0 is the frozen encoder, "
+                   "with its own pooling: --pooling does not apply; context is left to a ranker).")
+@click.option("--validation-fraction", type=click.FloatRange(0, 1, max_open=True),
+              help="Share of the mention strings held out (grouped by string, split by --seed) and scored after "
+                   "every epoch (R@1, ties broken by MRR, against all names but the query's own); the best epoch is kept, the "
+                   "starting model if none beats it.  [default: 0.1 with --input-mode bare, else 0: the last "
+                   "epoch is kept]")
 @fit_options(epochs=1, learning_rate=2e-5, batch_help="Mentions per batch.  [default: 512, or 128 under 5,120 pairs]")
 @config_option
-def retriever_command(directory, ontology, input_path, skip_invalid, backbone,
-                      negatives, pooling, epochs, learning_rate, batch_size, max_length, seed, device, resume):
+def retriever_command(directory, ontology, input_path, skip_invalid, backbone, negatives, pooling, input_mode,
+                      validation_fraction, epochs, learning_rate, batch_size, max_length, seed, device, resume):
     """Fine-tune a bi-encoder retriever into DIRECTORY.
 
     Reads Pair records (a mention with context and its pseudo "entity_id").
@@ -82,11 +91,16 @@ def retriever_command(directory, ontology, input_path, skip_invalid, backbone,
     "name [ENT] definition"; each batch is scored against its golds plus
     random entities, with the --negatives strategy. The
     directory (manifest.json + safetensors) is what `ontolink index --model`
-    takes; a checkpoint is kept after every epoch for --resume.
+    takes; a checkpoint is kept after every epoch for --resume. With
+    --input-mode bare the model starts as the frozen encoder and reads the
+    mention and name strings only; with a validation fraction the best
+    epoch on the held-out pairs is kept (the manifest lists every epoch's
+    scores), and the starting model when no epoch beats it.
 
     \b
     Examples:
       ontolink train retriever --ontology hpo -i pairs.jsonl --negatives pc-pos models/pc-pos
+      ontolink train retriever --ontology hpo -i pairs.jsonl --input-mode bare --epochs 2 models/warm
       ontolink train retriever --ontology hpo -i pairs.jsonl --epochs 4 --resume models/r4
       ontolink train retriever --ontology hpo -i pairs.jsonl --model cambridgeltl/SapBERT-from-PubMedBERT-fulltext \\
         --device cuda --batch-size 512 models/sapbert
@@ -96,11 +110,22 @@ def retriever_command(directory, ontology, input_path, skip_invalid, backbone,
 
     loaded = ontology.load()
     pairs = _read_pairs(input_path, loaded, skip_invalid=skip_invalid)
+    if validation_fraction is None:
+        validation_fraction = 0.1 if input_mode == "bare" else 0.0
     manifest = train_retriever(pairs, loaded, directory, backbone=backbone, negatives=negatives, epochs=epochs,
                                learning_rate=learning_rate, batch_size=batch_size, max_length=max_length, seed=seed,
-                               device=device, resume=resume, pooling=pooling)
-    warn(f"trained retriever on {len(pairs)} pairs ({negatives}, {epochs} epochs, final loss "
-         f"{manifest['losses'][-1]:.4f}) into {directory} in {manifest['seconds']:.0f} s")
+                               device=device, resume=resume, pooling=pooling, input_mode=input_mode,
+                               validation_fraction=validation_fraction)
+    kept = ""
+    if "validation" in manifest:
+        start = "the frozen encoder" if input_mode == "bare" else "step 0"
+        scores = ", ".join(f"{entry['R@1']:.3f}" for entry in manifest["validation"])
+        kept = (f"; held-out R@1 by epoch from 0: {scores}; "
+                + (f"no epoch beat {start}; kept it" if manifest["kept_epoch"] == 0
+                   else f"kept epoch {manifest['kept_epoch']}"))
+    warn(f"trained retriever on {manifest['training_pairs']} of {len(pairs)} pairs ({input_mode}, {negatives}, "
+         f"{epochs} epochs, final loss {manifest['losses'][-1]:.4f}) into {directory} in "
+         f"{manifest['seconds']:.0f} s{kept}")
 
 
 @command.command("reranker")

@@ -82,22 +82,27 @@ class Encoder:
         """What cached vectors are valid for: the weights, the runtime, the precision, the pooling."""
         raise NotImplementedError
 
+    @property
+    def marked_inputs(self):
+        """Whether texts are marked up (a retriever trained on context) or the bare strings."""
+        return bool(self.retriever) and self.retriever.get("input_mode", "context") == "context"
+
     def describe(self):
         return {"runtime": self.runtime, "model": self.model_name, "precision": self.precision,
                 "dimension": self.dimension, "max_length": self.max_length, "normalized": self.normalize,
-                "inputs": "marked" if self.retriever else "plain", "batch_invariant": self.batch_invariant}
+                "inputs": "marked" if self.marked_inputs else "plain", "batch_invariant": self.batch_invariant}
 
     def mention_text(self, record):
         """The text a mention record is encoded as."""
         from toolbox.inputs import mention_input
 
-        return mention_input(record) if self.retriever else record["mention"].strip()
+        return mention_input(record) if self.marked_inputs else record["mention"].strip()
 
     def entity_text(self, name, definition):
         """The text an entity name is encoded as (name-based KB: one per name)."""
         from toolbox.inputs import entity_input
 
-        return entity_input(name, definition) if self.retriever else name
+        return entity_input(name, definition) if self.marked_inputs else name
 
     def encode(self, texts, progress=None, known=None, engine=None):
         """An (n, d) float32 array in the order of ``texts``.

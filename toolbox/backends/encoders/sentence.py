@@ -64,9 +64,10 @@ class SentenceEncoder(Encoder):
         self.batch_invariant = self.precision != "int8"
         self.max_length = max_length
         path = resolve_model_path(model)
-        # A retriever trained by `ontolink train retriever` reads marked-up inputs and scores by dot product.
+        # A retriever trained by `ontolink train retriever` on context reads marked-up inputs and scores by
+        # dot product; one trained with --input-mode bare reads and scores as the frozen encoder does.
         self.retriever = _retriever_manifest(path)
-        self.normalize = self.retriever is None
+        self.normalize = not self.marked_inputs
         if self.retriever is not None:
             self.max_length = self.retriever["options"]["max_length"]
         self._model = self._load(path)
