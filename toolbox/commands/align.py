@@ -91,6 +91,12 @@ def _train_options(kwargs):
                         dropout=kwargs["dropout"])
 
 
+def _fitting_options(function):
+    """What train and cv both take after their own options: the ontology check, the training settings,
+    the text encoder, device, seed and --config."""
+    return _ontology_check(_training_options(_encoder_options(device_option(seed_option(config_option(function))))))
+
+
 def _embedder(encoder, device, precision, max_length):
     from toolbox.steps.align.text import TextEmbedder
 
@@ -156,12 +162,7 @@ def command():
 @click.argument("directory", type=click.Path(file_okay=False))
 @input_options
 @_kg_option(required=False)
-@_ontology_check
-@_training_options
-@_encoder_options
-@device_option
-@seed_option
-@config_option
+@_fitting_options
 def train_command(directory, input_path, skip_invalid, kg_dir, ontology, encoder, precision, max_length, device, seed,
                   triple_encoding, combine, compose, head, direction, kg_normalize, validation_fraction, **kwargs):
     """Train an alignment model on Text–triple pairs and write it to DIRECTORY.
@@ -291,12 +292,7 @@ def retrieve_command(model_dir, baseline, kg_dir, input_path, skip_invalid, cand
               help="Candidates: every pair (full) or only the test fold's.")
 @click.option("--top-k", type=click.IntRange(0), default=10, show_default=True,
               help="Candidates written per query in the fold files.")
-@_ontology_check
-@_training_options
-@_encoder_options
-@device_option
-@seed_option
-@config_option
+@_fitting_options
 def cv_command(directory, input_path, skip_invalid, kg_dir, baseline, folds, pool, top_k, ontology, encoder, precision,
                max_length, device, seed, triple_encoding, combine, compose, head, direction, kg_normalize,
                validation_fraction, **kwargs):
