@@ -46,19 +46,20 @@ def main():
 
     if arguments.threads:
         torch.set_num_threads(arguments.threads)
-    from toolbox.align.compose import Composer
-    from toolbox.align.cv import grouped_holdout
-    from toolbox.align.pairs import group_of, pair_triple
-    from toolbox.align.retrieve import AlignedScorer
-    from toolbox.align.text import TextEmbedder
-    from toolbox.align.train import TrainOptions, train_alignment_model
+    from toolbox.steps.align.compose import Composer
     from toolbox.artifacts.kg_embeddings import load_kg_embeddings
-    from toolbox.steps.align import read_pairs, retrieve
+    from toolbox.io import read_records
+    from toolbox.steps.align import retrieve, triple_pair_validator
+    from toolbox.steps.align.cv import grouped_holdout
+    from toolbox.steps.align.fit_heads import TrainOptions, train_alignment_model
+    from toolbox.steps.align.pairs import group_of, pair_triple
+    from toolbox.steps.align.retrieve import AlignedScorer
+    from toolbox.steps.align.text import TextEmbedder
     from toolbox.steps.eval_retrieval import retrieval_metrics
 
     rows = []
     kg = load_kg_embeddings(arguments.kg_embeddings)
-    pairs = read_pairs(arguments.pairs, kg=kg)
+    pairs = list(read_records(arguments.pairs, validate=triple_pair_validator(kg), check_duplicate_ids=False))
     texts = [record["text"] for record in pairs]
 
     started = time.perf_counter()

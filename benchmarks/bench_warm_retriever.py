@@ -30,7 +30,7 @@ from toolbox.steps.eval import file_metrics, score_file
 from toolbox.steps.index import build_index
 from toolbox.steps.link import link_mentions
 from toolbox.steps.make_pairs import build_matcher, make_pairs
-from toolbox.steps.train_retriever import pair_validator, train_retriever
+from toolbox.steps.fine_tune_retriever import pair_validator, train_retriever
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared" / "data"

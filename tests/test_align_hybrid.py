@@ -37,7 +37,7 @@ def kg_dir(pairs_path, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def embedder():
-    from toolbox.align.text import TextEmbedder
+    from toolbox.steps.align.text import TextEmbedder
 
     return TextEmbedder(device="cpu")
 
@@ -45,9 +45,9 @@ def embedder():
 def test_untrained_residual_heads_rank_as_the_verbalised_baseline(pairs, kg_dir, embedder):
     """Zero-initialised residual heads: before training, verbalized and hybrid (either combination, either
     direction) give exactly the baseline's ranks."""
-    from toolbox.align.encoding import triple_encoding
-    from toolbox.align.retrieve import AlignedScorer, VerbalizedScorer
-    from toolbox.align.train import alignment_model
+    from toolbox.steps.align.encoding import triple_encoding
+    from toolbox.steps.align.retrieve import AlignedScorer, VerbalizedScorer
+    from toolbox.steps.align.fit_heads import alignment_model
     from toolbox.steps.align import retrieve
     from toolbox.artifacts.kg_embeddings import load_kg_embeddings
 
@@ -74,7 +74,8 @@ def _d2t_mrr(records):
 
 @pytest.mark.parametrize("combine, direction", [("concat", "text2kg"), ("gate", "both")])
 def test_hybrid_trains_beyond_the_baseline_and_reloads(pairs_path, pairs, kg_dir, tmp_path, combine, direction):
-    from toolbox.steps.align import load_alignment, retrieve
+    from toolbox.artifacts.alignment import load_alignment
+    from toolbox.steps.align import retrieve
 
     result = run("align", "train", tmp_path / "m", "-i", pairs_path, "--kg-embeddings", kg_dir, "--device", "cpu",
                  "--triple-encoding", "hybrid", "--combine", combine, "--direction", direction,
@@ -119,7 +120,7 @@ def test_verbalized_encoding_reads_no_kg(pairs_path, kg_dir, tmp_path):
 def test_hard_negatives_of_text_encodings_are_other_triples_encoded_once(pairs, kg_dir, embedder):
     import torch
 
-    from toolbox.align.encoding import triple_encoding
+    from toolbox.steps.align.encoding import triple_encoding
     from toolbox.artifacts.kg_embeddings import load_kg_embeddings
 
     encoding = triple_encoding("hybrid", load_kg_embeddings(kg_dir), embedder)

@@ -20,7 +20,7 @@ from toolbox.ontology import load_ontology
 from toolbox.steps.eval import file_metrics, score_file
 from toolbox.steps.index import build_index, build_multivector_index
 from toolbox.steps.link import link_mentions
-from toolbox.steps.train_retriever import pair_validator
+from toolbox.steps.fine_tune_retriever import pair_validator
 
 pytestmark = pytest.mark.slow
 
@@ -67,7 +67,7 @@ def held_out_metrics(held_out, loaded_index, ontology, **options):
 
 def test_retriever_learns(synonym_split, tmp_path):
     """A bi-encoder, base negatives, 8 steps of 16 pairs (measured: held-out MRR 0.375 at step 0, 0.454)."""
-    from toolbox.steps.train_retriever import train_retriever
+    from toolbox.steps.fine_tune_retriever import train_retriever
 
     ontology, _, pairs_path, held_out = synonym_split
     pairs = read_pairs(pairs_path, ontology)
@@ -93,7 +93,7 @@ def test_bare_retriever_keeps_its_best_epoch(synonym_split, tmp_path):
     from safetensors.numpy import load_file
 
     from toolbox.backends.encoders.sentence import DEFAULT_ENCODER, resolve_model_path
-    from toolbox.steps.train_retriever import train_retriever, validation_key
+    from toolbox.steps.fine_tune_retriever import train_retriever, validation_key
 
     ontology, _, pairs_path, _ = synonym_split
     pairs = read_pairs(pairs_path, ontology)
@@ -179,7 +179,7 @@ def test_res_reranker_learns(synonym_split, tmp_path, reading, epochs):
 def test_multivector_model_learns(synonym_split, tmp_path):
     """A late-interaction model (name-based KB, learned temperature, 4 mined hard negatives), 16 steps of 8
     pairs (measured: held-out MRR 0.423 at step 0, whose projection is random, 0.498)."""
-    from toolbox.steps.train_multivector import train_multivector
+    from toolbox.steps.fine_tune_multivector import train_multivector
 
     ontology, _, pairs_path, held_out = synonym_split
     examples = read_pairs(pairs_path, ontology, accept_gold=True)

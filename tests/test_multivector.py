@@ -193,9 +193,9 @@ def test_single_and_multi_vector_models_are_not_mixed(trained, small_ontology_pa
 def test_resume_gives_the_same_weights_and_kb_entity_without_temperature(trained, small_ontology_path, tmp_path):
     from safetensors.torch import load_file
 
-    import toolbox.steps.train_multivector as module
+    import toolbox.steps.fine_tune_multivector as module
     from toolbox.io import read_records
-    from toolbox.steps.train_retriever import pair_validator
+    from toolbox.steps.fine_tune_retriever import pair_validator
 
     _, pairs, _, _ = trained
     ontology = load_ontology(small_ontology_path)
@@ -219,7 +219,7 @@ def test_resume_gives_the_same_weights_and_kb_entity_without_temperature(trained
 def test_labeled_mentions_train_too_and_bad_pairs_are_refused(small_ontology_path, tmp_path):
     from toolbox.errors import InputError
     from toolbox.io import read_records
-    from toolbox.steps.train_retriever import pair_validator
+    from toolbox.steps.fine_tune_retriever import pair_validator
 
     ontology = load_ontology(small_ontology_path)
     entity = next(iter(ontology))

@@ -110,7 +110,7 @@ def test_a_res_checkpoint_resumes_to_the_same_weights(small_ontology_path, tfidf
     import toolbox.steps.res_reranker as module
     from toolbox.artifacts.index import load_index
     from toolbox.io import read_records
-    from toolbox.steps.train_retriever import pair_validator
+    from toolbox.steps.fine_tune_retriever import pair_validator
 
     ontology = load_ontology(small_ontology_path)
     pairs_file(ontology, tmp_path / "pairs.jsonl")

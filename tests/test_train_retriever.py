@@ -12,7 +12,7 @@ from toolbox.cli import cli
 from toolbox.errors import InputError
 from toolbox.ontology import load_ontology
 from toolbox.io import read_records
-from toolbox.steps.train_retriever import batch_columns, column_masks, multi_positive_loss, pair_validator
+from toolbox.steps.fine_tune_retriever import batch_columns, column_masks, multi_positive_loss, pair_validator
 
 # root R with children A, B; A has children A1, A2; B has child B1.
 TOY = [{"id": "T:R", "name": "root"}, {"id": "T:A", "name": "alpha", "parents": ["T:R"]},
@@ -99,7 +99,7 @@ def test_train_resume_index_and_link(small_ontology_path, tmp_path):
     train(straight, "--epochs", "2")
 
     # Interrupt a 2-epoch run in its second epoch, then resume: the same weights must come out.
-    import toolbox.steps.train_retriever as module
+    import toolbox.steps.fine_tune_retriever as module
 
     resumed = tmp_path / "resumed"
     with pytest.MonkeyPatch.context() as patch:
@@ -201,7 +201,7 @@ def test_span_pooling_averages_the_mention_and_the_name_only():
     from transformers import AutoTokenizer
 
     from toolbox.backends.encoders.sentence import DEFAULT_ENCODER, resolve_model_path
-    from toolbox.inputs import SPECIAL_TOKENS, span_pool
+    from toolbox.encoder_inputs import SPECIAL_TOKENS, span_pool
 
     tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(DEFAULT_ENCODER))
     tokenizer.add_special_tokens({"additional_special_tokens": SPECIAL_TOKENS})
@@ -221,7 +221,7 @@ def test_span_pooling_averages_the_mention_and_the_name_only():
 
 def test_accumulated_batches_make_the_same_update(tmp_path):
     """The reranker runs a batch a few pairs at a time: the summed gradients equal the whole batch's."""
-    from toolbox.training import Checkpoints, run_epochs
+    from toolbox.fine_tuning import Checkpoints, run_epochs
 
     inputs, targets = torch.randn(12, 5, generator=torch.Generator().manual_seed(1)), torch.arange(12) % 3
 
@@ -246,7 +246,7 @@ def test_accumulated_batches_make_the_same_update(tmp_path):
 
 
 def test_a_checkpoint_of_another_backbone_is_refused(tmp_path):
-    from toolbox.training import Checkpoints
+    from toolbox.fine_tuning import Checkpoints
 
     model = torch.nn.Linear(2, 2)
     made = Checkpoints(tmp_path / "model", "retriever", {"backbone": "sentence-transformers/all-MiniLM-L6-v2"})
@@ -280,7 +280,7 @@ SYNONYMS = [{"id": "S:A", "name": "alpha", "synonyms": [{"text": "first", "scope
 
 def test_split_is_grouped_answerable_and_seeded(tmp_path):
     from toolbox.ontology import normalize
-    from toolbox.steps.train_retriever import split_pairs
+    from toolbox.steps.fine_tune_retriever import split_pairs
 
     path = tmp_path / "syn.jsonl"
     path.write_text(jsonl(SYNONYMS))
@@ -303,7 +303,7 @@ def test_split_is_grouped_answerable_and_seeded(tmp_path):
 
 def test_bare_step_zero_is_the_frozen_encoder():
     from toolbox.backends.encoders.sentence import DEFAULT_ENCODER, SentenceEncoder
-    from toolbox.steps.train_retriever import build_model, encode_texts
+    from toolbox.steps.fine_tune_retriever import build_model, encode_texts
 
     texts = ["Seizures", "abnormality of the eye", "generalized tonic-clonic seizure", "BDA2"]
     frozen = SentenceEncoder(DEFAULT_ENCODER, device="cpu", precision="fp32").encode(texts)
@@ -356,7 +356,7 @@ def test_bare_mode_falls_back_to_the_frozen_encoder(small_ontology_path, tmp_pat
 @pytest.mark.slow
 def test_bare_mode_resumes_with_its_validation_history(small_ontology_path, tmp_path):
     """Killed in epoch 2 and resumed: the same validation history, kept epoch and weights as a straight run."""
-    import toolbox.steps.train_retriever as module
+    import toolbox.steps.fine_tune_retriever as module
     from safetensors.numpy import load_file
 
     ontology = load_ontology(small_ontology_path)

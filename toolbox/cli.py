@@ -98,7 +98,7 @@ COMMAND_MODULES = [
     "gen_aliases",
     "filter",
     "make_pairs",
-    "train",
+    "train_models",
     "embed_kg",
     "align",
 ]

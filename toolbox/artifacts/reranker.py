@@ -7,7 +7,7 @@ candidate alone. ReS (architecture "res", toolbox.artifacts.res_reranker) scores
 """
 
 from toolbox.errors import InputError, OntolinkError
-from toolbox.inputs import SPECIAL_TOKENS, entity_input, mention_input
+from toolbox.encoder_inputs import SPECIAL_TOKENS, entity_input, mention_input
 from toolbox.manifest import read_manifest
 
 ARTIFACT = "reranker"

@@ -19,7 +19,7 @@ transformer's shape), selector.safetensors, and for ``cross`` the reading encode
 import numpy as np
 
 from toolbox.errors import InputError
-from toolbox.inputs import span_pool
+from toolbox.encoder_inputs import span_pool
 
 SELECTOR_FILE = "selector.safetensors"
 READER_FOLDER = "reader"

@@ -82,7 +82,7 @@ def _training_options(function):
 
 
 def _train_options(kwargs):
-    from toolbox.align.train import TrainOptions
+    from toolbox.steps.align.fit_heads import TrainOptions
 
     return TrainOptions(temperature=kwargs["temperature"], lr=kwargs["lr"], weight_decay=kwargs["weight_decay"],
                         batch_size=kwargs["batch_size"], max_epochs=kwargs["max_epochs"], patience=kwargs["patience"],
@@ -91,8 +91,14 @@ def _train_options(kwargs):
                         dropout=kwargs["dropout"])
 
 
+def _fitting_options(function):
+    """What train and cv both take after their own options: the ontology check, the training settings,
+    the text encoder, device, seed and --config."""
+    return _ontology_check(_training_options(_encoder_options(device_option(seed_option(config_option(function))))))
+
+
 def _embedder(encoder, device, precision, max_length):
-    from toolbox.align.text import TextEmbedder
+    from toolbox.steps.align.text import TextEmbedder
 
     return TextEmbedder(encoder, device=device, precision=precision, max_length=max_length)
 
@@ -104,6 +110,14 @@ def _kg_option(required):
 
 _ontology_check = ontology_option(required=False, help_text="Refuse KG embeddings that `embed-kg --ontology` made "
                                                             "from another version of this ontology (file or 'hpo').")
+
+
+def _read_triple_pairs(path, kg=None, skip_invalid=False, stats=None):
+    from toolbox.io import read_records
+    from toolbox.steps.align import triple_pair_validator
+
+    return list(read_records(path, validate=triple_pair_validator(kg), skip_invalid=skip_invalid, stats=stats,
+                             check_duplicate_ids=False))
 
 
 def _checked_kg(kg_dir, triple_encoding, ontology):
@@ -148,12 +162,7 @@ def command():
 @click.argument("directory", type=click.Path(file_okay=False))
 @input_options
 @_kg_option(required=False)
-@_ontology_check
-@_training_options
-@_encoder_options
-@device_option
-@seed_option
-@config_option
+@_fitting_options
 def train_command(directory, input_path, skip_invalid, kg_dir, ontology, encoder, precision, max_length, device, seed,
                   triple_encoding, combine, compose, head, direction, kg_normalize, validation_fraction, **kwargs):
     """Train an alignment model on Text–triple pairs and write it to DIRECTORY.
@@ -171,12 +180,12 @@ def train_command(directory, input_path, skip_invalid, kg_dir, ontology, encoder
       ontolink align train -i pairs.jsonl --triple-encoding verbalized models/verbalized
     """
     from toolbox.io import ReadStats, warn
-    from toolbox.steps.align import read_pairs, train_alignment
+    from toolbox.steps.align import train_alignment
 
     started = time.perf_counter()
     kg = _checked_kg(kg_dir, triple_encoding, ontology)
     stats = ReadStats()
-    pairs = read_pairs(input_path, kg=kg, skip_invalid=skip_invalid, stats=stats)
+    pairs = _read_triple_pairs(input_path, kg=kg, skip_invalid=skip_invalid, stats=stats)
     manifest = train_alignment(pairs, kg, directory, embedder=_embedder(encoder, device, precision, max_length),
                                compose=compose, head=head, direction=direction, options=_train_options(kwargs),
                                validation_fraction=validation_fraction, normalize=kg_normalize, seed=seed,
@@ -235,7 +244,8 @@ def retrieve_command(model_dir, baseline, kg_dir, input_path, skip_invalid, cand
       ontolink align retrieve --model models/hpo-hybrid --ontology hpo -i pairs.jsonl -o retrieved.jsonl
     """
     from toolbox.io import ReadStats, RecordWriter, warn
-    from toolbox.steps.align import load_alignment, read_pairs, resolve_entities, retrieve
+    from toolbox.artifacts.alignment import load_alignment
+    from toolbox.steps.align import resolve_entities, retrieve
     from toolbox.artifacts.kg_embeddings import check_kg_ontology
 
     if bool(model_dir) == bool(baseline):
@@ -244,7 +254,7 @@ def retrieve_command(model_dir, baseline, kg_dir, input_path, skip_invalid, cand
     if baseline:
         if kg_dir:
             raise click.UsageError("--kg-embeddings applies to --model only")
-        from toolbox.align.retrieve import VerbalizedScorer
+        from toolbox.steps.align.retrieve import VerbalizedScorer
 
         scorer = VerbalizedScorer(_embedder(encoder, device, precision, max_length))
         kg = None
@@ -257,11 +267,11 @@ def retrieve_command(model_dir, baseline, kg_dir, input_path, skip_invalid, cand
         check_kg_ontology(kg, ontology)
     checked = ontology.load() if ontology is not None else None
     stats = ReadStats()
-    queries = read_pairs(input_path, kg=kg, skip_invalid=skip_invalid, stats=stats)
+    queries = _read_triple_pairs(input_path, kg=kg, skip_invalid=skip_invalid, stats=stats)
     pool = queries
     if candidates_path:
         pool_stats = ReadStats()
-        pool = read_pairs(candidates_path, kg=kg, skip_invalid=skip_invalid, stats=pool_stats)
+        pool = _read_triple_pairs(candidates_path, kg=kg, skip_invalid=skip_invalid, stats=pool_stats)
     retrievals = ("d2t", "t2d") if retrieval == "both" else (retrieval,)
     with RecordWriter(output_path) as writer:
         records = retrieve(queries, pool, scorer, retrievals, top_k)
@@ -282,12 +292,7 @@ def retrieve_command(model_dir, baseline, kg_dir, input_path, skip_invalid, cand
               help="Candidates: every pair (full) or only the test fold's.")
 @click.option("--top-k", type=click.IntRange(0), default=10, show_default=True,
               help="Candidates written per query in the fold files.")
-@_ontology_check
-@_training_options
-@_encoder_options
-@device_option
-@seed_option
-@config_option
+@_fitting_options
 def cv_command(directory, input_path, skip_invalid, kg_dir, baseline, folds, pool, top_k, ontology, encoder, precision,
                max_length, device, seed, triple_encoding, combine, compose, head, direction, kg_normalize,
                validation_fraction, **kwargs):
@@ -310,14 +315,14 @@ def cv_command(directory, input_path, skip_invalid, kg_dir, baseline, folds, poo
     import click as _click
 
     from toolbox.io import ReadStats, warn
-    from toolbox.steps.align import cross_validate, read_pairs
+    from toolbox.steps.align import cross_validate
 
     if baseline and kg_dir:
         raise click.UsageError("give either --kg-embeddings DIR or --baseline verbalized")
     started = time.perf_counter()
     kg = None if baseline else _checked_kg(kg_dir, triple_encoding, ontology)
     stats = ReadStats()
-    pairs = read_pairs(input_path, kg=kg, skip_invalid=skip_invalid, stats=stats)
+    pairs = _read_triple_pairs(input_path, kg=kg, skip_invalid=skip_invalid, stats=stats)
     manifest, table = cross_validate(pairs, directory, kg=kg, embedder=_embedder(encoder, device, precision,
                                                                                  max_length),
                                      baseline=baseline, compose=compose, head=head, direction=direction,

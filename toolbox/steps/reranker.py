@@ -8,9 +8,9 @@ last candidate; cross-entropy over the gold and sampled negatives.
 
 from toolbox.artifacts.reranker import ARTIFACT, cross_encoder_logits, load_cross_encoder
 from toolbox.errors import InputError
-from toolbox.inputs import entity_input, mention_input
+from toolbox.encoder_inputs import entity_input, mention_input
 from toolbox.manifest import library_versions
-from toolbox.training import Checkpoints, run_epochs
+from toolbox.fine_tuning import Checkpoints, run_epochs
 
 # A batch of 32 pairs x 21 candidates x 256 tokens needs far more than 24 GB for a backward pass: it runs
 # this many sequences at a time, gradients accumulated (the loss is a mean over pairs, so same update).

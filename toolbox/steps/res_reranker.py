@@ -24,7 +24,7 @@ from toolbox.artifacts.res_reranker import (
 )
 from toolbox.errors import InputError
 from toolbox.manifest import library_versions
-from toolbox.training import Checkpoints, run_epochs
+from toolbox.fine_tuning import Checkpoints, run_epochs
 
 SEQUENCES_PER_PASS = 64  # cross reading: (mention, candidate) sequences per forward pass, gradients accumulated
 SELECTOR_LEARNING_RATE = 1e-3  # the selecting transformer starts at random

@@ -94,13 +94,13 @@ class Encoder:
 
     def mention_text(self, record):
         """The text a mention record is encoded as."""
-        from toolbox.inputs import mention_input
+        from toolbox.encoder_inputs import mention_input
 
         return mention_input(record) if self.marked_inputs else record["mention"].strip()
 
     def entity_text(self, name, definition):
         """The text an entity name is encoded as (name-based KB: one per name)."""
-        from toolbox.inputs import entity_input
+        from toolbox.encoder_inputs import entity_input
 
         return entity_input(name, definition) if self.marked_inputs else name
 

@@ -126,7 +126,7 @@ class SentenceEncoder(Encoder):
     def forward(self, id_lists):
         import torch
 
-        from toolbox.inputs import pooled
+        from toolbox.encoder_inputs import pooled
 
         input_ids, attention_mask = pad(id_lists, self._model.tokenizer.pad_token_id or 0)
         features = {"input_ids": torch.from_numpy(input_ids), "attention_mask": torch.from_numpy(attention_mask)}

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from toolbox.errors import InputError, OntolinkError
-from toolbox.inputs import CONTEXT_CHARACTERS, MENTION_END, MENTION_START
+from toolbox.encoder_inputs import CONTEXT_CHARACTERS, MENTION_END, MENTION_START
 from toolbox.manifest import peek_manifest
 
 ARTIFACT = "multivector"

@@ -36,7 +36,7 @@ def training_inputs(function):
 
 def _read_pairs(path, ontology, skip_invalid=False, accept_gold=False):
     from toolbox.io import read_records
-    from toolbox.steps.train_retriever import pair_validator
+    from toolbox.steps.fine_tune_retriever import pair_validator
 
     return list(read_records(path, validate=pair_validator(ontology, accept_gold), skip_invalid=skip_invalid))
 
@@ -106,7 +106,7 @@ def retriever_command(directory, ontology, input_path, skip_invalid, backbone, n
         --device cuda --batch-size 512 models/sapbert
     """
     from toolbox.io import warn
-    from toolbox.steps.train_retriever import train_retriever
+    from toolbox.steps.fine_tune_retriever import train_retriever
 
     loaded = ontology.load()
     pairs = _read_pairs(input_path, loaded, skip_invalid=skip_invalid)
@@ -248,7 +248,7 @@ def multivector_command(directory, ontology, input_path, skip_invalid, backbone,
       ontolink train multivector --ontology hpo -i pairs.jsonl --kb entity --no-temperature models/xtr-entity
     """
     from toolbox.io import warn
-    from toolbox.steps.train_multivector import train_multivector
+    from toolbox.steps.fine_tune_multivector import train_multivector
 
     loaded = ontology.load()
     pairs = _read_pairs(input_path, loaded, skip_invalid=skip_invalid, accept_gold=True)

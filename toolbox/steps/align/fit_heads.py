@@ -55,7 +55,7 @@ def _module():
     import torch
     from torch import nn
 
-    from toolbox.align.heads import make_head
+    from toolbox.steps.align.heads import make_head
 
     class AlignmentModel(nn.Module):
         """The trained heads; ``spaces`` gives the (document, triple) vectors a direction ranks with."""
@@ -193,7 +193,7 @@ def train_alignment_model(text_vectors, triple_rows, composer, direction="text2k
     (``prepare_negatives``)."""
     import torch
 
-    from toolbox.align.encoding import as_encoding
+    from toolbox.steps.align.encoding import as_encoding
 
     encoding = as_encoding(composer)
 

@@ -13,7 +13,7 @@ pool, 1 = first; null when the pool lacks it) and ``pool`` (its size).
 
 import numpy as np
 
-from toolbox.align.pairs import pair_triple, verbalize
+from toolbox.steps.align.pairs import pair_triple, verbalize
 
 RETRIEVALS = ("d2t", "t2d")
 
@@ -45,7 +45,7 @@ class AlignedScorer:
     kind = "aligned"
 
     def __init__(self, model, encoding, embedder, device="cpu", batch_size=4096):
-        from toolbox.align.encoding import as_encoding
+        from toolbox.steps.align.encoding import as_encoding
 
         self.model = model
         self.encoding = as_encoding(encoding)

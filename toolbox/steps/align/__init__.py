@@ -1,9 +1,16 @@
-"""`ontolink align train | retrieve | cv`: text ↔ KG alignment (METHODS.md §2).
+"""`ontolink align train | retrieve | cv`: text ↔ KG alignment (METHODS.md §2), frozen text and KG
+encoders and a trained projection. The steps are here; their parts:
 
-Model directory (artifact ``align-model``): ``manifest.json`` (encoder, KG
-embeddings and their sha256, composition, head, direction, training options,
-best epoch), ``heads.safetensors`` (the heads' weights, plus the fixed relation
-projection when one was needed) and ``training_curve.jsonl``.
+    pairs.py      Text–triple pair records: checks, triple keys, verbalisation
+    text.py       frozen text encoder with a content-hash cache of text vectors
+    compose.py    triple composition φ(s, p, o): concat, hadamard, l1, l2
+    encoding.py   triple encodings: composed KG vectors, verbalised text, or both (hybrid)
+    heads.py      projection heads: linear, mlp, cross-attention
+    fit_heads.py  InfoNCE training of the heads (in-batch + optional hard negatives), early stopping
+    retrieve.py   D2T / T2D ranking over the full candidate pool, Retrieved records
+    cv.py         grouped k-fold splits (no group in both train and test)
+
+A trained model (artifact ``align-model``) is read back by toolbox.artifacts.alignment.
 
 CV directory (artifact ``align-cv``): ``fold-K.jsonl.gz`` (Retrieved records of
 fold K's test pairs, both directions), ``folds.json`` (the pair ids of each
@@ -12,31 +19,27 @@ fold), ``summary.json`` / ``summary.md`` (metrics, mean ± std over folds).
 
 import json
 import time
-from pathlib import Path
 
 import numpy as np
 
-from toolbox.align.cv import grouped_folds, grouped_holdout
-from toolbox.align.encoding import triple_encoding
-from toolbox.align.pairs import group_of, pair_triple, validate_pair
-from toolbox.align.retrieve import RETRIEVALS, AlignedScorer, VerbalizedScorer, retrieved_records
-from toolbox.align.text import TextEmbedder
-from toolbox.align.train import TrainOptions, alignment_model, train_alignment_model
+from toolbox.artifacts.alignment import ARTIFACT, CURVE, HEADS_FILE, PROJECTION
 from toolbox.errors import InputError
-from toolbox.io import RecordWriter, read_records, warn
-from toolbox.manifest import artifact_directory, library_versions, read_manifest
+from toolbox.io import RecordWriter, warn
+from toolbox.manifest import artifact_directory, library_versions
 from toolbox.progress import progress_bar
+from toolbox.steps.align.cv import grouped_folds, grouped_holdout
+from toolbox.steps.align.encoding import triple_encoding
+from toolbox.steps.align.fit_heads import TrainOptions, train_alignment_model
+from toolbox.steps.align.pairs import group_of, pair_triple, validate_pair
+from toolbox.steps.align.retrieve import RETRIEVALS, AlignedScorer, VerbalizedScorer, retrieved_records
+from toolbox.steps.align.text import TextEmbedder
 
-ARTIFACT = "align-model"
 CV_ARTIFACT = "align-cv"
-HEADS_FILE = "heads.safetensors"
-CURVE = "training_curve.jsonl"
-PROJECTION = "composer.relation_projection"
 
 
-def read_pairs(path, kg=None, skip_invalid=False, stats=None):
-    """Text–triple pairs of a JSONL file; with ``kg``, a pair whose entity or relation has no embedding is
-    an error naming it (``FILE:LINE``), or with ``skip_invalid`` a counted, reported skip."""
+def triple_pair_validator(kg=None):
+    """A reader's ``validate`` for text–triple pairs; with ``kg``, a pair whose entity or relation has no
+    embedding is refused with the name of what is missing."""
 
     def validate(record):
         validate_pair(record)
@@ -45,8 +48,7 @@ def read_pairs(path, kg=None, skip_invalid=False, stats=None):
             if problem:
                 raise ValueError(f"pair {record['pair_id']!r}: {problem}")
 
-    return list(read_records(path, validate=validate, skip_invalid=skip_invalid, stats=stats,
-                             check_duplicate_ids=False))
+    return validate
 
 
 def _check_pairs(pairs, name="pairs"):
@@ -130,76 +132,6 @@ def train_alignment(pairs, kg, directory, embedder=None, compose="concat", head=
             for entry in curve:
                 handle.write(json.dumps(entry) + "\n")
     return manifest
-
-
-class LoadedAlignment:
-    def __init__(self, directory, manifest, model, encoding, embedder, kg):
-        self.directory, self.manifest, self.model, self.encoding, self.embedder, self.kg = (
-            directory, manifest, model, encoding, embedder, kg)
-
-    @property
-    def composer(self):
-        """The KG composition (None for a verbalized model)."""
-        return getattr(self.encoding, "composer", None)
-
-    def scorer(self):
-        return AlignedScorer(self.model, self.encoding, self.embedder, device=self.encoding.device)
-
-
-def load_alignment(directory, kg=None, device="auto", embedder=None):
-    """Open a model directory; ``kg`` (loaded embeddings or a directory; default: the one it was trained on)
-    must be the same embeddings, by sha256."""
-    from safetensors import SafetensorError
-    from safetensors.torch import load_file
-
-    from toolbox.artifacts.kg_embeddings import load_kg_embeddings
-
-    directory = Path(directory)
-    manifest = read_manifest(directory, ARTIFACT, required_files=[HEADS_FILE])
-    trained_on = manifest["kg"]
-    if trained_on is None:
-        if kg is not None:
-            raise InputError("reads no KG embeddings (its triples are verbalised text): drop --kg-embeddings",
-                             directory)
-    else:
-        if kg is None:
-            kg = trained_on["directory"]
-            if not Path(kg).exists():
-                raise InputError(f"was trained on the KG embeddings in {kg}, which are gone: pass --kg-embeddings",
-                                 directory)
-        if not hasattr(kg, "entity"):
-            kg = load_kg_embeddings(kg)
-        if kg.sha256 != trained_on["sha256"]:
-            raise InputError(f"was trained on other KG embeddings ({trained_on['directory']}, sha256 "
-                             f"{str(trained_on['sha256'])[:12]}), not {kg.directory} (sha256 "
-                             f"{str(kg.sha256)[:12]}); retrain it with `ontolink align train`", directory)
-    device = _resolve_device(device)
-    encoder = manifest["encoder"]
-    if embedder is None:
-        embedder = TextEmbedder(encoder["model"], device=device, precision=encoder["precision"],
-                                max_length=encoder["max_length"])
-    elif embedder.model != encoder["model"]:
-        raise InputError(f"was trained with text encoder {encoder['model']!r}, not {embedder.model!r}", directory)
-    try:
-        tensors = load_file(str(directory / HEADS_FILE))
-    except (SafetensorError, OSError) as error:
-        raise InputError(f"{HEADS_FILE} is damaged ({error}); retrain the model", directory) from None
-    projection = tensors.pop(PROJECTION, None)
-    composition = manifest["composition"] or {}
-    encoding = triple_encoding(manifest.get("triple_encoding", "kg"), kg, embedder, composition.get("compose"),
-                               normalize=composition.get("normalize_components"),
-                               projection=None if projection is None else projection.numpy(), device=device)
-    options = manifest["training"]["options"]
-    model = alignment_model(manifest["direction"], manifest["head"], manifest["text_dim"], manifest["triple_dim"],
-                            hidden=options["hidden"], dropout=options["dropout"],
-                            text_block=manifest.get("text_block") or 0, combine=manifest.get("combine"))
-    try:
-        model.load_state_dict(tensors)
-    except RuntimeError as error:
-        raise InputError(f"{HEADS_FILE} does not fit the manifest ({str(error).splitlines()[0]})",
-                         directory) from None
-    model.to(device).eval()
-    return LoadedAlignment(directory, manifest, model, encoding, embedder, kg)
 
 
 def retrieve(queries, pool, scorer, retrievals=RETRIEVALS, top_k=10):

@@ -17,7 +17,7 @@ from toolbox.errors import InputError
 from toolbox.io import warn
 from toolbox.manifest import library_versions
 from toolbox.ontology.kb_documents import KB_KINDS, kb_documents
-from toolbox.training import Checkpoints, run_epochs
+from toolbox.fine_tuning import Checkpoints, run_epochs
 
 EXPANSION_WEIGHT = 0.3  # λ of L = L_MML + λ (L_QE + L_DIS)
 MINING_TOKEN_K = 256  # token neighbours per mention token when mining: only the top names are needed

@@ -18,8 +18,8 @@ texts encoded once (cached), and every epoch reuses them.
 
 import numpy as np
 
-from toolbox.align.pairs import pair_triple, verbalize
-from toolbox.align.train import corrupt
+from toolbox.steps.align.pairs import pair_triple, verbalize
+from toolbox.steps.align.fit_heads import corrupt
 from toolbox.errors import InputError
 
 TRIPLE_ENCODINGS = ("kg", "verbalized", "hybrid")
@@ -232,7 +232,7 @@ def as_encoding(encoding):
 def triple_encoding(kind, kg=None, embedder=None, compose="concat", normalize=True, seed=0, projection=None,
                     device="cpu"):
     """The encoding ``kind`` over KG embeddings ``kg`` and/or the text ``embedder``."""
-    from toolbox.align.compose import Composer
+    from toolbox.steps.align.compose import Composer
 
     if kind not in TRIPLE_ENCODINGS:
         raise InputError(f"unknown triple encoding {kind!r} (known: {', '.join(TRIPLE_ENCODINGS)})")

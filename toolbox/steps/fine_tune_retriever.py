@@ -29,10 +29,10 @@ model (in bare mode: the frozen encoder) is.
 import numpy as np
 
 from toolbox.errors import InputError
-from toolbox.inputs import INPUT_MODES, SPECIAL_TOKENS, entity_input, mention_input, pooled
+from toolbox.encoder_inputs import INPUT_MODES, SPECIAL_TOKENS, entity_input, mention_input, pooled
 from toolbox.manifest import library_versions
 from toolbox.ontology import normalize
-from toolbox.training import Checkpoints, run_epochs
+from toolbox.fine_tuning import Checkpoints, run_epochs
 
 NEGATIVE_STRATEGIES = ("base", "rm-pcs", "pc-pos")
 POOLINGS = ("span", "mean")
@@ -169,7 +169,7 @@ def build_model(backbone, device, max_length, input_mode="context"):
 
 
 def encode_batch(model, texts, device, pooling="span"):
-    """Vectors of ``texts`` with gradients: span pooling (see ``toolbox.inputs.span_pool``) or the model's own."""
+    """Vectors of ``texts`` with gradients: span pooling (see ``toolbox.encoder_inputs.span_pool``) or the model's own."""
     preprocess = getattr(model, "preprocess", None) or model.tokenize
     features = {key: value.to(device) if hasattr(value, "to") else value
                 for key, value in preprocess(texts).items()}

@@ -1,0 +1,42 @@
+"""toolbox.steps.eval_files: eval's choice of file kind, Ks and report, called as a library."""
+
+import json
+
+import pytest
+
+from toolbox.errors import InputError
+from toolbox.steps.eval_files import evaluate_files, parse_ks
+
+
+def write_jsonl(path, records):
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    return str(path)
+
+
+def test_linked_mentions_get_the_linking_metrics_and_ks(tmp_path):
+    linked = write_jsonl(tmp_path / "linked.jsonl", [
+        {"id": "m1", "mention": "a", "gold": ["X:1"], "candidates": [{"id": "X:1", "score": 0.9}]},
+        {"id": "m2", "mention": "b", "gold": ["X:2"], "candidates": [{"id": "X:1", "score": 0.9},
+                                                                      {"id": "X:2", "score": 0.5}]}])
+    report = json.loads(evaluate_files([linked]))
+    metrics = report["metrics"]["all"]
+    assert metrics["R@1"]["mean"] == 0.5 and metrics["R@5"]["mean"] == 1.0 and "R@64" in metrics
+    assert "MRR" in metrics and "Hits@10" not in metrics
+    assert set(json.loads(evaluate_files([linked], ks="2"))["metrics"]["all"]) >= {"R@2"}
+
+
+def test_retrieved_records_are_recognised_by_their_first_record(tmp_path):
+    retrieved = write_jsonl(tmp_path / "fold-1.jsonl", [
+        {"pair_id": f"p{n}", "direction": direction, "predicate": "treats", "rank": rank, "candidates": []}
+        for n, rank in enumerate((1, 3)) for direction in ("d2t", "t2d")])
+    report = json.loads(evaluate_files([retrieved]))
+    assert report["metrics"]["d2t"]["MRR"]["mean"] == pytest.approx((1 + 1 / 3) / 2)
+    assert report["metrics"]["d2t"]["Hits@10"]["mean"] == 1.0 and "Hits@64" not in report["metrics"]["d2t"]
+
+
+def test_ks_are_checked():
+    assert parse_ks(None) == (1, 5, 32, 64) and parse_ks(None, retrieved=True) == (1, 10)
+    assert parse_ks("64, 1,5,1") == (1, 5, 64)
+    for bad in ("1,x", "0,5", ","):
+        with pytest.raises(InputError, match="--ks"):
+            parse_ks(bad)
