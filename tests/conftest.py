@@ -131,3 +131,12 @@ def interrupt_at_call(monkeypatch, module, name, call):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(module, name, interrupted)
+
+
+def interruptible():
+    """``preexec_fn`` for a child that a test sends SIGINT: the default disposition, as from a terminal. A child
+    inherits an ignored SIGINT (from whatever in the test process set it so), and Python then never raises
+    KeyboardInterrupt in it."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from conftest import jsonl, parse_jsonl, run, shared_path
+from conftest import interruptible, jsonl, parse_jsonl, run, shared_path
 from toolbox.cli import cli
 
 MENTIONS = [
@@ -264,7 +264,7 @@ def test_ctrl_c_exits_130_quietly(tfidf_index):
     import signal
 
     link = subprocess.Popen(_ontolink("link", "--index", tfidf_index, "--batch-size", 1), stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=interruptible)
     try:
         link.stdin.write(jsonl([{"id": "m1", "mention": "myopia"}]).encode())
         link.stdin.flush()

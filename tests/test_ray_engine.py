@@ -7,7 +7,7 @@ import os
 import signal
 
 import pytest
-from conftest import run, shared_slice
+from conftest import interruptible, run, shared_slice
 
 from toolbox.artifacts.index import load_index
 from toolbox.backends.engines import open_engine
@@ -204,7 +204,7 @@ def test_ctrl_c_shuts_the_local_cluster_down(dense_index, mentions):
     env = {name: value for name, value in os.environ.items() if name != "RAY_ADDRESS"}  # its own local cluster
     link = subprocess.Popen([sys.executable, "-m", "toolbox", "link", "--index", str(dense_index), "--batch-size", "1",
                              "-i", str(mentions), "--engine", "ray"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env=env)
+                            env=env, preexec_fn=interruptible)
     try:
         assert json.loads(link.stdout.readline())["candidates"]  # the cluster is up and linking
         cluster = descendants(link.pid)
