@@ -6,6 +6,8 @@ It is tied to no ontology: its features are relative to each mention's candidate
 so one ranker serves any index built by this version.
 """
 
+from pathlib import Path
+
 import numpy as np
 
 from toolbox.errors import InputError
@@ -41,7 +43,7 @@ class Ranker:
 
         self.directory = directory
         self.manifest = read_manifest(directory, ARTIFACT)
-        weights = load_file(str(directory) + "/" + WEIGHTS_FILE)
+        weights = load_file(str(Path(directory) / WEIGHTS_FILE))
         self.groups = self.manifest["features"]["groups"]
         self.columns = self.manifest["features"]["columns"]
         if any(len(weights.get(name, ())) != len(self.columns) for name in ("mean", "scale", "coefficients")):

@@ -75,7 +75,6 @@ class CandidateFeatures:
         self._names_by_entity = np.argsort(entity_of_name, kind="stable")
         self._first_name = np.searchsorted(entity_of_name[self._names_by_entity],
                                            np.arange(len(loaded_index.entity_ids) + 1))
-        self._rows_of_text = rows_by_text(loaded_index)
         if {"depth", "kind"} & set(self.groups) and (
                 loaded_index.entity_depths is None or loaded_index.name_kinds is None):
             raise InputError("index predates candidate features (no depths or name kinds); rebuild it with "
@@ -87,6 +86,7 @@ class CandidateFeatures:
             from toolbox.backends.indexes.tfidf import char_trigram_vectorizer
 
             self._vectorizer = char_trigram_vectorizer()
+            self._rows_of_text = rows_by_text(loaded_index)
             self._name_matrix = self._vectorizer.fit_transform(loaded_index.names).tocsr()
         if "prior" in self.groups:
             counts = prior or {}

@@ -12,6 +12,8 @@ held out of the index for it).
 import hashlib
 import random
 
+import numpy as np
+
 from toolbox.errors import InputError
 from toolbox.ontology import normalize
 
@@ -33,10 +35,7 @@ def synonym_queries(loaded_index, count, seed=0):
     if loaded_index.name_kinds is None:
         raise InputError("index predates name kinds; rebuild it with `ontolink index`", loaded_index.directory)
     rows_of_text = rows_by_text(loaded_index)
-    names_per_entity = {}
-    for row in range(len(loaded_index)):
-        entity = int(loaded_index.entity_of_name[row])
-        names_per_entity[entity] = names_per_entity.get(entity, 0) + 1
+    names_per_entity = np.bincount(loaded_index.entity_of_name)
     eligible = []
     for row, (name, kind) in enumerate(zip(loaded_index.names, loaded_index.name_kinds)):
         held_out = rows_of_text[normalize(name)]
