@@ -25,6 +25,8 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from setup_work import ONTOLINK, hpo_index, working_folder  # beside this script
+
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared" / "data"
 # Published figures (mention level) for reference: FastHPOCR from its paper's abstract; PhenoTagger
@@ -80,18 +82,14 @@ def main():
     parser.add_argument("--workdir", default="/tmp/ontolink-bench-annotate")
     parser.add_argument("--dense-threshold", type=float, nargs="*", default=[0.9])
     args = parser.parse_args()
-    if not Path(args.mentions).exists():
-        print(f"{args.mentions} is absent (the project's shared data sits beside the repository); nothing to do")
+    work = working_folder(args.workdir, args.mentions)
+    if work is None:
         return
-    work = Path(args.workdir)
-    work.mkdir(parents=True, exist_ok=True)
-    ontolink = [sys.executable, "-m", "toolbox"]
+    ontolink = ONTOLINK
     documents = work / "gscplus_docs.txt"
     n_docs, n_mentions = rebuild_documents(args.mentions, documents)
     print(f"GSC+ (public split): {n_docs} abstracts, {n_mentions} gold mentions, rebuilt without spans")
-    index = work / "idx-hpo"
-    if not (index / "manifest.json").exists():
-        subprocess.run(ontolink + ["index", "--ontology", "hpo", str(index)], check=True)
+    index = hpo_index(work / "idx-hpo")
     settings = [("dictionary, all of HPO", []),
                 ("dictionary, under HP:0000118", ["--roots", "HP:0000118"]),
                 ("dictionary --nested, under HP:0000118", ["--roots", "HP:0000118", "--nested"])]

@@ -39,6 +39,8 @@ from toolbox.steps.make_pairs import build_matcher, make_pairs
 from toolbox.steps.fine_tune_multivector import train_multivector
 from toolbox.steps.fine_tune_retriever import pair_validator, train_retriever
 
+from setup_work import working_folder  # beside this script
+
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared" / "data"
 TOP_K = 64
@@ -81,11 +83,9 @@ def main():
     parser.add_argument("--nprobe", type=int, default=16)
     parser.add_argument("--settings", default=",".join(SETTINGS), help="comma-separated labels of SETTINGS")
     args = parser.parse_args()
-    if not Path(args.mentions).exists():
-        print(f"{args.mentions} is absent (the project's shared data sits beside the repository); nothing to do")
+    work = working_folder(args.workdir, args.mentions)
+    if work is None:
         return
-    work = Path(args.workdir)
-    work.mkdir(parents=True, exist_ok=True)
     ontology = load_ontology("hpo")
     mentions = list(read_records(args.mentions))
     pairs_path = Path(args.pairs) if args.pairs else pseudo_pairs(mentions, ontology, work / "pairs-P_Syn.jsonl")

@@ -18,6 +18,8 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from setup_work import ONTOLINK, hpo_index, working_folder  # beside this script
+
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared" / "data"
 sys.path.insert(0, str(REPO))
@@ -36,15 +38,11 @@ def main():
     args = parser.parse_args()
     gscplus = SHARED / "gscplus" / "mentions.jsonl"
     lpt = SHARED / "sci-zsel" / "lpt_test_grag.PARTIAL_first42.json"
-    if not gscplus.exists() or not lpt.exists():
-        print("the project's shared data is absent (it sits beside the repository); nothing to do")
+    work = working_folder(args.workdir, gscplus, lpt)
+    if work is None:
         return
-    work = Path(args.workdir)
-    work.mkdir(parents=True, exist_ok=True)
-    ontolink = [sys.executable, "-m", "toolbox"]
-    index = Path(args.index) if args.index else work / "idx-hpo"
-    if not (index / "manifest.json").exists():
-        subprocess.run(ontolink + ["index", "--ontology", "hpo", str(index)], check=True)
+    ontolink = ONTOLINK
+    index = hpo_index(args.index or work / "idx-hpo")
     convert_scizsel_mentions(str(lpt), work / "lpt.jsonl")
     mixed = work / "mixed.jsonl"
     with open(mixed, "w", encoding="utf-8") as out:

@@ -28,6 +28,8 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from setup_work import ONTOLINK, working_folder  # beside this script
+
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared" / "data"
 
@@ -64,12 +66,10 @@ def main():
     parser.add_argument("--max-entities", type=int, default=0)
     parser.add_argument("gen_options", nargs="*", help="extra options for gen-aliases (after --)")
     args = parser.parse_args()
-    if not Path(args.mentions).exists():
-        print(f"{args.mentions} is absent (the project's shared data sits beside the repository); nothing to do")
+    work = working_folder(args.workdir, args.mentions)
+    if work is None:
         return
-    work = Path(args.workdir)
-    work.mkdir(parents=True, exist_ok=True)
-    ontolink = [sys.executable, "-m", "toolbox"]
+    ontolink = ONTOLINK
     times = []
 
     labeled = work / "labeled.jsonl"

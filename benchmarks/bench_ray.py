@@ -24,6 +24,8 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from setup_work import ONTOLINK, hpo_index, working_folder  # beside this script
+
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared" / "data"
 
@@ -59,15 +61,11 @@ def main():
     parser.add_argument("--repeat", type=int, default=1, help="runs of each engine (the best is kept)")
     args = parser.parse_args()
     sources = [SHARED / "ncbi_disease" / "unlabeled_mentions.jsonl", SHARED / "gscplus" / "mentions.jsonl"]
-    if not all(source.exists() for source in sources):
-        print("the project's shared data is absent (it sits beside the repository); nothing to do")
+    work = working_folder(args.workdir, *sources)
+    if work is None:
         return
-    work = Path(args.workdir)
-    work.mkdir(parents=True, exist_ok=True)
-    ontolink = [sys.executable, "-m", "toolbox"]
-    index = Path(args.index) if args.index else work / "idx-hpo"
-    if not (index / "manifest.json").exists():
-        subprocess.run(ontolink + ["index", "--ontology", "hpo", str(index)], check=True)
+    ontolink = ONTOLINK
+    index = hpo_index(args.index or work / "idx-hpo")
     mentions = work / "ncbi+gscplus.jsonl"
     mentions.write_text("".join(source.read_text(encoding="utf-8") for source in sources), encoding="utf-8")
 

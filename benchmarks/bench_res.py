@@ -26,6 +26,8 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from setup_work import ONTOLINK, working_folder  # beside this script
+
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared" / "data"
 
@@ -49,12 +51,10 @@ def main():
     args = parser.parse_args()
     gscplus = SHARED / "gscplus" / "mentions.jsonl"
     ncbi = SHARED / "ncbi_disease" / "unlabeled_mentions.jsonl"
-    if not gscplus.exists() or not ncbi.exists():
-        print("the project's shared data is absent (it sits beside the repository); nothing to do")
+    work = working_folder(args.workdir, gscplus, ncbi)
+    if work is None:
         return
-    work = Path(args.workdir)
-    work.mkdir(parents=True, exist_ok=True)
-    ontolink = [sys.executable, "-m", "toolbox"]
+    ontolink = ONTOLINK
     seconds = {}
 
     def stage(name, target, command):

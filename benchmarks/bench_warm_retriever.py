@@ -32,6 +32,8 @@ from toolbox.steps.link import link_mentions
 from toolbox.steps.make_pairs import build_matcher, make_pairs
 from toolbox.steps.fine_tune_retriever import pair_validator, train_retriever
 
+from setup_work import working_folder  # beside this script
+
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared" / "data"
 TOP_K = 64
@@ -54,11 +56,9 @@ def main():
     parser.add_argument("--validation-fraction", type=float, default=0.1)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    if not Path(args.mentions).exists():
-        print(f"{args.mentions} is absent (the project's shared data sits beside the repository); nothing to do")
+    work = working_folder(args.workdir, args.mentions)
+    if work is None:
         return
-    work = Path(args.workdir)
-    work.mkdir(parents=True, exist_ok=True)
     ontology = load_ontology("hpo")
     mentions = list(read_records(args.mentions))
     corpus = unlabeled(args.corpus) + unlabeled(args.mentions)
