@@ -52,7 +52,8 @@ def _training_options(function):
         click.option("--direction", type=_model_choice("model", "DIRECTIONS"), default="text2kg",
                      show_default=True, help="Project documents into the triple space, triples into the text "
                                              "space, or both (one head each, a random one per batch)."),
-        click.option("--hard-negatives", type=_model_choice("encoding", "HARD_NEGATIVES"), default="none", show_default=True,
+        click.option("--hard-negatives", type=_model_choice("encoding", "HARD_NEGATIVES"), default="none",
+                     show_default=True,
                      help="Corrupt each true triple in KG space as extra negatives (text2kg batches only); "
                           "all: one of each of the four kinds. verbalized / hybrid: drawn once per pair, their "
                           "texts encoded once."),
@@ -215,7 +216,7 @@ def train_command(directory, input_path, skip_invalid, kg_dir, ontology, encoder
                    "\"subject predicate object\").")
 @_kg_option(required=False)
 @input_options
-@click.option("--candidates", "candidates_path", metavar="FILE",
+@click.option("--candidates", "candidates_path", metavar="FILE", type=click.Path(allow_dash=True),
               help="Text–triple pairs forming the candidate pool.  [default: the input pairs themselves]")
 @output_option
 @click.option("--retrieval", type=click.Choice(["d2t", "t2d", "both"]), default="both", show_default=True,

@@ -31,7 +31,7 @@ def _guess_output(path):
               help="Prefix for bare gold ids, e.g. 'MESH:' or 'Disease=MESH:,Gene=NCBIGene:'.")
 @click.option("--context-chars", type=click.IntRange(0), default=0, show_default=True,
               help="Context kept on each side of a mention (0: the whole document text).")
-@click.option("--documents", "documents_path", metavar="FILE",
+@click.option("--documents", "documents_path", metavar="FILE", type=click.Path(),
               help="--to pubtator/bioc-*: the documents the mentions came from (text and offsets are copied).")
 @click.option("--documents-format", type=click.Choice(DOCUMENT_FORMATS),
               help="Format of --documents.  [default: from its file name]")
