@@ -56,19 +56,19 @@ def model_dir(pairs_path, kg_dir, tmp_path_factory):
 # --- records, cache, composition, heads -----------------------------------------------------------
 
 def test_pair_checks_and_verbalisation():
-    from toolbox.artifacts.alignment.pairs import predicate_label, validate_pair, verbalize
+    from toolbox.artifacts.alignment.pairs import predicate_label, validate_triple_pair, verbalize
 
     record = {"pair_id": "p", "text": "t", "subject": {"id": "S", "name": "aspirin"}, "predicate":
               "Chemical_Induced_Disease", "object": {"id": "O", "name": "ulcer"}, "group": 7}
-    validate_pair(record)
+    validate_triple_pair(record)
     assert verbalize(record) == "aspirin chemical induced disease ulcer"
     assert predicate_label("hpo:gene_has_phenotype") == "gene has phenotype"
     with pytest.raises(ValueError, match="field 'object' must be an object"):
-        validate_pair({**record, "object": "O"})
+        validate_triple_pair({**record, "object": "O"})
     with pytest.raises(ValueError, match="field 'subject.id' is empty"):
-        validate_pair({**record, "subject": {"id": " "}})
+        validate_triple_pair({**record, "subject": {"id": " "}})
     with pytest.raises(ValueError, match="missing required field 'text'"):
-        validate_pair({key: value for key, value in record.items() if key != "text"})
+        validate_triple_pair({key: value for key, value in record.items() if key != "text"})
 
 
 @pytest.mark.slow

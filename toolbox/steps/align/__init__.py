@@ -21,7 +21,7 @@ import numpy as np
 
 from toolbox.artifacts.alignment import ARTIFACT, CURVE, HEADS_FILE, PROJECTION
 from toolbox.artifacts.alignment.encoding import triple_encoding
-from toolbox.artifacts.alignment.pairs import group_of, pair_triple, validate_pair
+from toolbox.artifacts.alignment.pairs import group_of, pair_triple, validate_triple_pair
 from toolbox.artifacts.alignment.scorers import AlignedScorer, VerbalizedScorer
 from toolbox.artifacts.alignment.text import TextEmbedder
 from toolbox.errors import InputError
@@ -40,7 +40,7 @@ def triple_pair_validator(kg=None):
     embedding is refused with the name of what is missing."""
 
     def validate(record):
-        validate_pair(record)
+        validate_triple_pair(record)
         if kg is not None:
             problem = kg.missing(*pair_triple(record))
             if problem:
