@@ -8,9 +8,7 @@ from pathlib import Path
 TOOLBOX = Path(__file__).resolve().parent.parent / "toolbox"
 UPPER = ("steps", "commands", "cli")  # toolbox.<layer> that only commands, steps and the CLI may import
 # (importer, imported) allowed for now, each with its reason; remove a line when its import goes
-KNOWN = {
-    ("toolbox.ranking.features", "toolbox.steps.link"),  # the ranker's candidates come from steps.link.Linker
-}
+KNOWN = set()
 
 
 def _imports(path):

@@ -56,6 +56,18 @@ def test_a_text_gets_the_same_vector_in_any_batch(encoder):
         encoder.max_batch_size = saved
 
 
+
+def test_sessions_side_by_side_give_the_vectors_of_one(encoder):
+    """Two single-threaded sessions run batches at once; a text's vector is the one a lone session gives."""
+    side_by_side = OnnxSentenceEncoder(threads=2)
+    alone = OnnxSentenceEncoder(threads=1)
+    assert (side_by_side.parallel_batches, alone.parallel_batches) == (2, 1)
+    texts = [f"{text} {number}" for number in range(40) for text in TEXTS]
+    # the work is cut so that both sessions get a batch, even when it would fit in one
+    assert (side_by_side.batch_tokens(1000), alone.batch_tokens(1000)) == (500, alone.tokens_per_batch)
+    assert side_by_side.batch_tokens(100) == side_by_side.min_tokens_per_batch
+    assert np.abs(side_by_side.encode(texts) - alone.encode(texts)).max() <= 1e-6
+
 def test_same_links_at_any_batch_size_and_across_shards(dense_index, gscplus_slice, tmp_path):
     outputs = {}
     for size in (1, 7, 256):
