@@ -129,6 +129,25 @@ def test_a_mention_spelled_like_a_name_reuses_its_stored_vector(dense_index):
     assert linked[0]["candidates"] == linked[1]["candidates"] == linked[2]["candidates"]
 
 
+def test_an_index_of_another_export_links_without_reusing_its_vectors(dense_index, tmp_path):
+    """Vectors stored by another version of the exported graph are not mixed with this version's."""
+    import shutil
+
+    from toolbox.backends.encoders.onnx_export import EXPORT_VERSION
+
+    assert load_index(dense_index, device="cpu").name_index._known is not None
+    older = tmp_path / "older"
+    shutil.copytree(dense_index, older)
+    manifest = json.loads((older / "manifest.json").read_text())
+    assert manifest["index"]["encoder"]["export"] == EXPORT_VERSION
+    manifest["index"]["encoder"]["export"] = EXPORT_VERSION - 1
+    (older / "manifest.json").write_text(json.dumps(manifest))
+    loaded = load_index(older, device="cpu")
+    assert loaded.name_index._known is None
+    linked = list(link_mentions([{"id": "1", "mention": loaded.names[0]}], loaded, top_k=3))
+    assert linked[0]["candidates"][0]["id"] == loaded.entity_ids[loaded.entity_of_name[0]]
+
+
 def test_a_torch_index_still_links_with_torch(small_ontology_path, tmp_path):
     ontology = load_ontology(small_ontology_path)
     manifest = build_index(ontology, tmp_path / "torch", device="cpu", precision="fp32", runtime="torch")

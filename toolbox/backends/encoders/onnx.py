@@ -158,6 +158,13 @@ class OnnxSentenceEncoder(Encoder):
     def fingerprint(self):
         return self._fingerprint
 
+    def describe(self):
+        from toolbox.backends.encoders.onnx_export import EXPORT_VERSION
+
+        # the export's version: an index built by another one keeps working, but its stored name
+        # vectors no longer stand in for encoding (they were made by a slightly different graph)
+        return super().describe() | {"export": EXPORT_VERSION}
+
     def tokenize(self, texts):
         return [encoding.ids for encoding in self._tokenizer.encode_batch(list(texts))]
 
