@@ -23,8 +23,8 @@ import numpy as np
 OPSET = 17
 # Bump when the exported graph changes: cached exports and name vectors are then made anew, and an index
 # built by another version stops reusing its stored name vectors for mentions (its encoder differs).
-# 2: QuantizeLinear scales each token itself (one multiply pass fewer per activation: 8-12% faster).
-EXPORT_VERSION = 2
+# 3: QuantizeLinear scales each token itself (one multiply pass fewer per activation), ranks kept for fusions.
+EXPORT_VERSION = 3
 
 
 def export_model(model_dir, target):
@@ -69,8 +69,7 @@ def quantize_per_token(source, target):
     weights = {tensor.name: tensor for tensor in graph.initializer}
     constants = [numpy_helper.from_array(np.array(value, dtype=dtype), name) for name, value, dtype in (
         ("q_floor", 1e-8, np.float32), ("q_127", 127.0, np.float32), ("q_one", 1.0, np.float32),
-        ("q_zero_point", 128, np.uint8), ("q_flat", [-1], np.int64), ("q_first", [0], np.int64),
-        ("q_last", [-1], np.int64))]
+        ("q_zero_point", 128, np.uint8), ("q_flat", [-1], np.int64))]
     nodes, quantised, matmuls = [], {}, 0
     for node in graph.node:
         weight = weights.get(node.input[1]) if node.op_type == "MatMul" else None
@@ -78,41 +77,39 @@ def quantize_per_token(source, target):
             nodes.append(node)
             continue
         values = numpy_helper.to_array(weight).astype(np.float32)
-        inputs, outputs = values.shape
+        inputs = values.shape[0]
         column_scale = np.maximum(np.abs(values).max(axis=0), 1e-12) / 127.0
         prefix = f"q_matmul{matmuls}"
         matmuls += 1
         constants += [numpy_helper.from_array(np.clip(np.round(values / column_scale), -127, 127).astype(np.int8),
                                               f"{prefix}_weight"),
-                      numpy_helper.from_array(column_scale.astype(np.float32), f"{prefix}_scale"),
-                      numpy_helper.from_array(np.array([outputs], dtype=np.int64), f"{prefix}_width")]
+                      numpy_helper.from_array(column_scale.astype(np.float32), f"{prefix}_scale")]
         activation = node.input[0]
         if activation not in quantised:
-            # tokens as rows of a matrix, so that QuantizeLinear takes one scale per row (axis 0)
+            # QuantizeLinear takes one scale per row of a matrix (axis 0): tokens become rows for it, and
+            # the integers take the activation's own shape back, so later fusions still see its rank
             name = f"q_activation{len(quantised)}"
             constants.append(numpy_helper.from_array(np.array([-1, inputs], dtype=np.int64), f"{name}_matrix"))
             nodes += [
-                helper.make_node("Shape", [activation], [f"{name}_shape"]),
-                helper.make_node("Slice", [f"{name}_shape", "q_first", "q_last"], [f"{name}_leading"]),
-                helper.make_node("Reshape", [activation, f"{name}_matrix"], [f"{name}_rows"]),
-                helper.make_node("Abs", [f"{name}_rows"], [f"{name}_abs"]),
+                helper.make_node("Abs", [activation], [f"{name}_abs"]),
                 helper.make_node("ReduceMax", [f"{name}_abs"], [f"{name}_max"], axes=[-1], keepdims=1),
                 helper.make_node("Max", [f"{name}_max", "q_floor"], [f"{name}_range"]),
                 helper.make_node("Div", [f"{name}_range", "q_127"], [f"{name}_scale"]),
                 helper.make_node("Reshape", [f"{name}_scale", "q_flat"], [f"{name}_row_scale"]),
                 helper.make_node("Shape", [f"{name}_row_scale"], [f"{name}_count"]),
                 helper.make_node("Expand", ["q_zero_point", f"{name}_count"], [f"{name}_zero_points"]),
+                helper.make_node("Reshape", [activation, f"{name}_matrix"], [f"{name}_rows"]),
                 helper.make_node("QuantizeLinear", [f"{name}_rows", f"{name}_row_scale", f"{name}_zero_points"],
-                                 [f"{name}_u8"], axis=0),
+                                 [f"{name}_u8_rows"], axis=0),
+                helper.make_node("Shape", [activation], [f"{name}_shape"]),
+                helper.make_node("Reshape", [f"{name}_u8_rows", f"{name}_shape"], [f"{name}_u8"]),
             ]
             quantised[activation] = name
         name = quantised[activation]
         nodes += [
             helper.make_node("MatMulIntegerToFloat", [f"{name}_u8", f"{prefix}_weight", "q_one", f"{prefix}_scale",
                                                       "q_zero_point"], [f"{prefix}_out"], domain="com.microsoft"),
-            helper.make_node("Mul", [f"{prefix}_out", f"{name}_scale"], [f"{prefix}_rows"]),
-            helper.make_node("Concat", [f"{name}_leading", f"{prefix}_width"], [f"{prefix}_shape"], axis=0),
-            helper.make_node("Reshape", [f"{prefix}_rows", f"{prefix}_shape"], [node.output[0]]),
+            helper.make_node("Mul", [f"{prefix}_out", f"{name}_scale"], [node.output[0]]),
         ]
     used = {name for node in nodes for name in node.input}
     kept = [tensor for tensor in graph.initializer if tensor.name in used]
