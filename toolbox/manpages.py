@@ -34,7 +34,10 @@ ENVIRONMENT = r"""
 .SH ENVIRONMENT
 .TP
 .B ONTOLINK_CACHE_DIR
-Where parsed ontologies and LLM replies are cached (default: the user cache directory, e.g. ~/.cache/ontolink).
+Where parsed ontologies, LLM replies, the exported ONNX encoder and name vectors are cached (default: the user cache directory, e.g. ~/.cache/ontolink).
+.TP
+.B OMP_NUM_THREADS
+CPU threads: the ONNX encoder runs this many single\-threaded sessions side by side, and the flat search sorts on as many threads (default: the cores this process may use).
 .TP
 .B ONTOLINK_TRACEBACK
 When set, errors show a Python traceback instead of one line.
