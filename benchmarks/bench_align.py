@@ -46,15 +46,15 @@ def main():
 
     if arguments.threads:
         torch.set_num_threads(arguments.threads)
-    from toolbox.steps.align.compose import Composer
+    from toolbox.artifacts.alignment.compose import Composer
     from toolbox.artifacts.kg_embeddings import load_kg_embeddings
     from toolbox.io import read_records
     from toolbox.steps.align import retrieve, triple_pair_validator
     from toolbox.steps.align.cv import grouped_holdout
     from toolbox.steps.align.fit_heads import TrainOptions, train_alignment_model
-    from toolbox.steps.align.pairs import group_of, pair_triple
-    from toolbox.steps.align.retrieve import AlignedScorer
-    from toolbox.steps.align.text import TextEmbedder
+    from toolbox.artifacts.alignment.pairs import group_of, pair_triple
+    from toolbox.artifacts.alignment.scorers import AlignedScorer
+    from toolbox.artifacts.alignment.text import TextEmbedder
     from toolbox.steps.eval_retrieval import retrieval_metrics
 
     rows = []

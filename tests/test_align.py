@@ -56,24 +56,24 @@ def model_dir(pairs_path, kg_dir, tmp_path_factory):
 # --- records, cache, composition, heads -----------------------------------------------------------
 
 def test_pair_checks_and_verbalisation():
-    from toolbox.steps.align.pairs import predicate_label, validate_pair, verbalize
+    from toolbox.artifacts.alignment.pairs import predicate_label, validate_triple_pair, verbalize
 
     record = {"pair_id": "p", "text": "t", "subject": {"id": "S", "name": "aspirin"}, "predicate":
               "Chemical_Induced_Disease", "object": {"id": "O", "name": "ulcer"}, "group": 7}
-    validate_pair(record)
+    validate_triple_pair(record)
     assert verbalize(record) == "aspirin chemical induced disease ulcer"
     assert predicate_label("hpo:gene_has_phenotype") == "gene has phenotype"
     with pytest.raises(ValueError, match="field 'object' must be an object"):
-        validate_pair({**record, "object": "O"})
+        validate_triple_pair({**record, "object": "O"})
     with pytest.raises(ValueError, match="field 'subject.id' is empty"):
-        validate_pair({**record, "subject": {"id": " "}})
+        validate_triple_pair({**record, "subject": {"id": " "}})
     with pytest.raises(ValueError, match="missing required field 'text'"):
-        validate_pair({key: value for key, value in record.items() if key != "text"})
+        validate_triple_pair({key: value for key, value in record.items() if key != "text"})
 
 
 @pytest.mark.slow
 def test_text_vectors_are_cached_by_content_hash():
-    from toolbox.steps.align.text import TextEmbedder
+    from toolbox.artifacts.alignment.text import TextEmbedder
 
     tag = int(np.random.default_rng().integers(1 << 30))  # texts no other test of this session encoded
     texts = [f"seizures {tag}", f"myopia {tag}", f"seizures {tag}"]
@@ -101,7 +101,7 @@ class _KG:
 def test_compositions(compose, dimension):
     import torch
 
-    from toolbox.steps.align.compose import Composer
+    from toolbox.artifacts.alignment.compose import Composer
 
     kg = _KG(8, 3)  # TuckER-like: relations in another dimension
     composer = Composer(kg, compose, seed=1)
@@ -121,7 +121,7 @@ def test_compositions(compose, dimension):
 def test_heads_map_dimensions(head):
     import torch
 
-    from toolbox.steps.align.heads import make_head
+    from toolbox.artifacts.alignment.heads import make_head
 
     module = make_head(head, 12, 7)
     assert module(torch.randn(5, 12)).shape == (5, 7)
@@ -134,7 +134,7 @@ def test_heads_map_dimensions(head):
 def test_hard_negatives_corrupt_only_their_columns(mode, columns):
     import torch
 
-    from toolbox.steps.align.fit_heads import corrupt
+    from toolbox.artifacts.alignment.encoding import corrupt
 
     rows = torch.tensor([[0, 0, 1], [2, 1, 3], [4, 2, 0]])
     negatives = corrupt(rows, mode, 4, n_entities=5, n_relations=3, generator=torch.Generator().manual_seed(0))
@@ -148,7 +148,7 @@ def test_hard_negatives_corrupt_only_their_columns(mode, columns):
 
 def test_linear_text2kg_learns_a_linear_relation():
     """Documents that are a fixed linear function of their triples: the linear head finds them."""
-    from toolbox.steps.align.compose import Composer
+    from toolbox.artifacts.alignment.compose import Composer
     from toolbox.steps.align.fit_heads import TrainOptions, train_alignment_model, validation_mrr
 
     rng = np.random.default_rng(0)
@@ -201,7 +201,7 @@ def test_retrieve_writes_ranked_records_for_both_directions(model_dir, pairs_pat
 
 @pytest.mark.slow
 def test_verbalized_baseline_ranks_a_verbalised_text_first(pairs_path, pairs, tmp_path):
-    from toolbox.steps.align.pairs import verbalize
+    from toolbox.artifacts.alignment.pairs import verbalize
 
     echo = dict(pairs[0], pair_id="echo", text=verbalize(pairs[0]), predicate="Bind",
                 subject={"id": "X:1", "name": "zyxin"}, object={"id": "X:2", "name": "quorum"})
@@ -258,7 +258,7 @@ def test_retrieve_refuses_other_kg_embeddings(model_dir, pairs_path, tmp_path):
     ("linear", "text2kg", "l1", "object"),
 ])
 def test_train_variants_run_and_reload(pairs_path, kg_dir, tmp_path, head, direction, compose, hard):
-    from toolbox.steps.align.text import TextEmbedder
+    from toolbox.artifacts.alignment.text import TextEmbedder
     from toolbox.artifacts.alignment import load_alignment
 
     result = run("align", "train", tmp_path / "m", "-i", pairs_path, "--kg-embeddings", kg_dir, "--head", head,
@@ -275,10 +275,10 @@ def test_alignment_head_beats_its_untrained_self_on_held_out_pairs(pairs, kg_dir
     that stops reading the KG vector, or stops learning, stays at chance and fails."""
     import torch
 
-    from toolbox.steps.align.compose import Composer
+    from toolbox.artifacts.alignment.compose import Composer
     from toolbox.steps.align.cv import grouped_holdout
-    from toolbox.steps.align.pairs import group_of, pair_triple
-    from toolbox.steps.align.text import TextEmbedder
+    from toolbox.artifacts.alignment.pairs import group_of, pair_triple
+    from toolbox.artifacts.alignment.text import TextEmbedder
     from toolbox.steps.align.fit_heads import TrainOptions, train_alignment_model, validation_mrr
     from toolbox.artifacts.kg_embeddings import load_kg_embeddings
 
@@ -409,8 +409,8 @@ def test_retrieval_metrics_and_fold_aggregation():
 def test_minilm_verbalized_baseline_on_real_pairs(pairs):
     """The real default encoder (PyPI all-MiniLM-L6-v2): entity names occur in these texts, so the
     verbalised baseline is strong (measured on the 240 pairs: D2T MRR about 0.6)."""
-    from toolbox.steps.align.retrieve import VerbalizedScorer
-    from toolbox.steps.align.text import TextEmbedder
+    from toolbox.artifacts.alignment.scorers import VerbalizedScorer
+    from toolbox.artifacts.alignment.text import TextEmbedder
     from toolbox.steps.align import retrieve
     from toolbox.steps.eval_retrieval import retrieval_metrics
 

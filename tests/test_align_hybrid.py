@@ -37,7 +37,7 @@ def kg_dir(pairs_path, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def embedder():
-    from toolbox.steps.align.text import TextEmbedder
+    from toolbox.artifacts.alignment.text import TextEmbedder
 
     return TextEmbedder(device="cpu")
 
@@ -45,9 +45,9 @@ def embedder():
 def test_untrained_residual_heads_rank_as_the_verbalised_baseline(pairs, kg_dir, embedder):
     """Zero-initialised residual heads: before training, verbalized and hybrid (either combination, either
     direction) give exactly the baseline's ranks."""
-    from toolbox.steps.align.encoding import triple_encoding
-    from toolbox.steps.align.retrieve import AlignedScorer, VerbalizedScorer
-    from toolbox.steps.align.fit_heads import alignment_model
+    from toolbox.artifacts.alignment.encoding import triple_encoding
+    from toolbox.artifacts.alignment.scorers import AlignedScorer, VerbalizedScorer
+    from toolbox.artifacts.alignment.model import alignment_model
     from toolbox.steps.align import retrieve
     from toolbox.artifacts.kg_embeddings import load_kg_embeddings
 
@@ -120,7 +120,7 @@ def test_verbalized_encoding_reads_no_kg(pairs_path, kg_dir, tmp_path):
 def test_hard_negatives_of_text_encodings_are_other_triples_encoded_once(pairs, kg_dir, embedder):
     import torch
 
-    from toolbox.steps.align.encoding import triple_encoding
+    from toolbox.artifacts.alignment.encoding import triple_encoding
     from toolbox.artifacts.kg_embeddings import load_kg_embeddings
 
     encoding = triple_encoding("hybrid", load_kg_embeddings(kg_dir), embedder)

@@ -132,7 +132,7 @@ def test_reranker_learns(synonym_split, tmp_path):
     """A cross-encoder over a TF-IDF retriever's top 8 names, 16 steps of 8 pairs (measured: held-out MRR 0.174
     at step 0, whose scoring head is random, 0.357)."""
     from toolbox.artifacts.reranker import Reranker
-    from toolbox.steps.reranker import train_reranker
+    from toolbox.steps.fine_tune_reranker import train_reranker
 
     ontology, _, pairs_path, held_out = synonym_split
     pairs = read_pairs(pairs_path, ontology)

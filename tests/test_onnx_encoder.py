@@ -56,6 +56,18 @@ def test_a_text_gets_the_same_vector_in_any_batch(encoder):
         encoder.max_batch_size = saved
 
 
+
+def test_sessions_side_by_side_give_the_vectors_of_one(encoder):
+    """Two single-threaded sessions run batches at once; a text's vector is the one a lone session gives."""
+    side_by_side = OnnxSentenceEncoder(threads=2)
+    alone = OnnxSentenceEncoder(threads=1)
+    assert (side_by_side.parallel_batches, alone.parallel_batches) == (2, 1)
+    texts = [f"{text} {number}" for number in range(40) for text in TEXTS]
+    # the work is cut so that both sessions get a batch, even when it would fit in one
+    assert (side_by_side.batch_tokens(1000), alone.batch_tokens(1000)) == (500, alone.tokens_per_batch)
+    assert side_by_side.batch_tokens(100) == side_by_side.min_tokens_per_batch
+    assert np.abs(side_by_side.encode(texts) - alone.encode(texts)).max() <= 1e-6
+
 def test_same_links_at_any_batch_size_and_across_shards(dense_index, gscplus_slice, tmp_path):
     outputs = {}
     for size in (1, 7, 256):
@@ -115,6 +127,25 @@ def test_a_mention_spelled_like_a_name_reuses_its_stored_vector(dense_index):
     assert [c["id"] for c in linked[2]["candidates"]] == [c["id"] for c in expected]
     assert max(abs(a["score"] - b["score"]) for a, b in zip(linked[2]["candidates"], expected)) <= 1e-5
     assert linked[0]["candidates"] == linked[1]["candidates"] == linked[2]["candidates"]
+
+
+def test_an_index_of_another_export_links_without_reusing_its_vectors(dense_index, tmp_path):
+    """Vectors stored by another version of the exported graph are not mixed with this version's."""
+    import shutil
+
+    from toolbox.backends.encoders.onnx_export import EXPORT_VERSION
+
+    assert load_index(dense_index, device="cpu").name_index._known is not None
+    older = tmp_path / "older"
+    shutil.copytree(dense_index, older)
+    manifest = json.loads((older / "manifest.json").read_text())
+    assert manifest["index"]["encoder"]["export"] == EXPORT_VERSION
+    manifest["index"]["encoder"]["export"] = EXPORT_VERSION - 1
+    (older / "manifest.json").write_text(json.dumps(manifest))
+    loaded = load_index(older, device="cpu")
+    assert loaded.name_index._known is None
+    linked = list(link_mentions([{"id": "1", "mention": loaded.names[0]}], loaded, top_k=3))
+    assert linked[0]["candidates"][0]["id"] == loaded.entity_ids[loaded.entity_of_name[0]]
 
 
 def test_a_torch_index_still_links_with_torch(small_ontology_path, tmp_path):

@@ -1,6 +1,18 @@
 """`--device auto|cpu|cuda[:N]`: one place that decides where tensors and indexes live."""
 
+import os
+
 from toolbox.errors import OntolinkError
+
+
+def usable_threads():
+    """Threads for CPU work (encoder sessions, partial sorts): OMP_NUM_THREADS when set, else the cores this process may use."""
+    if os.environ.get("OMP_NUM_THREADS", "").isdigit():
+        return max(1, int(os.environ["OMP_NUM_THREADS"]))
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
 
 
 def _no_gpu_device_files():

@@ -5,6 +5,7 @@ import functools
 import click
 
 from toolbox.errors import InputError
+from toolbox.io import open_input
 from toolbox.registry import LazyChoice
 
 
@@ -19,7 +20,7 @@ def _load_config(ctx, param, path):
     import yaml
 
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open_input(path) as handle:
             data = yaml.safe_load(handle) or {}
     except OSError as error:
         raise click.BadParameter(str(error), ctx=ctx, param=param) from None

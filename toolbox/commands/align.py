@@ -1,5 +1,6 @@
 """`ontolink align train | retrieve | cv`: align texts with KG triples through a trained projection."""
 
+import importlib
 import time
 
 import click
@@ -12,6 +13,12 @@ from toolbox.options import (
     output_option,
     seed_option,
 )
+from toolbox.registry import LazyChoice
+
+
+def _model_choice(module, name):
+    """The values of the alignment model's ``module.name`` (imported when help or a value needs them)."""
+    return LazyChoice(lambda: getattr(importlib.import_module(f"toolbox.artifacts.alignment.{module}"), name))
 
 
 def _encoder_options(function):
@@ -30,23 +37,23 @@ def _encoder_options(function):
 def _training_options(function):
     """Composition, head, direction and METHODS.md §2's training settings, shared by train and cv."""
     options = [
-        click.option("--triple-encoding", type=click.Choice(["kg", "verbalized", "hybrid"]), default="kg",
+        click.option("--triple-encoding", type=_model_choice("encoding", "TRIPLE_ENCODINGS"), default="kg",
                      show_default=True,
                      help="What a triple is: composed KG embeddings, the text encoder's vector of the verbalised "
                           "triple, or both side by side (the heads are then residual over the verbalised part, "
                           "so training starts at the verbalised baseline)."),
-        click.option("--combine", type=click.Choice(["concat", "gate"]), default="concat", show_default=True,
+        click.option("--combine", type=_model_choice("model", "COMBINES"), default="concat", show_default=True,
                      help="hybrid: join the verbalised and KG vectors as they are (concat) or with a learned "
                           "per-triple weight (gate)."),
-        click.option("--compose", type=click.Choice(["concat", "hadamard", "l1", "l2"]), default="concat",
+        click.option("--compose", type=_model_choice("compose", "COMPOSITIONS"), default="concat",
                      show_default=True, help="Triple composition: [s;p;o], s⊙p⊙o, |s+p−o|, (s+p−o)²."),
-        click.option("--head", type=click.Choice(["linear", "mlp", "cross-attention"]), default="linear",
+        click.option("--head", type=_model_choice("model", "HEADS"), default="linear",
                      show_default=True, help="Projection head (the only trained part)."),
-        click.option("--direction", type=click.Choice(["text2kg", "kg2text", "both"]), default="text2kg",
+        click.option("--direction", type=_model_choice("model", "DIRECTIONS"), default="text2kg",
                      show_default=True, help="Project documents into the triple space, triples into the text "
                                              "space, or both (one head each, a random one per batch)."),
-        click.option("--hard-negatives", type=click.Choice(["none", "predicate", "object", "subject", "entities",
-                                                            "all"]), default="none", show_default=True,
+        click.option("--hard-negatives", type=_model_choice("encoding", "HARD_NEGATIVES"), default="none",
+                     show_default=True,
                      help="Corrupt each true triple in KG space as extra negatives (text2kg batches only); "
                           "all: one of each of the four kinds. verbalized / hybrid: drawn once per pair, their "
                           "texts encoded once."),
@@ -98,7 +105,7 @@ def _fitting_options(function):
 
 
 def _embedder(encoder, device, precision, max_length):
-    from toolbox.steps.align.text import TextEmbedder
+    from toolbox.artifacts.alignment.text import TextEmbedder
 
     return TextEmbedder(encoder, device=device, precision=precision, max_length=max_length)
 
@@ -209,7 +216,7 @@ def train_command(directory, input_path, skip_invalid, kg_dir, ontology, encoder
                    "\"subject predicate object\").")
 @_kg_option(required=False)
 @input_options
-@click.option("--candidates", "candidates_path", metavar="FILE",
+@click.option("--candidates", "candidates_path", metavar="FILE", type=click.Path(allow_dash=True),
               help="Text–triple pairs forming the candidate pool.  [default: the input pairs themselves]")
 @output_option
 @click.option("--retrieval", type=click.Choice(["d2t", "t2d", "both"]), default="both", show_default=True,
@@ -254,7 +261,7 @@ def retrieve_command(model_dir, baseline, kg_dir, input_path, skip_invalid, cand
     if baseline:
         if kg_dir:
             raise click.UsageError("--kg-embeddings applies to --model only")
-        from toolbox.steps.align.retrieve import VerbalizedScorer
+        from toolbox.artifacts.alignment.scorers import VerbalizedScorer
 
         scorer = VerbalizedScorer(_embedder(encoder, device, precision, max_length))
         kg = None

@@ -2,7 +2,7 @@ import click
 
 from toolbox.formats import DOCUMENT_FORMATS
 from toolbox.formats.sssom import JUSTIFICATIONS, PREDICATES
-from toolbox.io import warn as summary
+from toolbox.io import open_output, warn as summary
 from toolbox.options import config_option, input_options, output_option
 
 OUTPUT_FORMATS = ("mentions", "pubtator", "bioc-xml", "bioc-json", "sssom")
@@ -31,7 +31,7 @@ def _guess_output(path):
               help="Prefix for bare gold ids, e.g. 'MESH:' or 'Disease=MESH:,Gene=NCBIGene:'.")
 @click.option("--context-chars", type=click.IntRange(0), default=0, show_default=True,
               help="Context kept on each side of a mention (0: the whole document text).")
-@click.option("--documents", "documents_path", metavar="FILE",
+@click.option("--documents", "documents_path", metavar="FILE", type=click.Path(),
               help="--to pubtator/bioc-*: the documents the mentions came from (text and offsets are copied).")
 @click.option("--documents-format", type=click.Choice(DOCUMENT_FORMATS),
               help="Format of --documents.  [default: from its file name]")
@@ -133,7 +133,7 @@ def _linked_to_sssom(input_path, output_path, skip_invalid, mapping_set_id, lice
     from toolbox.io import ReadStats
 
     stats = ReadStats()
-    with _open_output(output_path) as stream:
+    with open_output(output_path) as stream:
         writer = SSSOMWriter(stream, mapping_set_id, license_url, justification=justification, predicate=predicate,
                              object_prefix=object_prefix, curie_map=parse_curie_map(curie_map), top_n=top_n)
         for record in _linked_records(input_path, skip_invalid, stats):
@@ -155,7 +155,7 @@ def _linked_to_documents(input_path, output_path, skip_invalid, target_format, d
     pairs = linked_documents(documents, _linked_records(input_path, skip_invalid, stats),
                              documents_name=display_name(documents_path))
     count = links = 0
-    with _open_output(output_path, binary=target_format == "bioc-xml") as stream:
+    with open_output(output_path, binary=target_format == "bioc-xml") as stream:
         if target_format == "pubtator":
             for document, linked in pairs:
                 stream.write("".join(line + "\n" for line in pubtator_lines(document, pubtator_annotations(linked)))
@@ -169,18 +169,3 @@ def _linked_to_documents(input_path, output_path, skip_invalid, target_format, d
                 count, links = count + 1, links + len(linked)
             writer.close()
     summary(f"wrote {count} documents with {links} linked mentions as {target_format}; read {stats.summary()}")
-
-
-def _open_output(path, binary=False):
-    """stdout ('-') or a file (.gz compressed), text or binary; closing never closes stdout."""
-    import contextlib
-    import gzip
-    import sys
-
-    if path in (None, "-"):
-        return contextlib.nullcontext(sys.stdout.buffer if binary else sys.stdout)
-    path = str(path)
-    mode = "wb" if binary else "wt"
-    if path.endswith(".gz"):
-        return gzip.open(path, mode) if binary else gzip.open(path, mode, encoding="utf-8", newline="")
-    return open(path, mode[0] + ("b" if binary else ""), **({} if binary else {"encoding": "utf-8", "newline": ""}))

@@ -6,6 +6,13 @@ import time
 import click
 
 from toolbox.options import config_option, device_option, ontology_option, seed_option
+from toolbox.registry import LazyChoice
+
+
+def _triple_formats():
+    from toolbox.triples import FORMATS
+
+    return FORMATS
 
 
 def _json_object(ctx, param, value):
@@ -26,7 +33,7 @@ def _json_object(ctx, param, value):
               type=click.Path(allow_dash=True),
               help="Triples: headerless head<TAB>relation<TAB>tail TSV, or Triple / Text–triple pair JSONL "
                    "('-' is stdin; .gz is read transparently).")
-@click.option("--format", "fmt", type=click.Choice(["tsv", "jsonl"]),
+@click.option("--format", "fmt", type=LazyChoice(_triple_formats),
               help="Force the triple format.  [default: from the file name; stdin is sniffed]")
 @click.option("--skip-invalid", is_flag=True, help="Count, report and skip bad lines instead of stopping.")
 @ontology_option(required=False, help_text="Instead of -i: the triples of this ontology's own graph (child is_a "

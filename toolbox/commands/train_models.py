@@ -198,7 +198,7 @@ def reranker_command(directory, ontology, index_dir, input_path, skip_invalid, a
                                       layers=select_layers, heads=select_heads, dropout=select_dropout, **shared)
         kind = f"ReS reranker ({reading} reading, {manifest['options']['candidates']} candidates)"
     else:
-        from toolbox.steps.reranker import train_reranker
+        from toolbox.steps.fine_tune_reranker import train_reranker
 
         manifest = train_reranker(pairs, loaded, index, directory, negatives=negatives, **shared)
         kind = "reranker"

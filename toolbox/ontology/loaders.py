@@ -5,11 +5,11 @@ parents, alt_ids, obsolete, replaced_by}. Obsolete terms are kept here so that
 their ids can be resolved later.
 """
 
-import gzip
 import json
 from pathlib import Path
 
 from toolbox.errors import InputError
+from toolbox.io import open_input
 
 FORMATS = ("obo", "owl", "obographs", "scizsel", "jsonl")
 
@@ -27,7 +27,7 @@ def detect_format(path):
     if suffix == ".jsonl":
         return "jsonl"
     if suffix == ".json":
-        with _open_text(path) as handle:
+        with open_input(path) as handle:
             head = handle.read(4096).lstrip()
         if '"graphs"' in head:
             return "obographs"
@@ -36,12 +36,6 @@ def detect_format(path):
         f"cannot tell the ontology format from the name (expected .obo, .owl, .json or .jsonl); "
         f"pass --ontology-format one of {', '.join(FORMATS)}",
         path,
-    )
-
-
-def _open_text(path):
-    return gzip.open(path, "rt", encoding="utf-8-sig") if str(path).endswith(".gz") else open(
-        path, encoding="utf-8-sig"
     )
 
 
@@ -63,7 +57,7 @@ def load_obo(path):
 
     try:
         if str(path).endswith(".gz"):
-            with gzip.open(path, "rb") as handle:
+            with open_input(path, binary=True) as handle:
                 document = fastobo.load(handle)
         else:
             document = fastobo.load(str(path))
@@ -137,7 +131,7 @@ def load_with_pronto(path):
 def load_scizsel(path):
     """Sci-ZSEL's KB JSON: {id: {id, name, def, synonyms, altdiseaseid, ParentIDs|is_a}}."""
     try:
-        with _open_text(path) as handle:
+        with open_input(path) as handle:
             data = json.load(handle)
     except json.JSONDecodeError as error:
         raise InputError(f"invalid JSON: {error.msg}", path, error.lineno) from None

@@ -63,7 +63,7 @@ class CandidateFeatures:
     """Retrieves a mention's top-K entities from ``loaded_index`` and computes the ``groups`` of features."""
 
     def __init__(self, loaded_index, groups, prior=None, top_k=64):
-        from toolbox.steps.link import Linker
+        from toolbox.linker import Linker
 
         self.index = loaded_index
         self.groups = check_groups(groups)

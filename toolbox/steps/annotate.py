@@ -136,7 +136,7 @@ def annotate_documents(documents, matcher, entity_type="Entity", nested=False, d
     """
     linker = None
     if dense is not None:
-        from toolbox.steps.link import Linker
+        from toolbox.linker import Linker
 
         linker = Linker(dense, top_k=1)
     for document in documents:

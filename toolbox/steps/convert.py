@@ -195,17 +195,3 @@ def bioc_document(document, links):
         home = [passage for passage in passages if passage.offset <= record["start"]]
         (home[-1] if home else copy).add_annotation(annotation)
     return copy
-
-
-def gold_mentions(path, skip_invalid=False, fmt=None):
-    """Labeled mentions from Mention JSONL or from a PubTator / BioC file (through ``document_mentions``)."""
-    from toolbox.formats import guess_format, read_documents
-
-    fmt = fmt or guess_format(path)
-    if fmt in (None, "text") or str(path).lower().endswith((".jsonl", ".jsonl.gz")) or path == "-":
-        from toolbox.io import read_records
-        from toolbox.records import validate_mention
-
-        return read_records(path, validate=validate_mention, skip_invalid=skip_invalid)
-    problems = Problems(skip_invalid)
-    return document_mentions(read_documents(path, fmt, problems), problems=problems)

@@ -6,14 +6,25 @@ as mentions found in raw text). Each kind has its own default Ks, metrics and re
 """
 
 from toolbox.errors import InputError
+from toolbox.formats import Problems, guess_format, read_documents
 from toolbox.io import display_name, peek_first_record, read_records, warn
-from toolbox.records import validate_linked_mention
+from toolbox.records import validate_linked_mention, validate_mention
+from toolbox.steps.convert import document_mentions
 from toolbox.steps.eval import DEFAULT_KS as LINKED_KS
 from toolbox.steps.eval_retrieval import DEFAULT_KS as RETRIEVED_KS
 
 
 def is_retrieved(record):
     return isinstance(record, dict) and "direction" in record and "mention" not in record
+
+
+def read_gold_mentions(path, skip_invalid=False, fmt=None):
+    """--gold: labeled mentions from Mention JSONL, or the annotations of a PubTator / BioC file."""
+    fmt = fmt or guess_format(path)
+    if fmt in (None, "text") or str(path).lower().endswith((".jsonl", ".jsonl.gz")) or path == "-":
+        return read_records(path, validate=validate_mention, skip_invalid=skip_invalid)
+    problems = Problems(skip_invalid)
+    return document_mentions(read_documents(path, fmt, problems), problems=problems)
 
 
 def parse_ks(text, retrieved=False):
@@ -65,9 +76,7 @@ def linking_summary(files, ontology, gold_path, k_values, skip_invalid):
         warn("no --ontology: ids compared as given, no HO/LO/NO split")
     gold_by_id = None
     if gold_path:
-        from toolbox.steps.convert import gold_mentions
-
-        gold_by_id = {record["id"]: record.get("gold") for record in gold_mentions(gold_path, skip_invalid)}
+        gold_by_id = {record["id"]: record.get("gold") for record in read_gold_mentions(gold_path, skip_invalid)}
     per_file = []
     for path in files:
         records = read_records(path, validate=validate_linked_mention, skip_invalid=skip_invalid)
@@ -86,14 +95,13 @@ def linking_summary(files, ontology, gold_path, k_values, skip_invalid):
 
 
 def span_summary(files, ontology, gold_path, skip_invalid):
-    from toolbox.steps.convert import gold_mentions
     from toolbox.steps.eval import aggregate
     from toolbox.steps.eval_spans import span_metrics
 
     if not gold_path:
         raise InputError("--spans needs --gold FILE: gold mentions with doc_id, start and end")
     loaded = ontology.load() if ontology else None
-    gold = list(gold_mentions(gold_path, skip_invalid))
+    gold = list(read_gold_mentions(gold_path, skip_invalid))
     return aggregate([span_metrics(read_records(path, validate=validate_linked_mention, skip_invalid=skip_invalid),
                                    gold, ontology=loaded, name=display_name(path), gold_name=gold_path)
                       for path in files])

@@ -52,6 +52,9 @@ class Encoder:
     batch_invariant = False
     tokens_per_batch = 4096
     max_batch_size = 256
+    # batches an encoder runs at once (``map_batches``); the work is cut into at least this many
+    parallel_batches = 1
+    min_tokens_per_batch = 256
 
     # set by subclasses
     model_name = None
@@ -104,6 +107,19 @@ class Encoder:
 
         return entity_input(name, definition) if self.marked_inputs else name
 
+    def batch_tokens(self, total):
+        """Padded tokens per batch for ``total`` tokens of work: small enough that every one of
+        ``parallel_batches`` gets a batch (a mention batch of `link` is often one batch's worth)."""
+        if self.parallel_batches == 1:
+            return self.tokens_per_batch
+        share = -(-total // self.parallel_batches)
+        return max(self.min_tokens_per_batch, min(self.tokens_per_batch, share))
+
+    def map_batches(self, function, batches):
+        """``function`` over batches of token id lists, results in order (an encoder that can run
+        several batches at once overrides it)."""
+        return map(function, batches)
+
     def encode(self, texts, progress=None, known=None, engine=None):
         """An (n, d) float32 array in the order of ``texts``.
 
@@ -138,8 +154,8 @@ class Encoder:
         slots = list(todo)
         lengths = [len(todo[slot]) for slot in slots]
         slot_batches = [[slots[row] for row in batch]
-                         for batch in length_batches(lengths, self.tokens_per_batch, self.max_batch_size)]
-        outputs = (engine.map if engine is not None else map)(
+                         for batch in length_batches(lengths, self.batch_tokens(sum(lengths)), self.max_batch_size)]
+        outputs = (engine.map if engine is not None else self.map_batches)(
             ForwardBatches(self), ([todo[slot] for slot in batch] for batch in slot_batches))
         for batch_slots, output in zip(slot_batches, outputs):
             vectors[batch_slots] = output

@@ -98,17 +98,43 @@ NAME_KEYS_FILE = "name_keys.safetensors"
 def exact_search(matrix, queries, k, rows_per_block=256):
     """(scores, rows) of the ``k`` best inner products, best first: what FAISS flat returns, computed with
     numpy's BLAS (built for this CPU; the faiss-cpu wheel bundles a generic one) and a partial sort
-    (2-3x faster than FAISS's heap at the k of a few hundred names that linking asks for)."""
+    (2-3x faster than FAISS's heap at the k of a few hundred names that linking asks for). The partial
+    sorts of a block run on every core (numpy releases the GIL while it sorts)."""
     scores = np.empty((len(queries), k), dtype=np.float32)
     rows = np.empty((len(queries), k), dtype=np.int64)
-    for start in range(0, len(queries), rows_per_block):
-        block = queries[start:start + rows_per_block] @ matrix.T
+
+    def best(block, start):
         top = np.argpartition(block, block.shape[1] - k, axis=1)[:, -k:]
         top_scores = np.take_along_axis(block, top, axis=1)
         order = np.argsort(-top_scores, axis=1, kind="stable")
-        rows[start:start + rows_per_block] = np.take_along_axis(top, order, axis=1)
-        scores[start:start + rows_per_block] = np.take_along_axis(top_scores, order, axis=1)
+        rows[start:start + len(block)] = np.take_along_axis(top, order, axis=1)
+        scores[start:start + len(block)] = np.take_along_axis(top_scores, order, axis=1)
+
+    pool = _sorting_pool()
+    for start in range(0, len(queries), rows_per_block):
+        block = queries[start:start + rows_per_block] @ matrix.T
+        if pool is None or len(block) < 8:
+            best(block, start)
+            continue
+        step = -(-len(block) // pool._max_workers)
+        list(pool.map(best, *zip(*((block[offset:offset + step], start + offset)
+                                    for offset in range(0, len(block), step)))))
     return scores, rows
+
+
+_SORTING_POOL = []
+
+
+def _sorting_pool():
+    """Threads for the partial sorts, one per usable core; None on one core."""
+    if not _SORTING_POOL:
+        from concurrent.futures import ThreadPoolExecutor
+
+        from toolbox.device import usable_threads
+
+        threads = usable_threads()
+        _SORTING_POOL.append(ThreadPoolExecutor(threads, thread_name_prefix="exact-search") if threads > 1 else None)
+    return _SORTING_POOL[0]
 
 
 class IndexedNameVectors:

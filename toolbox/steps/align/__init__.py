@@ -1,16 +1,13 @@
 """`ontolink align train | retrieve | cv`: text ↔ KG alignment (METHODS.md §2), frozen text and KG
 encoders and a trained projection. The steps are here; their parts:
 
-    pairs.py      Text–triple pair records: checks, triple keys, verbalisation
-    text.py       frozen text encoder with a content-hash cache of text vectors
-    compose.py    triple composition φ(s, p, o): concat, hadamard, l1, l2
-    encoding.py   triple encodings: composed KG vectors, verbalised text, or both (hybrid)
-    heads.py      projection heads: linear, mlp, cross-attention
     fit_heads.py  InfoNCE training of the heads (in-batch + optional hard negatives), early stopping
     retrieve.py   D2T / T2D ranking over the full candidate pool, Retrieved records
     cv.py         grouped k-fold splits (no group in both train and test)
 
-A trained model (artifact ``align-model``) is read back by toolbox.artifacts.alignment.
+The model they train and run (pair records, text encoder, triple composition and
+encodings, heads, scorers) and its directory (artifact ``align-model``) are in
+toolbox.artifacts.alignment.
 
 CV directory (artifact ``align-cv``): ``fold-K.jsonl.gz`` (Retrieved records of
 fold K's test pairs, both directions), ``folds.json`` (the pair ids of each
@@ -23,16 +20,17 @@ import time
 import numpy as np
 
 from toolbox.artifacts.alignment import ARTIFACT, CURVE, HEADS_FILE, PROJECTION
+from toolbox.artifacts.alignment.encoding import triple_encoding
+from toolbox.artifacts.alignment.pairs import group_of, pair_triple, validate_triple_pair
+from toolbox.artifacts.alignment.scorers import AlignedScorer, VerbalizedScorer
+from toolbox.artifacts.alignment.text import TextEmbedder
 from toolbox.errors import InputError
 from toolbox.io import RecordWriter, warn
 from toolbox.manifest import artifact_directory, library_versions
 from toolbox.progress import progress_bar
 from toolbox.steps.align.cv import grouped_folds, grouped_holdout
-from toolbox.steps.align.encoding import triple_encoding
 from toolbox.steps.align.fit_heads import TrainOptions, train_alignment_model
-from toolbox.steps.align.pairs import group_of, pair_triple, validate_pair
-from toolbox.steps.align.retrieve import RETRIEVALS, AlignedScorer, VerbalizedScorer, retrieved_records
-from toolbox.steps.align.text import TextEmbedder
+from toolbox.steps.align.retrieve import RETRIEVALS, retrieved_records
 
 CV_ARTIFACT = "align-cv"
 
@@ -42,7 +40,7 @@ def triple_pair_validator(kg=None):
     embedding is refused with the name of what is missing."""
 
     def validate(record):
-        validate_pair(record)
+        validate_triple_pair(record)
         if kg is not None:
             problem = kg.missing(*pair_triple(record))
             if problem:

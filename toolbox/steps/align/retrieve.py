@@ -1,9 +1,7 @@
 """Ranking over the full candidate pool, by cosine: D2T (document → triples) and T2D (triple → documents).
 
-A scorer turns records into the vectors one retrieval direction compares:
-
-    VerbalizedScorer  the baseline: documents and verbalised triples, both through the frozen text encoder
-    AlignedScorer     a trained alignment model over composed KG embeddings
+A scorer (toolbox.artifacts.alignment.scorers) turns records into the vectors one
+retrieval direction compares.
 
 ``retrieved_records`` writes, per query, a Retrieved record: the query pair's
 fields, ``direction``, ``candidates`` (the top-k, ``{id, score}`` best first, id =
@@ -13,65 +11,9 @@ pool, 1 = first; null when the pool lacks it) and ``pool`` (its size).
 
 import numpy as np
 
-from toolbox.steps.align.pairs import pair_triple, verbalize
+from toolbox.artifacts.alignment.pairs import pair_triple
 
 RETRIEVALS = ("d2t", "t2d")
-
-
-class VerbalizedScorer:
-    """Rank by the frozen text encoder alone; a triple is its text "subject predicate object"."""
-
-    kind = "verbalized"
-
-    def __init__(self, embedder):
-        self.embedder = embedder
-
-    def inputs(self, records):
-        return (self.embedder.encode([record["text"] for record in records]),
-                self.embedder.encode([verbalize(record) for record in records]))
-
-    def vectors(self, retrieval, inputs):
-        documents, triples = inputs
-        return documents, triples
-
-    def describe(self):
-        return {"scorer": "verbalized", "encoder": self.embedder.describe(),
-                "triple_text": "subject-name predicate-label object-name"}
-
-
-class AlignedScorer:
-    """Rank with a trained alignment model: text vectors and encoded triples (encoding.py) through its heads."""
-
-    kind = "aligned"
-
-    def __init__(self, model, encoding, embedder, device="cpu", batch_size=4096):
-        from toolbox.steps.align.encoding import as_encoding
-
-        self.model = model
-        self.encoding = as_encoding(encoding)
-        self.embedder = embedder
-        self.device = device
-        self.batch_size = batch_size
-
-    def inputs(self, records):
-        return (self.embedder.encode([record["text"] for record in records]), self.encoding.rows(records))
-
-    def vectors(self, retrieval, inputs):
-        import torch
-
-        texts, rows = inputs
-        documents, triples = [], []
-        self.model.eval()
-        with torch.no_grad():
-            for start in range(0, len(texts), self.batch_size):
-                document, triple = self.model.spaces(
-                    retrieval, torch.as_tensor(texts[start:start + self.batch_size], device=self.device),
-                    self.encoding(torch.as_tensor(rows[start:start + self.batch_size], device=self.device)))
-                documents.append(document.cpu().numpy())
-                triples.append(triple.cpu().numpy())
-        dimension = lambda parts: parts[0].shape[1] if parts else 0  # noqa: E731
-        return (np.concatenate(documents) if documents else np.zeros((0, dimension(documents)), np.float32),
-                np.concatenate(triples) if triples else np.zeros((0, dimension(triples)), np.float32))
 
 
 def _gold_columns(query_keys, pool_keys):

@@ -5,10 +5,25 @@ embeddings and their sha256, composition, head, direction, training options,
 best epoch), ``heads.safetensors`` (the heads' weights, plus the fixed relation
 projection when one was needed) and ``training_curve.jsonl``. Loading checks that
 the KG embeddings and the text encoder are the ones it was trained with.
+
+The model's parts, which `align train` and `align cv` (toolbox.steps.align) fit and run:
+
+    pairs.py     Text–triple pair records: checks, triple keys, verbalisation
+    text.py      the frozen text encoder, its vectors cached by content hash
+    compose.py   triple composition φ(s, p, o) over KG embeddings: concat, hadamard, l1, l2
+    encoding.py  what a triple is to the model: composed KG vectors, verbalised text, or both; hard negatives
+    heads.py     projection heads: linear, mlp, cross-attention
+    model.py     the heads of one or both directions, residual over a verbalised block, the hybrid gate
+    scorers.py   documents and triples as the vectors a retrieval direction ranks (trained or baseline)
 """
 
 from pathlib import Path
 
+from toolbox.artifacts.alignment.encoding import triple_encoding
+from toolbox.artifacts.alignment.model import alignment_model
+from toolbox.artifacts.alignment.scorers import AlignedScorer
+from toolbox.artifacts.alignment.text import TextEmbedder
+from toolbox.artifacts.kg_embeddings import load_kg_embeddings
 from toolbox.errors import InputError
 from toolbox.manifest import read_manifest
 
@@ -29,8 +44,6 @@ class LoadedAlignment:
         return getattr(self.encoding, "composer", None)
 
     def scorer(self):
-        from toolbox.steps.align.retrieve import AlignedScorer
-
         return AlignedScorer(self.model, self.encoding, self.embedder, device=self.encoding.device)
 
 
@@ -40,11 +53,7 @@ def load_alignment(directory, kg=None, device="auto", embedder=None):
     from safetensors import SafetensorError
     from safetensors.torch import load_file
 
-    from toolbox.artifacts.kg_embeddings import load_kg_embeddings
     from toolbox.device import resolve_device
-    from toolbox.steps.align.encoding import triple_encoding
-    from toolbox.steps.align.fit_heads import alignment_model
-    from toolbox.steps.align.text import TextEmbedder
 
     directory = Path(directory)
     manifest = read_manifest(directory, ARTIFACT, required_files=[HEADS_FILE])

@@ -3,7 +3,7 @@
 import torch
 from torch import nn
 
-HEADS = ("linear", "mlp", "cross-attention")
+from toolbox.artifacts.alignment.model import HEADS
 
 
 class LinearHead(nn.Module):

@@ -15,7 +15,7 @@ def _string(record, field, where=""):
     return value
 
 
-def validate_pair(record):
+def validate_triple_pair(record):
     """Raise ValueError naming the field when ``record`` is not a Text–triple pair."""
     _string(record, "pair_id")
     _string(record, "text")

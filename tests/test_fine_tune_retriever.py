@@ -146,57 +146,6 @@ def test_train_resume_index_and_link(small_ontology_path, tmp_path):
     assert None not in ranks and ranks.count(1) >= 4, ranks
 
 
-def test_training_candidates_inject_the_gold():
-    from toolbox.steps.reranker import training_candidates
-
-    rng = np.random.default_rng(0)
-    retrieved = [{"id": f"E{n}"} for n in range(5)]
-    group = training_candidates(retrieved, "E2", 3, rng)
-    assert group[0] == "E2" and len(group) == 4 and "E2" not in group[1:]
-    group = training_candidates(retrieved, "GOLD", 10, rng)
-    assert group[0] == "GOLD" and sorted(group[1:]) == ["E0", "E1", "E2", "E3"]  # the last one made room
-
-
-@pytest.mark.slow
-def test_reranker_trains_and_reorders(small_ontology_path, tfidf_index, tmp_path):
-    ontology = load_ontology(small_ontology_path)
-    entities = [entity for entity in ontology if entity.definition][:8]
-    pairs = tmp_path / "pairs.jsonl"
-    pairs.write_text(jsonl([{"id": f"p{n}", "mention": entity.name.lower(), "context_left": "The patient had ",
-                             "entity_id": entity.id} for n, entity in enumerate(entities)]))
-    model = tmp_path / "reranker"
-    result = CliRunner().invoke(cli, ["train", "reranker", "--ontology", str(small_ontology_path), "--index",
-                                      str(tfidf_index), "-i", str(pairs), "--top-k", "6", "--negatives", "3",
-                                      "--epochs", "1", "--batch-size", "4", "--max-length", "48", "--device", "cpu",
-                                      str(model)])
-    assert result.exit_code == 0, result.stderr
-    assert json.loads((model / "manifest.json").read_text())["artifact"] == "reranker"
-    mentions = jsonl([{"id": f"m{n}", "mention": entity.name, "context_left": "The patient had "}
-                      for n, entity in enumerate(entities)])
-    retrieved = parse_jsonl(CliRunner().invoke(cli, ["link", "--index", str(tfidf_index), "--top-k", "5"],
-                                               input=mentions).stdout)
-    result = CliRunner().invoke(cli, ["link", "--index", str(tfidf_index), "--reranker", str(model), "--top-k", "5",
-                                      "--device", "cpu"], input=mentions)
-    assert result.exit_code == 0, result.stderr
-    reranked = parse_jsonl(result.stdout)
-    for before, after in zip(retrieved, reranked):
-        candidates = after["candidates"]
-        # the retriever's five candidates, each with its retriever score kept, ordered by the reranker's score
-        kept = {candidate["id"]: candidate["retriever_score"] for candidate in candidates}
-        assert kept == {candidate["id"]: candidate["score"] for candidate in before["candidates"]}
-        assert [c["score"] for c in candidates] == sorted((c["score"] for c in candidates), reverse=True)
-    # the reranker's own order: not the retriever's for every mention
-    assert any([c["id"] for c in after["candidates"]] != [c["id"] for c in before["candidates"]]
-               for before, after in zip(retrieved, reranked))
-    result = CliRunner().invoke(cli, ["link", "--index", str(tfidf_index), "--reranker", str(tmp_path)],
-                                input=mentions)
-    assert result.exit_code == 2 and "no manifest.json" in result.stderr
-    # a reranker is not an encoder: index --model refuses it rather than mean-pooling a classifier
-    result = CliRunner().invoke(cli, ["index", "--ontology", str(small_ontology_path), "--model", str(model),
-                                      str(tmp_path / "idx")])
-    assert result.exit_code == 2 and "is an ontolink reranker, not an encoder" in result.stderr
-
-
 def test_span_pooling_averages_the_mention_and_the_name_only():
     from transformers import AutoTokenizer
 
@@ -217,58 +166,6 @@ def test_span_pooling_averages_the_mention_and_the_name_only():
     attended = int(features["attention_mask"][2].sum())
     assert pooled[2] == (attended - 1) / 2  # no marker: every token, [CLS] and [SEP] included
     assert pooled[3] == (int(features["attention_mask"][3].sum()) - 1) / 2  # an empty span: the whole input
-
-
-def test_accumulated_batches_make_the_same_update(tmp_path):
-    """The reranker runs a batch a few pairs at a time: the summed gradients equal the whole batch's."""
-    from toolbox.fine_tuning import Checkpoints, run_epochs
-
-    inputs, targets = torch.randn(12, 5, generator=torch.Generator().manual_seed(1)), torch.arange(12) % 3
-
-    def train(accumulate, name):
-        torch.manual_seed(0)
-        model = torch.nn.Linear(5, 3)
-        optimizer = torch.optim.AdamW(model.parameters(), lr=0.1)
-
-        def batch_loss(indices, rng):
-            indices = torch.as_tensor(indices)
-            return torch.nn.functional.cross_entropy(model(inputs[indices]), targets[indices])
-
-        losses, _ = run_epochs(model, optimizer, Checkpoints(tmp_path / name, "test", {}), lambda directory: None,
-                               batch_loss, 12, 6, 2, seed=0, accumulate=accumulate)
-        return model.weight.detach(), losses
-
-    whole, whole_losses = train(None, "whole")
-    accumulated, accumulated_losses = train(4, "parts")  # 6 = 4 + 2: unequal parts weighted by size
-    assert torch.allclose(whole, accumulated, atol=1e-6) and np.allclose(whole_losses, accumulated_losses)
-    torch.manual_seed(0)
-    assert not torch.allclose(whole, torch.nn.Linear(5, 3).weight.detach(), atol=1e-2)  # training moved it
-
-
-def test_a_checkpoint_of_another_backbone_is_refused(tmp_path):
-    from toolbox.fine_tuning import Checkpoints
-
-    model = torch.nn.Linear(2, 2)
-    made = Checkpoints(tmp_path / "model", "retriever", {"backbone": "sentence-transformers/all-MiniLM-L6-v2"})
-    made.save(1, [0.5], lambda directory: None, torch.optim.AdamW(model.parameters()))
-    other = Checkpoints(tmp_path / "model", "retriever", {"backbone": "cambridgeltl/SapBERT-from-PubMedBERT-fulltext"})
-    with pytest.raises(InputError, match=r"model\.checkpoint: checkpoint was made with other settings \(backbone\)"):
-        other.resumable(True)
-    assert made.resumable(True)["epoch"] == 1
-
-
-def test_the_reranker_head_gets_its_own_learning_rate():
-    from transformers import BertConfig, BertForSequenceClassification
-
-    from toolbox.steps.reranker import head_and_body
-
-    model = BertForSequenceClassification(BertConfig(vocab_size=50, hidden_size=8, num_hidden_layers=1,
-                                                     num_attention_heads=2, intermediate_size=16, num_labels=1))
-    body, head = head_and_body(model, 2e-5, 1e-3)
-    assert (body["lr"], head["lr"]) == (2e-5, 1e-3)
-    assert {id(p) for p in head["params"]} == {id(p) for p in model.classifier.parameters()}
-    assert len(body["params"]) + len(head["params"]) == len(list(model.parameters()))
-    assert head_and_body(model, 2e-5, None)[1]["lr"] == 2e-5  # no --head-lr: one rate, as METHODS.md says
 
 
 # --- bare input mode: warm start from the frozen encoder, validation, fallback ---------------------------

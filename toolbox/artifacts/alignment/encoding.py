@@ -8,7 +8,7 @@ An encoding turns pair records into integer ``rows`` (what training batches and
 hard negatives index) and rows into the raw triple vectors the model reads. Text
 vectors come from the same TextEmbedder as the documents (cached by content hash),
 so the verbalised block lives in the documents' space: the model's heads are
-residual over it and start at the frozen-encoder baseline (train.py).
+residual over it and start at the frozen-encoder baseline (model.py).
 
 Hard negatives corrupt the true triple: in KG space for ``kg`` (a fresh draw per
 batch); for the two encodings that read text, a corrupted triple needs its own
@@ -18,12 +18,32 @@ texts encoded once (cached), and every epoch reuses them.
 
 import numpy as np
 
-from toolbox.steps.align.pairs import pair_triple, verbalize
-from toolbox.steps.align.fit_heads import corrupt
+from toolbox.artifacts.alignment.compose import Composer
+from toolbox.artifacts.alignment.pairs import pair_triple, verbalize
 from toolbox.errors import InputError
 
 TRIPLE_ENCODINGS = ("kg", "verbalized", "hybrid")
+HARD_NEGATIVES = ("none", "predicate", "object", "subject", "entities", "all")  # corrupt()'s modes
 KG_COLUMNS = 3  # subject, relation, object rows into the KG embeddings
+
+
+def corrupt(rows, mode, count, n_entities, n_relations, generator):
+    """(B, count, 3) corrupted copies of (B, 3) triple rows; a replaced id never equals the original."""
+    import torch
+
+    batch = rows.shape[0]
+    negatives = rows.unsqueeze(1).repeat(1, count, 1)
+    modes = (["predicate", "object", "subject", "entities"] * count)[:count] if mode == "all" else [mode] * count
+    for slot, kind in enumerate(modes):
+        columns = {"predicate": [(1, n_relations)], "object": [(2, n_entities)], "subject": [(0, n_entities)],
+                   "entities": [(0, n_entities), (2, n_entities)]}[kind]
+        for column, size in columns:
+            if size < 2:
+                continue
+            # a uniform draw among the size - 1 other ids
+            shift = torch.randint(1, size, (batch,), generator=generator, device=rows.device)
+            negatives[:, slot, column] = (rows[:, column] + shift) % size
+    return negatives
 
 
 class KGTriples:
@@ -232,8 +252,6 @@ def as_encoding(encoding):
 def triple_encoding(kind, kg=None, embedder=None, compose="concat", normalize=True, seed=0, projection=None,
                     device="cpu"):
     """The encoding ``kind`` over KG embeddings ``kg`` and/or the text ``embedder``."""
-    from toolbox.steps.align.compose import Composer
-
     if kind not in TRIPLE_ENCODINGS:
         raise InputError(f"unknown triple encoding {kind!r} (known: {', '.join(TRIPLE_ENCODINGS)})")
     if kind != "verbalized" and kg is None:

@@ -1,0 +1,92 @@
+"""Search an index for mentions: each entity once, at its best name, top-K best first, memoised by text.
+
+Below the steps: `link`, `annotate` and the ranker's features all search through it.
+"""
+
+from collections import OrderedDict
+
+import numpy as np
+
+
+class Linker:
+    """Search names, keep each entity's best name, return the top-K entities best first.
+
+    Mention strings repeat a lot in real corpora, so results are memoised by
+    text (bounded LRU): a repeat costs no encoding and no search.
+    """
+
+    def __init__(self, loaded_index, top_k=64, cache_size=100_000):
+        self.index = loaded_index
+        self.top_k = top_k
+        self.cache = OrderedDict()
+        self.row_cache = OrderedDict()
+        self.cache_size = cache_size
+        # Names per entity vary; searching this many names nearly always yields top_k entities.
+        names_per_entity = len(loaded_index) / max(1, len(loaded_index.entity_ids))
+        self.names_to_search = int(top_k * max(2.0, 2 * names_per_entity)) + 8
+
+    def candidates(self, texts):
+        """Candidate lists for ``texts``, from the memo where possible."""
+        return self._memoised(texts, self.cache, self.search)
+
+    def rows(self, texts):
+        """``search_rows`` of ``texts`` (nothing held out), from a memo of its own."""
+        return self._memoised(texts, self.row_cache, self.search_rows)
+
+    def _memoised(self, texts, cache, search):
+        missing = list(dict.fromkeys(text for text in texts if text not in cache))
+        if missing:
+            for text, found in zip(missing, search(missing)):
+                cache[text] = found
+                if len(cache) > self.cache_size:
+                    cache.popitem(last=False)
+        result = []
+        for text in texts:
+            cache.move_to_end(text)
+            result.append(cache[text])
+        return result
+
+    def search(self, texts):
+        """Candidate lists for distinct ``texts``, bypassing the memo."""
+        entity_ids, entity_names = self.index.entity_ids, self.index.entity_names
+        return [[{"id": entity_ids[entity], "name": entity_names[entity], "score": score}
+                 for entity, score in zip(entities.tolist(), np.round(scores.astype(np.float64), 6).tolist())]
+                for entities, scores, _ in self.search_rows(texts)]
+
+    def search_rows(self, texts, exclude=None):
+        """For each text, (entity rows, scores, best name rows) of its top-K entities, best first.
+
+        ``exclude``: per text, name rows to leave out (a ranker's training queries hold their own name out).
+        """
+        k = min(len(self.index), self.names_to_search + max((len(rows) for rows in exclude or ()), default=0))
+        fewest = -1
+        while True:
+            scores, rows = self.index.name_index.search(texts, k)
+            found = self._by_entity(scores, rows, exclude)
+            shortest = min(len(entities) for entities, _, _ in found)
+            # stop when full, when every name was asked for, or when asking for more found nothing
+            # new (a token index returns only the names its token search reached)
+            if shortest >= self.top_k or k >= len(self.index) or shortest == fewest:
+                return found
+            fewest = shortest
+            k = min(len(self.index), k * 4)  # rare: many names of few entities at the top
+
+    def _by_entity(self, scores, rows, exclude=None):
+        """Per query, each entity once at its best name's score, best first (rows are sorted by score).
+
+        One stable sort over (query, entity) pairs finds every first occurrence at once: per query,
+        a sort of its own cost more than the search on a corpus of short mentions.
+        """
+        valid = rows >= 0
+        for position, excluded in enumerate(exclude or ()):
+            if len(excluded):
+                valid[position] &= ~np.isin(rows[position], list(excluded))
+        entities = self.index.entity_of_name[np.where(valid, rows, 0)]
+        pairs = np.where(valid, np.arange(len(rows))[:, None] * len(self.index.entity_ids) + entities, -1)
+        _, first = np.unique(pairs.ravel(), return_index=True)  # a stable sort: the first is the best
+        keep = np.zeros(pairs.size, dtype=bool)
+        keep[first] = True
+        keep = keep.reshape(pairs.shape) & valid
+        keep &= np.cumsum(keep, axis=1) <= self.top_k
+        return [(entities[query][keep[query]], scores[query][keep[query]], rows[query][keep[query]])
+                for query in range(len(rows))]
