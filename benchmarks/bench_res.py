@@ -11,10 +11,14 @@ reranker rescores the same top-K candidates of it:
     res cross         `train reranker --architecture res` (reading cross-encoder + selecting transformer)
     res cross from blink  the same, its reading cross-encoder starting from the trained blink model
 
-The default budgets are what two shared CPU cores allow (printed with the table); pass larger ones on
-a GPU. Every stage is a file in --workdir, so a rerun skips what is done.
+One run trains and scores them all on the whole of GSC+ and prints one table. The default budgets
+are what two shared CPU cores allow in about an hour (printed with the table): top 8 candidates,
+128 word pieces (at 64, longest-first truncation cuts the mention itself out of most GSC+ inputs,
+whose context is the whole abstract), the two cross-encoder models on the same first pseudo pairs
+for one epoch; pass larger ones on a GPU. Every stage is a file in --workdir, so a rerun skips what
+is done (use a new --workdir when changing a budget).
 
-    python benchmarks/bench_res.py [--workdir DIR] [--top-k 16] [--limit 200] [--models 'blink,res frozen'] ...
+    python benchmarks/bench_res.py [--workdir DIR] [--top-k 8] [--limit 200] [--models 'blink,res frozen'] ...
 """
 
 import argparse
@@ -36,16 +40,16 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workdir", default="/tmp/ontolink-bench-res")
     parser.add_argument("--index", help="the retriever's HPO index (default: all-MiniLM-L6-v2 built in --workdir)")
-    parser.add_argument("--top-k", type=int, default=16, help="candidates every reranker rescores")
+    parser.add_argument("--top-k", type=int, default=8, help="candidates every reranker rescores")
     parser.add_argument("--pairs", type=int, default=848, help="pseudo pairs for the frozen ReS (first N)")
-    parser.add_argument("--blink-pairs", type=int, default=160, help="pseudo pairs for blink (first N of the same)")
-    parser.add_argument("--cross-pairs", type=int, default=48, help="pseudo pairs for res cross (first N)")
+    parser.add_argument("--cross-pairs", type=int, default=160,
+                        help="pseudo pairs for blink and res cross (first N of the same)")
     parser.add_argument("--limit", type=int, help="score the first N GSC+ mentions only (default: all 1,151)")
-    parser.add_argument("--models", default="blink,res frozen,res cross,res cross from blink",
+    parser.add_argument("--models", default="blink,res frozen,res cross",
                         help="the rerankers to train and score (comma-separated)")
     parser.add_argument("--frozen-epochs", type=int, default=10)
     parser.add_argument("--cross-epochs", type=int, default=1)
-    parser.add_argument("--max-length", type=int, default=64, help="word pieces per cross-encoder input")
+    parser.add_argument("--max-length", type=int, default=128, help="word pieces per cross-encoder input")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -76,7 +80,7 @@ def main():
                            "-i", "/dev/null", "-o", pairs])
     lines = pairs.read_text(encoding="utf-8").splitlines(keepends=True)
     subsets = {}
-    for name, count in (("frozen", args.pairs), ("blink", args.blink_pairs), ("cross", args.cross_pairs)):
+    for name, count in (("frozen", args.pairs), ("cross", args.cross_pairs)):
         subsets[name] = work / f"pairs-{count}.jsonl"
         subsets[name].write_text("".join(lines[:count]), encoding="utf-8")
     test = work / f"gscplus-{args.limit or 'all'}.jsonl"
@@ -90,7 +94,7 @@ def main():
     cross = ["--epochs", args.cross_epochs, "--max-length", args.max_length, "--lr", "1e-4", "--head-lr", "1e-3",
              "--batch-size", 16]
     models = {
-        "blink": cross + ["--negatives", args.top_k - 1, "-i", subsets["blink"]],
+        "blink": cross + ["--negatives", args.top_k - 1, "-i", subsets["cross"]],
         "res frozen": ["--architecture", "res", "--reading", "frozen", "--epochs", args.frozen_epochs,
                        "--batch-size", 16, "-i", subsets["frozen"]],
         "res cross": cross + ["--architecture", "res", "-i", subsets["cross"]],
@@ -131,8 +135,8 @@ def main():
               json.loads((work / f"{linked['retriever'].stem}.eval.json").read_text())["metrics"].items()}
     print(f"GSC+{f' (first {args.limit})' if args.limit else ''}: {counts['all']} mentions (HO {counts['HO']}, "
           f"LO {counts['LO']}, NO {counts['NO']}), top {args.top_k} candidates of {index}; pseudo pairs: synonym, "
-          f"first {args.pairs} for res frozen ({args.frozen_epochs} epochs), first {args.blink_pairs} for blink and "
-          f"{args.cross_pairs} for res cross ({args.cross_epochs} epoch, {args.max_length} word pieces)")
+          f"first {args.pairs} for res frozen ({args.frozen_epochs} epochs), first {args.cross_pairs} for blink and "
+          f"res cross ({args.cross_epochs} epoch(s), batch 16, {args.max_length} word pieces)")
     print(tabulate(rows, headers=["reranker", "R@1", "MRR", "HO R@1", "HO MRR", "LO R@1", "LO MRR", "NO R@1",
                                   "NO MRR", "train (s)"], tablefmt="github", floatfmt=".3f"))
     if seconds:

@@ -80,28 +80,37 @@ def test_the_selecting_stage_attends_across_candidates(frozen_res, tfidf_index, 
     # a candidate's score depends on the other candidates: other company, another score for the same pair
     replaced = {**record, "candidates": [first] + records[1]["candidates"][1:]}
     assert abs(reranker.candidate_scores([replaced], definition)[0][0] - scores[0][0]) > 1e-4
-    # ... but not on their order: the candidates are a set, so the injected gold's position cannot leak
+    # ... and on their order: the same pair, the others' ranks permuted, another score
     permuted = {**record, "candidates": [first] + others[::-1]}
-    assert np.isclose(reranker.candidate_scores([permuted], definition)[0][0], scores[0][0], atol=1e-5)
+    assert abs(reranker.candidate_scores([permuted], definition)[0][0] - scores[0][0]) > 1e-4
     # removing the selecting stage (each candidate scored alone) changes the ranking
     alone = reranker.candidate_scores(records, definition, attend=False)
     assert any(list(np.argsort(-a)) != list(np.argsort(-b)) for a, b in zip(alone, scores))
 
 
 def test_selector_scores_depend_on_the_other_candidates():
-    """The bare module, seeded: a candidate's score moves when another candidate's vector changes."""
+    """The bare module, seeded: a candidate's score moves when another candidate's vector or rank changes, and
+    only the ranks matter, not the order the candidates are presented in."""
     from toolbox.artifacts.res_reranker import new_selector
 
     torch.manual_seed(0)
-    selector = new_selector({"input": 8, "width": 16, "layers": 1, "heads": 2, "dropout": 0.0}).eval()
+    selector = new_selector({"input": 8, "width": 16, "layers": 1, "heads": 2, "dropout": 0.0, "ranks": 4}).eval()
     reading = torch.randn(1, 4, 8)
     changed = reading.clone()
     changed[0, 3] += 1.0
+    swapped = torch.tensor([[0, 1, 3, 2]])  # the last two candidates trade ranks
     with torch.no_grad():
         before, after = selector(reading), selector(changed)
         alone_before, alone_after = selector(reading, attend=False), selector(changed, attend=False)
+        reranked, alone_reranked = selector(reading, ranks=swapped), selector(reading, ranks=swapped, attend=False)
+        presented = selector(reading[:, [3, 1, 0, 2]], ranks=torch.tensor([[3, 1, 0, 2]]))
+        past_the_trained_k = selector(torch.randn(1, 6, 8))
     assert not torch.allclose(before[0, :3], after[0, :3])
     assert torch.allclose(alone_before[0, :3], alone_after[0, :3])  # without selection: independent
+    assert not torch.allclose(before[0, :2], reranked[0, :2])  # candidates 0 and 1 kept their ranks
+    assert torch.allclose(alone_before[0, :2], alone_reranked[0, :2])
+    assert torch.allclose(presented[0], before[0, [3, 1, 0, 2]], atol=1e-6)
+    assert past_the_trained_k.shape == (1, 6)  # ranks past the trained K share the last one's embedding
 
 
 def test_a_res_checkpoint_resumes_to_the_same_weights(small_ontology_path, tfidf_index, tmp_path):
@@ -151,6 +160,30 @@ def test_bad_res_input_gets_one_line_errors(frozen_res, small_ontology_path, tfi
     (broken / "manifest.json").write_text(json.dumps({**manifest, "reading": {"kind": "telepathy"}}))
     result = run("link", "--index", tfidf_index, "--reranker", broken, input='{"id": "m", "mention": "seizure"}\n')
     assert result.exit_code == 2 and "reading block is damaged or unknown" in result.stderr
+    # a version-1 model (its selecting stage saw no ranks) is refused with a retrain message
+    (broken / "manifest.json").write_text(json.dumps({key: value for key, value in manifest.items()
+                                                      if key != "version"}))
+    result = run("link", "--index", tfidf_index, "--reranker", broken, input='{"id": "m", "mention": "seizure"}\n')
+    assert result.exit_code == 2 and "ReS reranker of version 1" in result.stderr and "retrain it" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
     (broken / "manifest.json").write_text(json.dumps({**manifest, "architecture": "future"}))
     result = run("link", "--index", tfidf_index, "--reranker", broken, input='{"id": "m", "mention": "seizure"}\n')
     assert result.exit_code == 2 and "architecture 'future'" in result.stderr
+
+
+def test_a_missing_gold_goes_in_at_the_drawn_rank(small_ontology_path):
+    """The injected gold takes the given rank and that rank's retriever score; the last candidate drops out (so
+    the gold's rank is the seed's draw, not always the last)."""
+    from toolbox.steps.res_reranker import candidate_group
+
+    ontology = load_ontology(small_ontology_path)
+    entities = list(ontology)[:5]
+    retrieved = [{"id": entity.id, "name": entity.name, "score": 0.9 - n / 10} for n, entity in enumerate(entities[:4])]
+    gold = entities[4].id
+    for rank in range(4):
+        group, label = candidate_group(retrieved, gold, ontology, rank)
+        assert label == rank and group[rank]["id"] == gold and len(group) == 4
+        assert [c["id"] for c in group if c["id"] != gold] == [c["id"] for c in retrieved[:3]]
+        assert group[rank]["score"] == retrieved[rank]["score"]
+        assert [c["score"] for c in group] == sorted((c["score"] for c in group), reverse=True)
+    assert candidate_group(retrieved, entities[2].id, ontology, 0) == (retrieved, 2)  # present: left alone

@@ -9,11 +9,15 @@ ReS (Xu et al. 2023) scores a candidate in the light of the mention's other cand
   candidate name vector c as [m, c, m⊙c, m·c] (nothing trains there: the CPU-cheap variant).
   Both add the retriever's score.
 * **selecting**: a small transformer over the K reading vectors of one mention (cross-candidate
-  attention, no position embedding: the candidates are a set, so their order cannot leak the gold's
-  injected position) and a linear layer to K scores.
+  attention) and a linear layer to K scores. Each candidate's retrieval rank is a learned embedding
+  added to its vector, so a candidate's score depends on where the others were retrieved; the
+  transformer itself has no position encoding, so the order the candidates are presented in carries
+  nothing beyond their ranks (training injects a missing gold at a seeded random rank, so the rank
+  does not leak it). Ranks past the trained K share the last rank's embedding.
 
-Directory: manifest.json (architecture "res", the reading kind and its encoder, the selecting
-transformer's shape), selector.safetensors, and for ``cross`` the reading encoder in reader/.
+Directory: manifest.json (architecture "res", ``version`` 2, the reading kind and its encoder, the
+selecting transformer's shape), selector.safetensors, and for ``cross`` the reading encoder in reader/.
+Version 1 (no ranks) is refused with a one-line "retrain" error.
 """
 
 import numpy as np
@@ -24,6 +28,7 @@ from toolbox.encoder_inputs import span_pool
 SELECTOR_FILE = "selector.safetensors"
 READER_FOLDER = "reader"
 READINGS = ("cross", "frozen")
+VERSION = 2  # 2: the selecting stage sees each candidate's retrieval rank (1 treated them as a set)
 
 
 def selector_class():
@@ -31,19 +36,23 @@ def selector_class():
     import torch
 
     class Selector(torch.nn.Module):
-        """(B, K, input) reading vectors -> (B, K) scores."""
+        """(B, K, input) reading vectors and (B, K) retrieval ranks -> (B, K) scores."""
 
-        def __init__(self, input_dimension, width=256, layers=2, heads=4, dropout=0.1):
+        def __init__(self, input_dimension, width=256, layers=2, heads=4, dropout=0.1, ranks=16):
             super().__init__()
             self.project = torch.nn.Sequential(torch.nn.Linear(input_dimension, width), torch.nn.LayerNorm(width))
+            self.rank = torch.nn.Embedding(ranks, width)
             layer = torch.nn.TransformerEncoderLayer(width, heads, 4 * width, dropout, batch_first=True,
                                                      norm_first=True)
             self.select = torch.nn.TransformerEncoder(layer, layers, enable_nested_tensor=False) if layers else None
             self.score = torch.nn.Linear(width, 1)
 
-        def forward(self, reading, attend=True):
-            """``attend=False`` skips the cross-candidate stage (each candidate scored alone)."""
-            hidden = self.project(reading)
+        def forward(self, reading, ranks=None, attend=True):
+            """``ranks``: each candidate's 0-based retrieval rank (default: the order given); ``attend=False``
+            skips the cross-candidate stage (each candidate scored alone, with its rank)."""
+            if ranks is None:
+                ranks = torch.arange(reading.shape[1], device=reading.device).expand(reading.shape[:2])
+            hidden = self.project(reading) + self.rank(ranks.clamp(max=self.rank.num_embeddings - 1))
             if attend and self.select is not None:
                 hidden = self.select(hidden)
             return self.score(hidden).squeeze(-1)
@@ -53,7 +62,8 @@ def selector_class():
 
 def new_selector(shape):
     """A selecting transformer from the manifest's ``selecting`` block."""
-    return selector_class()(shape["input"], shape["width"], shape["layers"], shape["heads"], shape["dropout"])
+    return selector_class()(shape["input"], shape["width"], shape["layers"], shape["heads"], shape["dropout"],
+                            shape["ranks"])
 
 
 def load_selector(directory, shape, device):
@@ -156,6 +166,9 @@ class ResReranker:
         self.batch_size = batch_size
         reading = manifest.get("reading") or {}
         self.reading = reading.get("kind")
+        if manifest.get("version", 1) != VERSION:
+            raise InputError(f"is a ReS reranker of version {manifest.get('version', 1)} (this version reads "
+                             f"{VERSION}: its selecting stage sees candidate ranks); retrain it", directory)
         if self.reading not in READINGS or (self.reading == "frozen" and "encoder" not in reading):
             raise InputError(f"the manifest's reading block is damaged or unknown ({reading!r}; this version reads "
                              f"{', '.join(READINGS)})", directory)
@@ -197,8 +210,9 @@ class ResReranker:
                 for group, record in zip(groups, records)]
 
     def candidate_scores(self, records, definition_of, attend=True):
-        """Per record, a float array of its candidates' scores. The selector runs one record at a time: a
-        record's scores never depend on the batch it came in (a batched matrix product may round otherwise)."""
+        """Per record, a float array of its candidates' scores; their order is their retrieval rank. The
+        selector runs one record at a time: a record's scores never depend on the batch it came in (a batched
+        matrix product may round otherwise)."""
         with self._torch.inference_mode():
             kept = [record for record in records if record["candidates"]]
             groups = iter(self.reading_groups(kept, definition_of) if kept else [])

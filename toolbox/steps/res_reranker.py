@@ -1,8 +1,10 @@
 """Train a Read-and-Select (ReS) reranker on the retriever's top-K (the trained model:
 toolbox.artifacts.res_reranker).
 
-For each pseudo pair the retriever's top-K candidates are one group (the pseudo gold replaces the
-last candidate when missing, at that candidate's retriever score); the loss is cross-entropy over
+For each pseudo pair the retriever's top-K candidates are one group; when the pseudo gold is missing,
+the last candidate is dropped and the gold put in at a rank drawn with the seed (with the retriever
+score of that rank), so neither its rank nor its score gives it away. Each batch presents a group's
+candidates in a seeded random order, their ranks carried with them. The loss is cross-entropy over
 the K selecting-stage scores. ``frozen`` reading encodes every mention and candidate once with the
 frozen bi-encoder, so an epoch only runs the selecting transformer; ``cross`` trains the reading
 cross-encoder and the selecting transformer end to end.
@@ -14,6 +16,7 @@ from toolbox.artifacts.reranker import ARTIFACT, candidate_texts, load_cross_enc
 from toolbox.artifacts.res_reranker import (
     READER_FOLDER,
     SELECTOR_FILE,
+    VERSION as RES_VERSION,
     FrozenReading,
     cross_reading_vectors,
     frozen_features,
@@ -30,14 +33,14 @@ SEQUENCES_PER_PASS = 64  # cross reading: (mention, candidate) sequences per for
 SELECTOR_LEARNING_RATE = 1e-3  # the selecting transformer starts at random
 
 
-def candidate_group(retrieved, gold, ontology):
-    """(the K candidates, the gold's position): the pseudo gold replaces the last one when missing."""
-    group = list(retrieved)
-    ids = [candidate["id"] for candidate in group]
+def candidate_group(retrieved, gold, ontology, rank):
+    """(the K candidates in rank order, the gold's rank): a missing pseudo gold goes in at ``rank`` with the
+    retriever's score at that rank, and the last candidate drops out."""
+    ids = [candidate["id"] for candidate in retrieved]
     if gold in ids:
-        return group, ids.index(gold)
-    group[-1] = {"id": gold, "name": ontology[gold].name, "score": group[-1]["score"]}
-    return group, len(group) - 1
+        return list(retrieved), ids.index(gold)
+    injected = {"id": gold, "name": ontology[gold].name, "score": retrieved[rank]["score"]}
+    return list(retrieved[:rank]) + [injected] + list(retrieved[rank:-1]), rank
 
 
 def frozen_encoder(loaded_index, backbone, device):
@@ -68,13 +71,13 @@ def train_res_reranker(pairs, ontology, loaded_index, output, reading="frozen", 
     device = resolve_device(device)
     head_learning_rate = SELECTOR_LEARNING_RATE if head_learning_rate is None else head_learning_rate
     definition_of = lambda entity_id: ontology[entity_id].definition  # noqa: E731
-    groups = [candidate_group(record["candidates"], pair["entity_id"], ontology)
-              for record, pair in zip(link_mentions(pairs, loaded_index, top_k=top_k), pairs)]
-    if min(len(group) for group, _ in groups) < 2:
+    retrieved = [record["candidates"] for record in link_mentions(pairs, loaded_index, top_k=top_k)]
+    width_k = min(len(candidates) for candidates in retrieved)  # equal groups: one (B, K) score matrix per batch
+    if width_k < 2:
         raise InputError("the index returned fewer than 2 candidates for a pair: nothing to select from")
-    width_k = min(len(group) for group, _ in groups)  # equal groups: one (B, K) score matrix per batch
-    groups = [(group[:width_k], gold) if gold < width_k else (group[:width_k - 1] + [group[gold]], width_k - 1)
-              for group, gold in groups]
+    injection_ranks = np.random.default_rng(seed).integers(0, width_k, len(pairs))
+    groups = [candidate_group(candidates[:width_k], pair["entity_id"], ontology, int(rank))
+              for candidates, pair, rank in zip(retrieved, pairs, injection_ranks)]
     labels = torch.tensor([gold for _, gold in groups], device=device)
     retriever_scores = torch.tensor([[c["score"] for c in group] for group, _ in groups], dtype=torch.float32,
                                     device=device)
@@ -91,7 +94,7 @@ def train_res_reranker(pairs, ontology, loaded_index, output, reading="frozen", 
     else:
         backbone = backbone or DEFAULT_ENCODER
         input_dimension, reading_manifest = None, {"kind": "cross", "backbone": backbone}
-    shape = {"width": width, "layers": layers, "heads": heads, "dropout": dropout}
+    shape = {"width": width, "layers": layers, "heads": heads, "dropout": dropout, "ranks": width_k}
     options = {"architecture": "res", "reading": reading_manifest, "selecting": dict(shape), "top_k": top_k,
                "learning_rate": learning_rate, "head_learning_rate": head_learning_rate, "batch_size": batch_size,
                "max_length": max_length, "seed": seed, "pairs": len(pairs),
@@ -131,8 +134,14 @@ def train_res_reranker(pairs, ontology, loaded_index, output, reading="frozen", 
                                               definition_of)
             features = cross_reading_vectors(model["reader"], loaded["tokenizer"], texts, entities, max_length,
                                              device).float().view(len(indices), width_k, -1)
-        scores = model["selector"](with_retriever_scores(features, retriever_scores[indices]))
-        return torch.nn.functional.cross_entropy(scores.float(), labels[indices])
+        # a seeded random presentation order per group, each candidate keeping its rank
+        order = torch.as_tensor(rng.permuted(np.tile(np.arange(width_k), (len(indices), 1)), axis=1),
+                                device=device)
+        presented = with_retriever_scores(features, retriever_scores[indices]).gather(
+            1, order.unsqueeze(-1).expand(-1, -1, features.shape[-1] + 1))
+        scores = model["selector"](presented, ranks=order)
+        return torch.nn.functional.cross_entropy(scores.float(), order.argsort(dim=1).gather(
+            1, labels[indices].unsqueeze(1)).squeeze(1))
 
     def save_model(directory):
         save_selector(model["selector"], directory)
@@ -146,12 +155,13 @@ def train_res_reranker(pairs, ontology, loaded_index, output, reading="frozen", 
     manifest = {
         "artifact": ARTIFACT,
         "architecture": "res",
+        "version": RES_VERSION,
         "reading": reading_manifest,
         "selecting": shape,
         "ontology": ontology.describe(),
         "inputs": ("bi-encoder vectors [m, c, m*c, m.c] + retriever score" if reading == "frozen" else
                    "left [Ms] mention [Me] right [SEP] name [ENT] definition -> mention span mean + logit "
-                   "+ retriever score"),
+                   "+ retriever score") + "; retrieval rank embedding",
         "options": {**options, "epochs": epochs, "candidates": width_k},
         "losses": losses,
         "seconds": round(seconds, 1),
