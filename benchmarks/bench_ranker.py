@@ -150,7 +150,8 @@ def main():
             scorers = {}
             for fold in range(5):
                 # the first gold hit of each mention whose abstract is not in this fold is its answer
-                train = [n for n, record in enumerate(gscplus) if fold_of[record["doc_id"]] != fold and gold_hits[n].any()]
+                train = [n for n, record in enumerate(gscplus)
+                         if fold_of[record["doc_id"]] != fold and gold_hits[n].any()]
                 answers = [np.eye(len(gold_hits[n]), dtype=np.int8)[np.argmax(gold_hits[n])] for n in train]
                 matrix = np.concatenate([found[n][2][:, keep] for n in train])
                 query_of = np.concatenate([np.full(len(gold_hits[n]), n) for n in train])

@@ -119,9 +119,8 @@ def test_overlap_features_count_the_name_words_the_mention_lacks(loaded):
     seizure = entities.tolist().index(loaded.entity_ids.index("HP:0001250"))
     assert column["best_word_f1"][seizure] == 1.0 and column["best_word_f1_gap"][seizure] == 0.0
     for slot, entity in enumerate(entities.tolist()):
-        mention_words = words(mention)
-        shared = [len(mention_words & words(loaded.names[row])) for row in np.flatnonzero(loaded.entity_of_name == entity)]
-        lengths = [len(words(loaded.names[row])) for row in np.flatnonzero(loaded.entity_of_name == entity)]
+        names = [words(loaded.names[row]) for row in np.flatnonzero(loaded.entity_of_name == entity)]
+        shared, lengths = [len(words(mention) & name) for name in names], [len(name) for name in names]
         best = max((2 * common / (1 + length) for common, length in zip(shared, lengths) if common), default=0.0)
         assert column["best_word_f1"][slot] == pytest.approx(best)
         # one mention word: the matched name covers it or not; its other words are the extra ones
@@ -242,7 +241,8 @@ def test_link_refuses_ranker_with_reranker_and_old_indexes(dense_index, tmp_path
     assert result.exit_code == 0, result.output
     train_ranker(loaded, tmp_path / "hierarchy", synonym_queries(loaded, 100), groups=["dense", "hierarchy"],
                  prior="none")
-    result = run("link", "--index", old, "--ranker", tmp_path / "hierarchy", input=jsonl([{"id": "m", "mention": "fits"}]))
+    result = run("link", "--index", old, "--ranker", tmp_path / "hierarchy",
+                 input=jsonl([{"id": "m", "mention": "fits"}]))
     assert result.exit_code == 2 and "rebuild it" in result.stderr and "Traceback" not in result.output
     for field in ("entity_depths", "entity_children", "name_kinds"):
         del names[field]
