@@ -1,8 +1,8 @@
 """The feature ranker on GSC+, fitted with no GSC+ label: R@1 / R@64 / MRR by HO / LO / NO beside the frozen
-index, an ablation (each feature group removed in turn, and each kind of training query alone), its fitting
-data and time, the same ranker unchanged on LPT, and link speed with and without it.
+index, an ablation (each feature group removed in turn, each optional group added, and each kind of training
+query alone), its fitting data and time, the same rankers unchanged on LPT, and link speed with and without it.
 
-    python benchmarks/bench_ranker.py [--workdir DIR] [--synonym-queries 2000] [--hold-out 0.5] [--seed 0]
+    python benchmarks/bench_ranker.py [--workdir DIR] [--synonym-queries 2000] [--hold-out 0.5] [--seed 0] [--trees]
 
 Training queries: HPO synonyms searched with themselves held out of the index, and `make-pairs` (names and
 synonyms) over the unlabeled NCBI-disease corpus, half of them searched with their matched name held out.
@@ -65,6 +65,9 @@ def main():
     parser.add_argument("--synonym-queries", type=int, default=2000)
     parser.add_argument("--hold-out", type=float, default=0.5)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--trees", action="store_true",
+                        help="also boosted trees over the ranker (minutes each): on the no-gold queries, and "
+                             "cross-validated on GSC+ gold as a diagnostic")
     args = parser.parse_args()
     work = Path(args.workdir)
     work.mkdir(parents=True, exist_ok=True)
@@ -81,7 +84,8 @@ def main():
     prior = load_prior("hpo")
 
     # features of every group once (and once without abbreviations, which changes the candidates themselves)
-    every = [*DEFAULT, "context"]
+    optional = ("context", "overlap", "hierarchy")
+    every = [*DEFAULT, *optional]
     computed = {}
     for label, groups in (("all", every), ("no-abbreviation", [g for g in every if g != "abbreviation"])):
         features = CandidateFeatures(index, groups, prior=prior)
@@ -113,23 +117,52 @@ def main():
         return weights, keep
 
     default_weights, default_keep = fit_and_score("ranker (default features)", DEFAULT)
-    fit_and_score("ranker + context", every)
+    added = {}
+    for group in optional:
+        added[group] = fit_and_score(f"ranker + {group}", [*DEFAULT, group])
+    added["overlap, hierarchy"] = fit_and_score("ranker + overlap + hierarchy", [*DEFAULT, "overlap", "hierarchy"])
     for group in DEFAULT[1:]:
         fit_and_score(f"ranker - {group}", [g for g in DEFAULT if g != group])
     fit_and_score("ranker, synonym queries only", DEFAULT, queries_from="synonyms")
     fit_and_score("ranker, pair queries only", DEFAULT, queries_from="pairs")
 
-    # not a result: the same default features fitted on GSC+ gold itself and scored there, to see how far a
-    # linear combination of them can go at all
-    keep = [columns.index(column) for column in feature_columns(DEFAULT)]
-    gold_rows = [(matrix[:, keep], np.array([index.entity_ids[int(e)] in set(record["gold"]) for e in entities]))
-                 for record, (entities, _, matrix) in zip(gscplus, found)]
-    gold_rows = [(matrix, hits) for matrix, hits in gold_rows if hits.sum() == 1]
-    ceiling = fit_conditional_logit(np.concatenate([m for m, _ in gold_rows]),
-                                    np.concatenate([h for _, h in gold_rows]).astype(np.int8),
-                                    np.concatenate([np.full(len(h), n) for n, (_, h) in enumerate(gold_rows)]))
-    rows.append(metrics_row("(fitted on GSC+ gold itself: not a result)", linked_by(found, gscplus, index.entity_ids,
-                                                                            scorer_of(ceiling, keep)), hpo))
+    # not results: how far these features go at all. (a) Boosted trees over the ranker, fitted on the same no-gold
+    # queries (rounds chosen on a fifth of them). (b) The ranker, and with --trees the trees, fitted on GSC+ gold
+    # itself, 5-fold by document, each mention scored by the fold that did not see its abstract.
+    both = [*DEFAULT, "overlap", "hierarchy"]
+    ceiling_rows = []
+    gold_hits = [np.array([index.entity_ids[int(e)] in set(record["gold"]) for e in entities])
+                 for record, (entities, _, _) in zip(gscplus, found)]
+    documents = sorted({record["doc_id"] for record in gscplus})
+    np.random.default_rng(args.seed).shuffle(documents)
+    fold_of = {document: number % 5 for number, document in enumerate(documents)}
+    for label, groups in (("default features", DEFAULT), ("+ overlap + hierarchy", both)):
+        keep = [columns.index(column) for column in feature_columns(groups)]
+        kinds = [("linear", False)] + ([("linear + trees", True)] if args.trees else [])
+        if args.trees:
+            from ranker_trees import boosted_scorer
+
+            _, matrix, labels, query_of, _, _, _ = computed["all"]
+            scorer = boosted_scorer(matrix[:, keep], labels, query_of, keep, args.seed)
+            ceiling_rows.append(metrics_row(f"ranker {label} + boosted trees (no gold)",
+                                            linked_by(found, gscplus, index.entity_ids, scorer), hpo))
+        for kind, trees in kinds:
+            scorers = {}
+            for fold in range(5):
+                # the first gold hit of each mention whose abstract is not in this fold is its answer
+                train = [n for n, record in enumerate(gscplus)
+                         if fold_of[record["doc_id"]] != fold and gold_hits[n].any()]
+                answers = [np.eye(len(gold_hits[n]), dtype=np.int8)[np.argmax(gold_hits[n])] for n in train]
+                matrix = np.concatenate([found[n][2][:, keep] for n in train])
+                query_of = np.concatenate([np.full(len(gold_hits[n]), n) for n in train])
+                if trees:
+                    scorers[fold] = boosted_scorer(matrix, np.concatenate(answers), query_of, keep, args.seed,
+                                                   min_leaf=30)
+                else:
+                    scorers[fold] = scorer_of(fit_conditional_logit(matrix, np.concatenate(answers), query_of), keep)
+            linked = [next(linked_by([found[n]], [record], index.entity_ids, scorers[fold_of[record["doc_id"]]]))
+                      for n, record in enumerate(gscplus)]
+            ceiling_rows.append(metrics_row(f"{kind}, {label}, GSC+ gold 5-fold CV", linked, hpo))
 
     print(f"GSC+ ({len(gscplus)} mentions, HPO); fitted on {described['synonym_queries']} synonym queries + "
           f"{described['pair_queries']} NCBI-disease pair queries ({described['pairs_held_out']} with the name "
@@ -139,6 +172,10 @@ def main():
     print()
     print(tabulate(fit_rows, headers=["fit", "queries with answer", "candidate rows", "feature s (shared)",
                                       "fit s"]))
+    print()
+    print("Not results: what these features reach at all (no-gold trees; GSC+ gold cross-validated by abstract)")
+    print(tabulate(ceiling_rows, headers=["system", "R@1", "MRR", "HO R@1", "HO MRR", "LO R@1", "LO MRR", "NO R@1",
+                                          "NO MRR", "R@64"]))
     print("default weights (standardised):",
           {column: round(float(w), 3) for column, w in zip(feature_columns(DEFAULT), default_weights["coefficients"])})
 
@@ -152,10 +189,20 @@ def main():
     lpt_index = load_index(work / "lpt", device="cpu")
     convert_scizsel_mentions(SHARED / "sci-zsel" / "lpt_test_grag.PARTIAL_first42.json", work / "lpt_mentions.jsonl")
     lpt_mentions = list(read_records(str(work / "lpt_mentions.jsonl")))
-    lpt_found = CandidateFeatures(lpt_index, list(DEFAULT), prior=None)(lpt_mentions)
+    lpt_groups = [*DEFAULT, "overlap", "hierarchy"]
+    lpt_found = CandidateFeatures(lpt_index, lpt_groups, prior=None)(lpt_mentions)
+    lpt_columns = feature_columns(lpt_groups)
+
+    def lpt_row(label, weights, keep):
+        # keep: columns of the GSC+ feature matrix; the same columns of the LPT one
+        lpt_keep = [lpt_columns.index(columns[position]) for position in keep]
+        return metrics_row(label, linked_by(lpt_found, lpt_mentions, lpt_index.entity_ids,
+                                            scorer_of(weights, lpt_keep)), lpt)
+
     lpt_rows = [metrics_row("frozen index", link_mentions(lpt_mentions, lpt_index), lpt),
-                metrics_row("HPO-fitted ranker, unchanged", linked_by(lpt_found, lpt_mentions, lpt_index.entity_ids,
-                                                                     scorer_of(default_weights, default_keep)), lpt)]
+                lpt_row("HPO-fitted ranker, unchanged", default_weights, default_keep)]
+    lpt_rows += [lpt_row(f"HPO-fitted ranker + {label}, unchanged", *added[label])
+                 for label in ("overlap", "hierarchy", "overlap, hierarchy")]
     print()
     print(f"LPT ({len(lpt_mentions)} test mentions: the partial file, a check, not a benchmark)")
     print(tabulate(lpt_rows, headers=["system", "R@1", "MRR", "HO R@1", "HO MRR", "LO R@1", "LO MRR", "NO R@1",
@@ -164,17 +211,21 @@ def main():
     # speed: link GSC+ + the NCBI corpus with and without the ranker, alternating, in this process
     from toolbox.artifacts.ranker import Ranker, save_ranker
 
-    save_ranker(work / "ranker", default_weights, {"features": {"groups": list(DEFAULT),
-                                                                "columns": feature_columns(DEFAULT)}})
-    started = time.perf_counter()
-    ranker = Ranker(work / "ranker").bind(index, prior="hpo")
-    bind_seconds = time.perf_counter() - started
+    both = [*DEFAULT, "overlap", "hierarchy"]
+    rankers = {}
+    for label, name, groups, weights in (
+            ("retrieval + ranker", "ranker", DEFAULT, default_weights),
+            ("retrieval + ranker + overlap + hierarchy", "ranker-both", both, added["overlap, hierarchy"][0])):
+        save_ranker(work / name, weights, {"features": {"groups": list(groups), "columns": feature_columns(groups)}})
+        started = time.perf_counter()
+        rankers[label] = (Ranker(work / name).bind(index, prior="hpo"), time.perf_counter() - started)
     mentions = gscplus + corpus
-    timings = {"retrieval": [], "retrieval + ranker": []}
+    timings = {"retrieval": [], **{label: [] for label in rankers}}
     for _ in range(2):
         for label in timings:
-            options = {"ranker": ranker, "prior": "hpo"} if "ranker" in label else {}
-            ranker.features.linker.row_cache.clear()  # as in a new process: no mention searched yet
+            options = {"ranker": rankers[label][0], "prior": "hpo"} if label in rankers else {}
+            for ranker, _ in rankers.values():
+                ranker.features.linker.row_cache.clear()  # as in a new process: no mention searched yet
             started, cpu = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
             count = sum(1 for _ in link_mentions(mentions, index, **options))
             after = resource.getrusage(resource.RUSAGE_SELF)
@@ -186,12 +237,11 @@ def main():
         wall = min(run[0] for run in runs)
         cpu = min(run[1] for run in runs)
         speed_rows.append([label, runs[0][2], f"{wall:.1f}", f"{cpu:.1f}", f"{runs[0][2] / wall:.0f}"])
-    ratio_wall = float(speed_rows[1][2]) / float(speed_rows[0][2])
-    ratio_cpu = float(speed_rows[1][3]) / float(speed_rows[0][3])
     print(tabulate(speed_rows, headers=["link", "mentions", "wall s (best of 2)", "CPU s", "mentions/s"]))
-    print(f"ranker / retrieval: {ratio_wall:.2f}x wall, {ratio_cpu:.2f}x CPU; plus {bind_seconds:.1f} s once per "
-          "run to bind the ranker to the index (TF-IDF of the names, prior, name maps)")
-
+    for row in speed_rows[1:]:
+        print(f"{row[0]} / retrieval: {float(row[2]) / float(speed_rows[0][2]):.2f}x wall, "
+              f"{float(row[3]) / float(speed_rows[0][3]):.2f}x CPU; plus {rankers[row[0]][1]:.1f} s once per run to "
+              "bind it to the index (TF-IDF of the names, prior, name maps)")
 
 if __name__ == "__main__":
     main()

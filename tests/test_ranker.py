@@ -15,6 +15,7 @@ from toolbox.ranking.features import FEATURE_GROUPS, CandidateFeatures, mention_
 from toolbox.ranking.fit import fit_conditional_logit, top1_accuracy, train_ranker, training_matrix
 from toolbox.ranking.priors import hpo_annotation_counts, load_prior
 from toolbox.ranking.queries import pair_queries, synonym_queries
+from toolbox.ranking.words import ContentWords
 
 ALL_GROUPS = list(FEATURE_GROUPS)
 
@@ -102,6 +103,62 @@ def test_depth_and_kind_features_come_from_the_index(loaded, small_ontology_path
     assert np.all(matrix[:, kinds].sum(axis=1) == 1)  # one kind per matched name
 
 
+def test_content_words_are_stemmed_without_stop_words():
+    words = ContentWords()
+    assert words("Tumors of the Kidney") == words("kidney tumor") and len(words("kidney tumor")) == 2
+    assert words("Abnormality of the eye") == words("eye abnormal")
+    assert words("of the") == frozenset()
+
+
+def test_overlap_features_count_the_name_words_the_mention_lacks(loaded):
+    features = CandidateFeatures(loaded, ["dense", "overlap"])
+    words = ContentWords()
+    mention = "seizures"
+    entities, _, matrix = features([{"id": "m", "mention": mention}])[0]
+    column = {name: matrix[:, features.columns.index(name)] for name in FEATURE_GROUPS["overlap"]}
+    seizure = entities.tolist().index(loaded.entity_ids.index("HP:0001250"))
+    assert column["best_word_f1"][seizure] == 1.0 and column["best_word_f1_gap"][seizure] == 0.0
+    for slot, entity in enumerate(entities.tolist()):
+        names = [words(loaded.names[row]) for row in np.flatnonzero(loaded.entity_of_name == entity)]
+        shared, lengths = [len(words(mention) & name) for name in names], [len(name) for name in names]
+        best = max((2 * common / (1 + length) for common, length in zip(shared, lengths) if common), default=0.0)
+        assert column["best_word_f1"][slot] == pytest.approx(best)
+        # one mention word: the matched name covers it or not; its other words are the extra ones
+        recall, extra = column["word_recall"][slot], np.expm1(column["extra_words"][slot])
+        assert recall in (0.0, 1.0)
+        assert column["word_precision"][slot] == pytest.approx(recall / (recall + extra) if recall else 0.0)
+    assert column["extra_words"].max() > 0  # the more specific seizures have names with more words
+
+
+def test_hierarchy_features_come_from_parent_links_in_the_index(loaded, small_ontology_path):
+    ontology = load_ontology(small_ontology_path)
+    entity_of = {entity_id: row for row, entity_id in enumerate(loaded.entity_ids)}
+    assert [sorted(parents) for parents in loaded.entity_parents] == [
+        sorted(entity_of[parent] for parent in ontology.entities[entity_id].parents if parent in entity_of)
+        for entity_id in loaded.entity_ids]
+    features = CandidateFeatures(loaded, ["dense", "hierarchy"])
+    entities, scores, matrix = features([{"id": "m", "mention": "focal motor seizures"}])[0]
+    column = {name: matrix[:, features.columns.index(name)] for name in FEATURE_GROUPS["hierarchy"]}
+    ids = [loaded.entity_ids[entity] for entity in entities.tolist()]
+    top = ontology.entities[ids[0]]
+    ancestors = set()
+    frontier = list(top.parents)
+    while frontier:
+        parent = frontier.pop()
+        if parent not in ancestors:
+            ancestors.add(parent)
+            frontier.extend(ontology.entities[parent].parents)
+    assert column["parent_of_top"].tolist() == [float(entity_id in top.parents) for entity_id in ids]
+    assert column["ancestor_of_top"].tolist() == [float(entity_id in ancestors) for entity_id in ids]
+    assert column["parent_of_top"].sum() >= 1  # the slice's seizure subtree: the top candidate's parent is retrieved
+    assert column["child_of_top"].tolist() == [float(ids[0] in ontology.entities[entity_id].parents)
+                                               for entity_id in ids]
+    # Seizure, the root of the slice's subtree, has every other seizure candidate below it
+    seizure = ids.index("HP:0001250")
+    assert column["descendant_share"][seizure] > 0.5 and column["ancestor_share"][seizure] == 0.0
+    assert np.all((column["descendant_share"] >= 0) & (column["descendant_share"] <= 1 + 1e-6))
+
+
 def test_conditional_logit_learns_which_feature_names_the_answer():
     rng = np.random.default_rng(0)
     queries, candidates = 200, 10
@@ -178,6 +235,15 @@ def test_link_refuses_ranker_with_reranker_and_old_indexes(dense_index, tmp_path
 
     shutil.copytree(dense_index, old)
     names = json.loads((old / "names.json").read_text())
+    del names["entity_parents"]  # an index from before hierarchy features: rankers without them still work
+    (old / "names.json").write_text(json.dumps(names))
+    result = run("link", "--index", old, "--ranker", tmp_path / "ranker", input=jsonl([{"id": "m", "mention": "fits"}]))
+    assert result.exit_code == 0, result.output
+    train_ranker(loaded, tmp_path / "hierarchy", synonym_queries(loaded, 100), groups=["dense", "hierarchy"],
+                 prior="none")
+    result = run("link", "--index", old, "--ranker", tmp_path / "hierarchy",
+                 input=jsonl([{"id": "m", "mention": "fits"}]))
+    assert result.exit_code == 2 and "rebuild it" in result.stderr and "Traceback" not in result.output
     for field in ("entity_depths", "entity_children", "name_kinds"):
         del names[field]
     (old / "names.json").write_text(json.dumps(names))

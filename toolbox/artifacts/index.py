@@ -22,6 +22,7 @@ def write_names(directory, ontology, names, entity_of_name, name_kinds=None):
     """names.json: what linking needs of the ontology, so that `link` never parses it."""
     entities = list(ontology)
     depth = ontology.depths()
+    row_of = {entity.id: row for row, entity in enumerate(entities)}
     with open(directory / NAMES_FILE, "w", encoding="utf-8") as handle:
         json.dump({"entity_ids": [entity.id for entity in entities], "entity_names": [entity.name for entity in entities],
                    "names": names, "entity_of_name": entity_of_name,
@@ -30,6 +31,9 @@ def write_names(directory, ontology, names, entity_of_name, name_kinds=None):
                    # candidate features of a ranker: where an entity sits, which kind of name matched
                    "entity_depths": [depth.get(entity.id, 0) for entity in entities],
                    "entity_children": [len(ontology.children[entity.id]) for entity in entities],
+                   # rows of each entity's live is_a parents: hierarchy features among a mention's candidates
+                   "entity_parents": [[row_of[parent] for parent in entity.parents if parent in row_of]
+                                      for entity in entities],
                    **({"name_kinds": name_kinds} if name_kinds is not None else {})},
                   handle, ensure_ascii=False)
 
@@ -38,7 +42,7 @@ class LoadedIndex:
     """A name index plus the name → entity maps, ready to search."""
 
     def __init__(self, directory, manifest, name_index, entity_ids, entity_names, names, entity_of_name,
-                 entity_definitions=None, entity_depths=None, entity_children=None, name_kinds=None):
+                 entity_definitions=None, entity_depths=None, entity_children=None, name_kinds=None, entity_parents=None):
         self.directory = directory
         self.manifest = manifest
         self.name_index = name_index
@@ -51,6 +55,7 @@ class LoadedIndex:
         self.entity_depths = entity_depths
         self.entity_children = entity_children
         self.name_kinds = name_kinds
+        self.entity_parents = entity_parents
 
     def __len__(self):
         return len(self.names)
@@ -95,7 +100,7 @@ def load_index(directory, ontology=None, device="auto", precision=None):
                          "names; rebuild it", directory)
     return LoadedIndex(directory, manifest, name_index, maps["entity_ids"], maps["entity_names"], maps["names"],
                        maps["entity_of_name"], maps.get("entity_definitions"), maps.get("entity_depths"),
-                       maps.get("entity_children"), maps.get("name_kinds"))
+                       maps.get("entity_children"), maps.get("name_kinds"), maps.get("entity_parents"))
 
 
 def _load_multivector(directory, manifest, names, device, precision):

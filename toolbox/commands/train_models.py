@@ -289,12 +289,14 @@ def ranker_command(directory, index_dir, pairs_path, synonym_queries, hold_out, 
 
     Features of each of an index's top-K candidates (the retriever's score,
     character 3-gram similarity, an entity prior, abbreviations defined in
-    the mention's document, sentence context, depth in the ontology, the
-    kind of name matched) are combined by a conditional logit (a softmax
-    over each query's candidates). It learns from two kinds of queries whose
-    answer is known without labels: ontology synonyms searched with
-    themselves held out of the index, and --pairs (corpus mentions whose
-    text equals a name; part of them searched with that name held out).
+    the mention's document, depth in the ontology, the kind of name matched;
+    optionally sentence context, content words shared with the name, and the
+    candidates' is_a relations to each other) are combined by a conditional
+    logit (a softmax over each query's candidates). It learns from two kinds
+    of queries whose answer is known without labels: ontology synonyms
+    searched with themselves held out of the index, and --pairs (corpus
+    mentions whose text equals a name; part of them searched with that name
+    held out).
     `ontolink link --ranker DIRECTORY` applies it, to this index or any
     other built by this version.
 

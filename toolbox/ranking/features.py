@@ -10,6 +10,13 @@ Groups (each optional; a ranker records the ones it was fitted with):
   context       cosine of the mention's sentence to the candidate's matched name, and its gap to the best
   depth         the candidate's depth in the is_a graph, its difference to the top candidate's, leaf or not
   kind          the kind of name that matched: preferred name, EXACT, RELATED, other synonym
+  overlap       content words (stemmed, stop words dropped) shared by the mention and the matched name: the
+                share of the mention's words the name covers, the share of the name's words the mention covers,
+                the count of name words the mention lacks (a name with extra words is usually too specific);
+                the best word F1 over all the candidate's names, and its gap to the best candidate's
+  hierarchy     consensus among the candidates: the score-weighted share of the other candidates that are
+                descendants (a general term whose children were all retrieved) or ancestors of this one, and
+                whether it is a parent, child, ancestor or descendant of the top candidate
 """
 
 import re
@@ -28,10 +35,14 @@ FEATURE_GROUPS = {
     "context": ("context", "context_gap"),
     "depth": ("depth", "depth_gap", "leaf"),
     "kind": ("kind_name", "kind_exact", "kind_related", "kind_other"),
+    "overlap": ("word_recall", "word_precision", "extra_words", "best_word_f1", "best_word_f1_gap"),
+    "hierarchy": ("descendant_share", "ancestor_share", "parent_of_top", "child_of_top", "ancestor_of_top",
+                  "descendant_of_top"),
 }
 NAME_KINDS = ("name", "EXACT", "RELATED")
 _SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z0-9(\[])")
 _CONTEXT_CHARACTERS = 300  # a sentence longer than this is cut around the mention
+_CONSENSUS_TEMPERATURE = 0.05  # dense scores within about this of the best weigh in the hierarchy consensus
 
 
 def feature_columns(groups):
@@ -79,6 +90,17 @@ class CandidateFeatures:
                 loaded_index.entity_depths is None or loaded_index.name_kinds is None):
             raise InputError("index predates candidate features (no depths or name kinds); rebuild it with "
                              "`ontolink index`", loaded_index.directory)
+        if "hierarchy" in self.groups and loaded_index.entity_parents is None:
+            raise InputError("index predates hierarchy features (no parent links); rebuild it with `ontolink index`",
+                             loaded_index.directory)
+        if "hierarchy" in self.groups:
+            self._parents = loaded_index.entity_parents
+            self._ancestor_sets = {}
+        if "overlap" in self.groups:
+            from toolbox.ranking.words import ContentWords
+
+            self._words = ContentWords()
+            self._name_words = {}
         if "depth" in self.groups:
             self._depths = np.minimum(np.asarray(loaded_index.entity_depths, dtype=np.float32), 20.0)
             self._leaves = (np.asarray(loaded_index.entity_children) == 0).astype(np.float32)
@@ -132,7 +154,7 @@ class CandidateFeatures:
                                np.array([value[0] for _, value in order], dtype=np.float32),
                                np.array([value[1] for _, value in order], dtype=np.int64),
                                np.array([value[2] for _, value in order], dtype=np.float32)))
-        columns = {"lexical": self._lexical, "context": self._context}
+        columns = {"lexical": self._lexical, "context": self._context, "overlap": self._overlap}
         extra = {group: columns[group](records, candidates, expanded, exclude) for group in columns
                  if group in self.groups}
         result = []
@@ -167,6 +189,11 @@ class CandidateFeatures:
                 kinds = [self.index.name_kinds[row] for row in name_rows.tolist()]
                 columns += [np.array([kind == known for kind in kinds], dtype=np.float32) for known in NAME_KINDS]
                 columns.append(np.array([kind not in NAME_KINDS for kind in kinds], dtype=np.float32))
+            elif group == "overlap":
+                recall, precision, extra_words, best_f1 = extra["overlap"]
+                columns += [recall, precision, extra_words, best_f1, best_f1 - best_f1.max()]
+            elif group == "hierarchy":
+                columns += self._hierarchy(entities, scores)
         return np.stack(columns, axis=1).astype(np.float32)
 
     def _name_rows(self, entities, skip):
@@ -218,4 +245,69 @@ class CandidateFeatures:
                 result.append(np.zeros(len(entities), dtype=np.float32))
                 continue
             result.append(self.index.name_index.vectors(name_rows) @ vectors[sentence])
+        return result
+
+    def _ancestors(self, entity):
+        """Rows of every is_a ancestor of entity row ``entity`` (memoised; the graph is a DAG)."""
+        known = self._ancestor_sets.get(entity)
+        if known is None:
+            known = set()
+            for parent in self._parents[entity]:
+                known.add(parent)
+                known |= self._ancestors(parent)
+            known = self._ancestor_sets[entity] = frozenset(known)
+        return known
+
+    def _hierarchy(self, entities, scores):
+        """The hierarchy columns of one mention's candidates (retriever order: slot 0 is the top candidate)."""
+        rows = entities.tolist()
+        count = len(rows)
+        slot_of = {entity: slot for slot, entity in enumerate(rows)}
+        # above[i, j]: candidate j is an ancestor of candidate i
+        above = np.zeros((count, count), dtype=np.float32)
+        for slot, entity in enumerate(rows):
+            for ancestor in self._ancestors(entity) & slot_of.keys():
+                above[slot, slot_of[ancestor]] = 1.0
+        weight = np.exp((scores - scores.max()) / _CONSENSUS_TEMPERATURE).astype(np.float32)
+        others = np.maximum(weight.sum() - weight, 1e-12)
+        top_parents = set(self._parents[rows[0]])
+        return [weight @ above / others,  # descendants of this candidate, weighted
+                above @ weight / others,  # its ancestors among the candidates, weighted
+                np.array([entity in top_parents for entity in rows], dtype=np.float32),
+                np.array([rows[0] in self._parents[entity] for entity in rows], dtype=np.float32),
+                above[0].copy(), above[:, 0].copy()]
+
+    def _content_words(self, row):
+        words = self._name_words.get(row)
+        if words is None:
+            words = self._name_words[row] = self._words(self.index.names[row])
+        return words
+
+    def _overlap(self, records, candidates, expanded, exclude):
+        """Per record: (mention words the matched name covers, name words the mention covers, name words the
+        mention lacks, best word F1 over the candidate's names), each the best over the mention's forms."""
+        result = []
+        for position, (record, (entities, _, name_rows, _)) in enumerate(zip(records, candidates)):
+            forms = [self._words(record["mention"])]
+            if expanded[position]:
+                forms.append(self._words(expanded[position]))
+            forms = [form for form in forms if form] or [frozenset()]
+            rows, slots = self._name_rows(entities, set(exclude[position]) if exclude else set())
+            count = len(entities)
+            recall, precision = np.zeros(count, np.float32), np.zeros(count, np.float32)
+            extra_words, best_f1 = np.full(count, np.inf, np.float32), np.zeros(count, np.float32)
+            for slot, row in enumerate(name_rows.tolist()):
+                name = self._content_words(row)
+                for mention in forms:
+                    shared = len(mention & name)
+                    recall[slot] = max(recall[slot], shared / max(1, len(mention)))
+                    precision[slot] = max(precision[slot], shared / max(1, len(name)))
+                    extra_words[slot] = min(extra_words[slot], len(name) - shared)
+            for row, slot in zip(rows.tolist(), slots.tolist()):
+                name = self._content_words(row)
+                for mention in forms:
+                    shared = len(mention & name)
+                    if shared:
+                        best_f1[slot] = max(best_f1[slot], 2 * shared / (len(mention) + len(name)))
+            result.append((recall, precision, np.log1p(extra_words), best_f1))
         return result
