@@ -278,3 +278,49 @@ def test_bare_mode_resumes_with_its_validation_history(small_ontology_path, tmp_
                                          for name in ("straight", "resumed"))
     assert all(np.array_equal(straight_weights[key], resumed_weights[key]) for key in straight_weights)
     assert not (tmp_path / "resumed.best").exists() and not (tmp_path / "resumed.checkpoint").exists()
+
+
+def saved_for_backward(model, texts):
+    """(bytes the autograd graph keeps for backward beyond the weights, the pooled vectors) of one training
+    forward pass."""
+    from toolbox.steps.fine_tune_retriever import encode_batch
+
+    weights = {parameter.untyped_storage().data_ptr() for parameter in model.parameters()}
+    kept = {}
+
+    def pack(tensor):
+        storage = tensor.untyped_storage()
+        if storage.data_ptr() not in weights:
+            kept[storage.data_ptr()] = storage.nbytes()
+        return tensor
+
+    torch.manual_seed(0)  # the same dropout masks in every call
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        vectors = encode_batch(model, texts, "cpu", "mean")
+    return sum(kept.values()), vectors
+
+
+def test_training_keeps_only_each_layers_input_for_backward():
+    """A 128-pair batch holds ~290 sequences of 128 tokens: with every activation kept (attention maps
+    included, ~275 KB a token on MiniLM-L6) one step peaked above 6.9 GB (killed there; 11-13 GB in the
+    grid) against 5.6 GB with activation checkpointing. Fails when training keeps every activation again;
+    and checkpointing must not change what is learnt (same gradients, dropout replayed)."""
+    from toolbox.backends.encoders.sentence import DEFAULT_ENCODER
+    from toolbox.steps.fine_tune_retriever import build_model
+
+    texts = ["word " * 200] * 2  # truncated to 64 tokens each
+    model = build_model(DEFAULT_ENCODER, "cpu", 64, "bare")
+    model.train()
+    kept, vectors = saved_for_backward(model, texts)
+    assert kept / (2 * 64) < 32 * 1024, f"{kept / 2 ** 20:.1f} MB kept for backward"
+    vectors.sum().backward()
+    embeddings = model[0].auto_model.embeddings.word_embeddings.weight
+    gradient, embeddings.grad = embeddings.grad, None
+
+    transformer = model[0].auto_model  # the same weights, every activation kept
+    (getattr(transformer, "activation_checkpointing_disable", None) or transformer.gradient_checkpointing_disable)()
+    kept_all, vectors_all = saved_for_backward(model, texts)
+    assert kept_all > 8 * kept  # the bound above can tell the two apart
+    vectors_all.sum().backward()
+    torch.testing.assert_close(vectors, vectors_all)
+    torch.testing.assert_close(gradient, embeddings.grad)

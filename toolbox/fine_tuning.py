@@ -129,6 +129,29 @@ class Checkpoints:
         shutil.rmtree(self.best_path, ignore_errors=True)
 
 
+# glibc's mallopt parameter for the size from which malloc maps memory of its own, returned on free
+M_MMAP_THRESHOLD = -3
+MMAP_THRESHOLD = 1 << 20
+
+
+def return_freed_memory():
+    """Have glibc give large freed blocks back to the system at once (Linux; elsewhere nothing).
+
+    By default glibc raises its mmap threshold to the largest block freed so far, after which the
+    many-MB activation tensors of a training step come from the heap and stay in the process when
+    freed: a retriever step on 128 pairs held ~3x its live tensors' memory (peak RSS 2.4 GB against
+    1.2 GB with a fixed 1 MB threshold, 32 pairs)."""
+    import ctypes
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        return bool(ctypes.CDLL(None).mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD))
+    except (OSError, AttributeError):  # not glibc (musl has no mallopt)
+        return False
+
+
 def backward(loss, scaler):
     """Accumulate gradients, through the fp16 grad scaler on CUDA."""
     (scaler.scale(loss) if scaler is not None else loss).backward()
@@ -161,6 +184,7 @@ def run_epochs(model, optimizer, checkpoints, save_model, batch_loss, item_count
 
     from toolbox.progress import progress_bar
 
+    return_freed_memory()
     use_amp = device.startswith("cuda")
     scaler = torch.amp.GradScaler("cuda") if use_amp else None
     losses = list(losses)
