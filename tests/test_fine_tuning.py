@@ -71,6 +71,7 @@ print(mallinfo2().hblkhd)  # bytes in blocks of their own, which free gives back
 """
 
 
+@pytest.mark.slow  # two child processes that import torch: 6 s of the fast suite's minute
 @pytest.mark.skipif(not hasattr(ctypes.CDLL(None), "mallinfo2"), reason="glibc >= 2.33's allocator")
 def test_training_gives_freed_activation_memory_back():
     """Activation-sized tensors must get blocks of their own during training, which leave the process when
