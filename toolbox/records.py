@@ -1,12 +1,17 @@
 """Field checks for the record types of CONTRACT.md (raise ValueError naming the field)."""
 
 
-def _require_string(record, field):
-    if field not in record:
-        raise ValueError(f"missing required field {field!r}")
+def string_field(record, field, where="", non_empty=True):
+    """``record[field]``, a string (not blank unless ``non_empty`` is off); a ValueError naming the
+    field (prefixed by ``where``, e.g. "subject.") otherwise. Every record kind checks its fields here."""
+    name = repr(where + field)
+    if record.get(field) is None:
+        raise ValueError(f"missing required field {name}")
     value = record[field]
     if not isinstance(value, str):
-        raise ValueError(f"field {field!r} must be a string, got {type(value).__name__}")
+        raise ValueError(f"field {name} must be a string, got {type(value).__name__}")
+    if non_empty and not value.strip():
+        raise ValueError(f"field {name} is empty")
     return value
 
 
@@ -19,9 +24,8 @@ def _optional_string_list(record, field):
 
 
 def validate_mention(record):
-    _require_string(record, "id")
-    if not _require_string(record, "mention").strip():
-        raise ValueError("field 'mention' is empty")
+    string_field(record, "id", non_empty=False)
+    string_field(record, "mention")
     for field in ("context_left", "context_right"):
         if field in record and not isinstance(record[field], str):
             raise ValueError(f"field {field!r} must be a string, got {type(record[field]).__name__}")
@@ -40,11 +44,11 @@ def validate_linked_mention(record):
 
 def validate_alias_record(record):
     """An Entity record with "aliases" (a list of strings), as gen-aliases and filter write."""
-    _require_string(record, "id")
+    string_field(record, "id", non_empty=False)
     _optional_string_list(record, "aliases")
 
 
 def validate_pair(record):
     """A Pair record (make-pairs output): a Mention plus the pseudo label "entity_id"."""
     validate_mention(record)
-    _require_string(record, "entity_id")
+    string_field(record, "entity_id", non_empty=False)

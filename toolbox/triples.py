@@ -13,6 +13,7 @@ import numpy as np
 
 from toolbox.errors import InputError
 from toolbox.io import ReadStats, display_name, first_line, open_input_lines, parse_jsonl, parse_tsv
+from toolbox.records import string_field
 
 TSV_SUFFIXES = (".tsv", ".txt", ".tsv.gz", ".txt.gz")
 JSONL_SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz", ".ndjson")
@@ -25,29 +26,18 @@ class Triple(NamedTuple):
     tail: str
 
 
-def _string_field(record, field):
-    value = record.get(field)
-    if value is None:
-        raise ValueError(f"missing required field {field!r}")
-    if not isinstance(value, str):
-        raise ValueError(f"field {field!r} must be a string, got {type(value).__name__}")
-    if not value.strip():
-        raise ValueError(f"field {field!r} is empty")
-    return value
-
-
 def triple_of_record(record):
     """The Triple of a Triple record or of a Text–triple pair; ValueError naming the field otherwise."""
     if "head" in record or "relation" in record or "tail" in record:
-        return Triple(_string_field(record, "head"), _string_field(record, "relation"), _string_field(record, "tail"))
+        return Triple(string_field(record, "head"), string_field(record, "relation"), string_field(record, "tail"))
     if "subject" in record or "predicate" in record or "object" in record:
         ends = []
         for field in ("subject", "object"):
             value = record.get(field)
             if not isinstance(value, dict):
                 raise ValueError(f"field {field!r} must be an object with an 'id'")
-            ends.append(_string_field(value, "id"))
-        return Triple(ends[0], _string_field(record, "predicate"), ends[1])
+            ends.append(string_field(value, "id"))
+        return Triple(ends[0], string_field(record, "predicate"), ends[1])
     raise ValueError("not a triple: expected 'head', 'relation', 'tail' (or a Text–triple pair's "
                      "'subject', 'predicate', 'object')")
 

@@ -1,33 +1,22 @@
 """Text–triple pair records (CONTRACT.md): checks, triple keys and the verbalised triple."""
 
+from toolbox.records import string_field
 from toolbox.triples import Triple
-
-
-def _string(record, field, where=""):
-    name = repr(where + field)
-    if field not in record:
-        raise ValueError(f"missing required field {name}")
-    value = record[field]
-    if not isinstance(value, str):
-        raise ValueError(f"field {name} must be a string, got {type(value).__name__}")
-    if not value.strip():
-        raise ValueError(f"field {name} is empty")
-    return value
 
 
 def validate_triple_pair(record):
     """Raise ValueError naming the field when ``record`` is not a Text–triple pair."""
-    _string(record, "pair_id")
-    _string(record, "text")
+    string_field(record, "pair_id")
+    string_field(record, "text")
     for end in ("subject", "object"):
         value = record.get(end)
         if not isinstance(value, dict):
             raise ValueError(f"field {end!r} must be an object {{id, name}}, got "
                              f"{'nothing' if value is None else type(value).__name__}")
-        _string(value, "id", f"{end}.")
+        string_field(value, "id", f"{end}.")
         if "name" in value and not isinstance(value["name"], str):
             raise ValueError(f"field '{end}.name' must be a string")
-    _string(record, "predicate")
+    string_field(record, "predicate")
     group = record.get("group")
     if group is not None and not isinstance(group, (str, int)):
         raise ValueError(f"field 'group' must be a string or an integer, got {type(group).__name__}")
