@@ -43,10 +43,7 @@ def stage_times(loaded, texts):
         searched = time.perf_counter()
         found = linker._by_entity(scores, rows)
         grouped = time.perf_counter()
-        for text, (entities, entity_scores, _) in zip(new, found):
-            linker.cache[text] = [{"id": loaded.entity_ids[entity], "name": loaded.entity_names[entity], "score": score}
-                                  for entity, score in zip(entities.tolist(),
-                                                           np.round(entity_scores.astype(np.float64), 6).tolist())]
+        linker.cache.update(zip(new, linker.candidate_lists(found)))
         done = time.perf_counter()
         for stage, seconds_taken in zip(seconds, (encoded - began, searched - encoded, grouped - searched,
                                                   done - grouped)):

@@ -48,10 +48,14 @@ class Linker:
 
     def search(self, texts):
         """Candidate lists for distinct ``texts``, bypassing the memo."""
+        return self.candidate_lists(self.search_rows(texts))
+
+    def candidate_lists(self, found):
+        """Candidate records ({"id", "name", "score"}) of ``search_rows`` results."""
         entity_ids, entity_names = self.index.entity_ids, self.index.entity_names
         return [[{"id": entity_ids[entity], "name": entity_names[entity], "score": score}
                  for entity, score in zip(entities.tolist(), np.round(scores.astype(np.float64), 6).tolist())]
-                for entities, scores, _ in self.search_rows(texts)]
+                for entities, scores, _ in found]
 
     def search_rows(self, texts, exclude=None):
         """For each text, (entity rows, scores, best name rows) of its top-K entities, best first.

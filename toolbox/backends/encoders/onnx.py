@@ -122,14 +122,10 @@ class OnnxSentenceEncoder(Encoder):
         self._sessions_lock = threading.Lock()
         self._session_count = 0
         self._pool = None
-        session = self._new_session()
+        session = self._take_session()
         self._input_names = [value.name for value in session.get_inputs()]
         self._sessions.put(session)
         self.dimension = int(self.forward([[0]]).shape[1])
-
-    def _new_session(self):
-        self._session_count += 1
-        return _session(self._path, self._threads_per_session)
 
     def _take_session(self):
         try:

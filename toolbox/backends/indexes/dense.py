@@ -1,5 +1,7 @@
 """Dense name index: a sentence encoder plus FAISS (flat, HNSW or IVF-PQ; GPU when asked)."""
 
+import functools
+
 import numpy as np
 
 from toolbox.backends.indexes import NAME_INDEXES, NameIndex
@@ -110,31 +112,27 @@ def exact_search(matrix, queries, k, rows_per_block=256):
         rows[start:start + len(block)] = np.take_along_axis(top, order, axis=1)
         scores[start:start + len(block)] = np.take_along_axis(top_scores, order, axis=1)
 
-    pool = _sorting_pool()
+    pool, threads = _sorting_pool()
     for start in range(0, len(queries), rows_per_block):
         block = queries[start:start + rows_per_block] @ matrix.T
         if pool is None or len(block) < 8:
             best(block, start)
             continue
-        step = -(-len(block) // pool._max_workers)
+        step = -(-len(block) // threads)
         list(pool.map(best, *zip(*((block[offset:offset + step], start + offset)
                                     for offset in range(0, len(block), step)))))
     return scores, rows
 
 
-_SORTING_POOL = []
-
-
+@functools.cache
 def _sorting_pool():
-    """Threads for the partial sorts, one per usable core; None on one core."""
-    if not _SORTING_POOL:
-        from concurrent.futures import ThreadPoolExecutor
+    """(threads for the partial sorts, their number): one per usable core, made once; no pool on one core."""
+    from concurrent.futures import ThreadPoolExecutor
 
-        from toolbox.device import usable_threads
+    from toolbox.device import usable_threads
 
-        threads = usable_threads()
-        _SORTING_POOL.append(ThreadPoolExecutor(threads, thread_name_prefix="exact-search") if threads > 1 else None)
-    return _SORTING_POOL[0]
+    threads = usable_threads()
+    return (ThreadPoolExecutor(threads, thread_name_prefix="exact-search") if threads > 1 else None), threads
 
 
 class IndexedNameVectors:
