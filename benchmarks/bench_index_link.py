@@ -22,7 +22,7 @@ Mentions: GSC+ (1,151 labeled, ../shared/data/gscplus) and the corpus of NCBI-di
 mentions + GSC+ (6,284, repeats included, as in real corpora). Link rate is what `ontolink link`
 reports (mentions / seconds of linking, index load excluded), the median of --repeat runs made in
 turn across the ontolink systems, so that a change of load hits each alike.
-Recall is scored on GSC+. Batch invariance: GSC+ linked at --batch-size 7 and 256, top-1 compared.
+Recall is scored on GSC+. Batch invariance: GSC+ linked at --batch-size 7 and the default (4,096), top-1 compared.
 Ratios are against sentence-transformers and scispaCy of the same run (machines are noisy).
 
     python benchmarks/bench_index_link.py [--skip-peer] [--skip-baseline] [--systems default,fp32,...]

@@ -26,7 +26,7 @@ BATCH = 256
 
 def stage_times(loaded, texts):
     """Seconds per stage, linking ``texts`` in batches of BATCH as `link` does (repeats from the memo)."""
-    from toolbox.backends.indexes.dense import exact_search
+    from toolbox.backends.indexes.flat_search import flat_search
     from toolbox.linker import Linker
 
     name_index = loaded.name_index
@@ -39,7 +39,8 @@ def stage_times(loaded, texts):
         began = time.perf_counter()
         vectors = name_index.encoder.encode(new, known=name_index._known)
         encoded = time.perf_counter()
-        scores, rows = exact_search(name_index._flat_vectors(), vectors, linker.names_to_search)
+        scores, rows = flat_search(name_index._flat_vectors(), vectors, linker.names_to_search,
+                                   name_index._name_scan())
         searched = time.perf_counter()
         found = linker._by_entity(scores, rows)
         grouped = time.perf_counter()
@@ -53,15 +54,16 @@ def stage_times(loaded, texts):
 
 def session_ratio(texts, chunk=100):
     """Seconds to encode ``texts`` in chunks: sessions side by side, then one session split across threads."""
-    import toolbox.backends.encoders.onnx as onnx_encoder
+    import toolbox.onnx_sessions as onnx_sessions
+    from toolbox.backends.encoders.onnx import OnnxSentenceEncoder
 
-    side_by_side = onnx_encoder.OnnxSentenceEncoder()
-    shipped_limit = onnx_encoder.MAX_SESSIONS
-    onnx_encoder.MAX_SESSIONS = 1  # one session holding every thread: how the encoder ran before
+    side_by_side = OnnxSentenceEncoder()
+    shipped_limit = onnx_sessions.MAX_SESSIONS
+    onnx_sessions.MAX_SESSIONS = 1  # one session holding every thread: how the encoder ran before
     try:
-        one_session = onnx_encoder.OnnxSentenceEncoder()
+        one_session = OnnxSentenceEncoder()
     finally:
-        onnx_encoder.MAX_SESSIONS = shipped_limit
+        onnx_sessions.MAX_SESSIONS = shipped_limit
     timings = {}
     for label, encoder in (("sessions side by side", side_by_side), ("one session, threads split", one_session)):
         encoder.encode(texts[:200])  # warm-up: the first run of a session allocates

@@ -67,7 +67,7 @@ class LinkBatches:
         return linked
 
 
-def link_mentions(records, loaded_index, top_k=64, batch_size=256, reranker=None, engine=None, device="auto",
+def link_mentions(records, loaded_index, top_k=64, batch_size=4096, reranker=None, engine=None, device="auto",
                   ranker=None, prior="auto", with_features=False):
     """Yield each Mention record with ``candidates`` added (unknown fields kept).
 

@@ -8,19 +8,16 @@ the PyTorch weights. At int8 the export is quantised per token (see
 
 import hashlib
 import json
-import queue
-import threading
 from pathlib import Path
 
 import numpy as np
 
 from toolbox.backends.encoders import ENCODERS
 from toolbox.backends.encoders.base import Encoder, pad
-from toolbox.device import usable_threads
 from toolbox.errors import OntolinkError
+from toolbox.onnx_sessions import SessionPool
 
 PRECISIONS = ("int8", "fp32")
-MAX_SESSIONS = 8  # past this, each session gets several threads: memory stays at a few hundred MB
 # Files whose bytes decide the vectors a model gives (weights, tokenizer, pooling).
 _FINGERPRINTED = ("config.json", "tokenizer.json", "vocab.txt", "tokenizer_config.json", "modules.json",
                   "sentence_bert_config.json", "1_Pooling/config.json", "model.safetensors", "pytorch_model.bin")
@@ -112,43 +109,15 @@ class OnnxSentenceEncoder(Encoder):
             f"{directory_fingerprint(directory)} onnx{EXPORT_VERSION} {precision} {self.pooling} "
             f"{self.max_length}".encode()).hexdigest()
         self._path = exported_model(directory, cache_dir("onnx", self._fingerprint[:24]), precision)
-        # One single-threaded session per core, each running whole batches side by side: on 2 cores that
-        # encodes 1.2-1.9x faster than one session splitting each small op across 2 threads. Sessions
-        # after the first are made when a second batch is waiting (a short job never pays for them).
-        threads = threads or usable_threads()
-        self.parallel_batches = min(threads, MAX_SESSIONS)
-        self._threads_per_session = max(1, threads // self.parallel_batches)
-        self._sessions = queue.SimpleQueue()
-        self._sessions_lock = threading.Lock()
-        self._session_count = 0
-        self._pool = None
-        session = self._take_session()
-        self._input_names = [value.name for value in session.get_inputs()]
-        self._sessions.put(session)
+        # one single-threaded session per core, whole batches side by side (toolbox.onnx_sessions)
+        self._sessions = SessionPool(self._path, threads)
+        self.parallel_batches = self._sessions.parallel
+        self._input_names = self._sessions.input_names
         self.dimension = int(self.forward([[0]]).shape[1])
 
-    def _take_session(self):
-        try:
-            return self._sessions.get_nowait()
-        except queue.Empty:
-            with self._sessions_lock:
-                create = self._session_count < self.parallel_batches
-                if create:
-                    self._session_count += 1
-            if create:
-                return _session(self._path, self._threads_per_session)
-            return self._sessions.get()
-
     def map_batches(self, function, batches):
-        """``function`` over id batches, results in order, up to ``parallel_batches`` at once (ONNX Runtime
-        releases the GIL while it runs)."""
-        if self.parallel_batches == 1:
-            return map(function, batches)
-        if self._pool is None:
-            from concurrent.futures import ThreadPoolExecutor
-
-            self._pool = ThreadPoolExecutor(self.parallel_batches, thread_name_prefix="onnx-encoder")
-        return self._pool.map(function, batches)
+        """``function`` over id batches, results in order, up to ``parallel_batches`` at once."""
+        return self._sessions.map(function, batches)
 
     @property
     def fingerprint(self):
@@ -169,11 +138,7 @@ class OnnxSentenceEncoder(Encoder):
         input_ids, attention_mask = pad(id_lists)
         feeds = {"input_ids": input_ids, "attention_mask": attention_mask,
                  "token_type_ids": np.zeros_like(input_ids)}
-        session = self._take_session()
-        try:
-            tokens = session.run(None, {name: feeds[name] for name in self._input_names})[0]
-        finally:
-            self._sessions.put(session)
+        tokens = self._sessions.run({name: feeds[name] for name in self._input_names})[0]
         if self.pooling == "cls":
             return tokens[:, 0].astype(np.float32)
         weights = attention_mask[..., None].astype(np.float32)
@@ -191,14 +156,3 @@ def _load_tokenizer(directory, max_length):
     tokenizer.enable_truncation(max_length)
     tokenizer.no_padding()
     return tokenizer
-
-
-def _session(path, threads):
-    import onnxruntime
-
-    options = onnxruntime.SessionOptions()
-    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    options.log_severity_level = 3  # warnings about unused initialisers are noise to a user
-    return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])

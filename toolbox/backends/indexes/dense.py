@@ -1,10 +1,9 @@
 """Dense name index: a sentence encoder plus FAISS (flat, HNSW or IVF-PQ; GPU when asked)."""
 
-import functools
-
 import numpy as np
 
 from toolbox.backends.indexes import NAME_INDEXES, NameIndex
+from toolbox.backends.indexes.flat_search import SCAN_MIN_NAMES, Int8NameScan, flat_search
 from toolbox.errors import InputError, OntolinkError
 
 FAISS_TYPES = ("flat", "sq8", "hnsw", "ivfpq")
@@ -97,44 +96,6 @@ EXACT_STORAGE = ("flat", "hnsw")
 NAME_KEYS_FILE = "name_keys.safetensors"
 
 
-def exact_search(matrix, queries, k, rows_per_block=256):
-    """(scores, rows) of the ``k`` best inner products, best first: what FAISS flat returns, computed with
-    numpy's BLAS (built for this CPU; the faiss-cpu wheel bundles a generic one) and a partial sort
-    (2-3x faster than FAISS's heap at the k of a few hundred names that linking asks for). The partial
-    sorts of a block run on every core (numpy releases the GIL while it sorts)."""
-    scores = np.empty((len(queries), k), dtype=np.float32)
-    rows = np.empty((len(queries), k), dtype=np.int64)
-
-    def best(block, start):
-        top = np.argpartition(block, block.shape[1] - k, axis=1)[:, -k:]
-        top_scores = np.take_along_axis(block, top, axis=1)
-        order = np.argsort(-top_scores, axis=1, kind="stable")
-        rows[start:start + len(block)] = np.take_along_axis(top, order, axis=1)
-        scores[start:start + len(block)] = np.take_along_axis(top_scores, order, axis=1)
-
-    pool, threads = _sorting_pool()
-    for start in range(0, len(queries), rows_per_block):
-        block = queries[start:start + rows_per_block] @ matrix.T
-        if pool is None or len(block) < 8:
-            best(block, start)
-            continue
-        step = -(-len(block) // threads)
-        list(pool.map(best, *zip(*((block[offset:offset + step], start + offset)
-                                    for offset in range(0, len(block), step)))))
-    return scores, rows
-
-
-@functools.cache
-def _sorting_pool():
-    """(threads for the partial sorts, their number): one per usable core, made once; no pool on one core."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from toolbox.device import usable_threads
-
-    threads = usable_threads()
-    return (ThreadPoolExecutor(threads, thread_name_prefix="exact-search") if threads > 1 else None), threads
-
-
 class IndexedNameVectors:
     """The stored vectors of an index's names, found by token key: a mention that tokenises exactly like an
     indexed name (about half of GSC+) gets that name's vector without being encoded."""
@@ -169,6 +130,7 @@ class DenseNameIndex(NameIndex):
         self.name_keys = name_keys
         self.files = ("index.faiss",) + ((NAME_KEYS_FILE,) if name_keys is not None else ())
         self._known = IndexedNameVectors(name_keys, faiss_index) if name_keys is not None else None
+        self._scan = None
 
     @classmethod
     def build(cls, texts, encoder, faiss_type="flat", seed=0, progress=None, known=None, engine=None,
@@ -219,9 +181,22 @@ class DenseNameIndex(NameIndex):
     def search(self, texts, k):
         vectors = self.encoder.encode(texts, known=self._known)
         k = min(k, len(self))
+        # texts that tokenise alike have one vector: each is searched once
+        first_of = {}
+        inverse = np.array([first_of.setdefault(vector.tobytes(), len(first_of)) for vector in vectors])
+        if len(first_of) < len(vectors):
+            vectors = vectors[np.unique(inverse, return_index=True)[1]]
         if self.faiss_options["type"] == "flat" and self._gpu_resources is None:
-            return exact_search(self._flat_vectors(), vectors, k)
-        return self._index.search(vectors, k)
+            scores, rows = flat_search(self._flat_vectors(), vectors, k, self._name_scan())
+        else:
+            scores, rows = self._index.search(vectors, k)
+        return (scores[inverse], rows[inverse]) if len(first_of) < len(inverse) else (scores, rows)
+
+    def _name_scan(self):
+        """The int8 scan of the names (made on the first search of a large flat index; None for a small one)."""
+        if self._scan is None and len(self) >= SCAN_MIN_NAMES:
+            self._scan = Int8NameScan(self._flat_vectors())
+        return self._scan
 
     def vectors(self, rows):
         """The stored vectors of name ``rows`` (what a ranker compares a mention's context with)."""
