@@ -24,9 +24,10 @@ from toolbox.options import (
               help="With -i DIRECTORY or a quoted glob of shards: one output shard per input shard, of the same "
                    "name, in this directory (instead of one -o stream).")
 @click.option("--top-k", type=click.IntRange(1), default=64, show_default=True, help="Candidates per mention.")
-@click.option("--batch-size", type=click.IntRange(1), default=4096, show_default=True,
+@click.option("--batch-size", type=click.IntRange(1),
               help="Mentions encoded and searched together (output is flushed after each batch); the links "
-                   "are the same at any size, a large one encodes and searches faster.")
+                   "are the same at any size, a large one encodes and searches faster.  [default: 4096; 256 "
+                   "with --reranker, whose cross-encoder takes seconds a batch]")
 @ontology_option(required=False, help_text="Check that the index was built for this ontology (file or 'hpo'; "
                                            "compared by content hash, not parsed).")
 @click.option("--reranker", "reranker_dir", type=click.Path(file_okay=False),
@@ -68,7 +69,7 @@ def command(index_dir, input_path, skip_invalid, output_path, output_dir, top_k,
     from toolbox.io import ReadStats, RecordBatchReader, RecordWriter, input_shards, output_shard
     from toolbox.progress import counting
     from toolbox.records import validate_mention
-    from toolbox.steps.link import link_inputs
+    from toolbox.steps.link import LINK_BATCH_SIZE, RERANK_BATCH_SIZE, link_inputs
 
     if ranker_dir and reranker_dir:
         raise click.UsageError("give --ranker or --reranker, not both")
@@ -98,6 +99,7 @@ def command(index_dir, input_path, skip_invalid, output_path, output_dir, top_k,
         raise click.UsageError("--output-dir needs -i DIRECTORY or a glob of shards")
     if output_dir and output_path != "-":
         raise click.UsageError("give -o (one stream) or --output-dir (one shard per input shard), not both")
+    batch_size = batch_size or (RERANK_BATCH_SIZE if reranker else LINK_BATCH_SIZE)
     stats = ReadStats()
     started = time.perf_counter()
 

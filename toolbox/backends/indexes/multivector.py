@@ -23,6 +23,9 @@ OFFSETS_FILE = "token_offsets.safetensors"
 MAX_EXPANSION_MASKS = 8
 RESCORE_MIN = 512  # names rescored exactly per mention, at least
 GPU_MAX_K = 2048  # faiss-gpu's largest k
+# mentions whose tokens are searched at once: token_k results per mention token are held for them all
+# (256 mentions of ~8 word pieces at token_k 2,048: about 50 MB)
+MENTIONS_PER_SEARCH = 256
 
 
 @NAME_INDEXES.register("multivector")
@@ -104,6 +107,11 @@ class MultiVectorNameIndex(NameIndex):
 
     def search(self, keys, k):
         """(scores, rows) of the best ``k`` names for each mention key, best first; rows −1 pad."""
+        found = [self._search_mentions(keys[start:start + MENTIONS_PER_SEARCH], k)
+                 for start in range(0, len(keys), MENTIONS_PER_SEARCH) or [0]]
+        return np.concatenate([scores for scores, _ in found]), np.concatenate([rows for _, rows in found])
+
+    def _search_mentions(self, keys, k):
         queries, empty = self.encoder.encode_mentions(keys)
         self.empty_spans += empty
         scores, rows = self._late_interaction(queries, k)

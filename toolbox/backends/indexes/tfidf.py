@@ -9,6 +9,7 @@ import json
 import numpy as np
 
 from toolbox.backends.indexes import NAME_INDEXES, NameIndex
+from toolbox.backends.indexes.best_k import best_of_blocks
 from toolbox.errors import InputError
 
 
@@ -17,16 +18,6 @@ def char_trigram_vectorizer(vocabulary=None, min_df=1):
 
     return TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 3), min_df=min_df, dtype=np.float32,
                            vocabulary=vocabulary, lowercase=True)
-
-
-def top_k_rows(scores, k):
-    """Best-first (scores, rows) of a dense (n, N) score matrix; ties broken by row for determinism."""
-    k = min(k, scores.shape[1])
-    part = np.argpartition(-scores, k - 1, axis=1)[:, :k]
-    part_scores = np.take_along_axis(scores, part, axis=1)
-    order = np.lexsort((part, -part_scores), axis=1)
-    rows = np.take_along_axis(part, order, axis=1)
-    return np.take_along_axis(scores, rows, axis=1), rows
 
 
 @NAME_INDEXES.register("tfidf")
@@ -91,8 +82,8 @@ class TfidfNameIndex(NameIndex):
 
     def search(self, texts, k):
         queries = self.vectorizer.transform(texts)
-        scores = np.asarray((queries @ self.matrix_t).todense(), dtype=np.float32)
-        return top_k_rows(scores, k)
+        return best_of_blocks(lambda start, stop: (queries[start:stop] @ self.matrix_t).toarray(),
+                              len(texts), min(k, self.matrix_t.shape[1]))
 
     def describe(self):
         return {"method": self.method, "analyzer": "char_wb", "ngram_range": [3, 3], "min_df": self.min_df}
