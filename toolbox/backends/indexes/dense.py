@@ -181,16 +181,16 @@ class DenseNameIndex(NameIndex):
     def search(self, texts, k):
         vectors = self.encoder.encode(texts, known=self._known)
         k = min(k, len(self))
-        # texts that tokenise alike have one vector: each is searched once
+        # texts that tokenise alike have one vector (any encoder): each distinct vector is searched once
         first_of = {}
-        inverse = np.array([first_of.setdefault(vector.tobytes(), len(first_of)) for vector in vectors])
-        if len(first_of) < len(vectors):
-            vectors = vectors[np.unique(inverse, return_index=True)[1]]
+        inverse = np.array([first_of.setdefault(vector.tobytes(), len(first_of)) for vector in vectors],
+                           dtype=np.int64)
+        vectors = vectors[np.unique(inverse, return_index=True)[1]]
         if self.faiss_options["type"] == "flat" and self._gpu_resources is None:
             scores, rows = flat_search(self._flat_vectors(), vectors, k, self._name_scan())
         else:
             scores, rows = self._index.search(vectors, k)
-        return (scores[inverse], rows[inverse]) if len(first_of) < len(inverse) else (scores, rows)
+        return scores[inverse], rows[inverse]
 
     def _name_scan(self):
         """The int8 scan of the names (made on the first search of a large flat index; None for a small one)."""
