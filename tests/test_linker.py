@@ -1,0 +1,27 @@
+"""The Linker's search: a query whose first names hold too few entities is searched again, deeper, and gets
+what one deep search gives."""
+
+import numpy as np
+
+
+def test_a_short_query_searched_again_gets_the_deep_result(dense_index):
+    from toolbox.artifacts.index import load_index
+    from toolbox.linker import Linker
+
+    loaded = load_index(dense_index, device="cpu")
+    texts = ["seizures", "generalized tonic-clonic seizures", "abnormality of the eye", "myopia", "blindness",
+             "febrile seizure", "nystagmus", "absence epilepsy"]
+    top_k = 40
+    shallow = Linker(loaded, top_k=top_k)
+    shallow.names_to_search = top_k  # most queries' first 40 names repeat an entity: they search again
+    deep = Linker(loaded, top_k=top_k)
+    deep.names_to_search = len(loaded)
+    _, rows = loaded.name_index.search(texts, top_k)
+    repeats = [len(set(loaded.entity_of_name[query_rows].tolist())) < top_k for query_rows in rows]
+    assert sum(repeats) >= 3, "the test needs queries whose first names repeat an entity"
+    for (entities, scores, names), (deep_entities, deep_scores, deep_names) in zip(shallow.search_rows(texts),
+                                                                                 deep.search_rows(texts)):
+        assert len(entities) == top_k
+        np.testing.assert_array_equal(entities, deep_entities)
+        np.testing.assert_array_equal(names, deep_names)
+        np.testing.assert_allclose(scores, deep_scores, atol=1e-6)
