@@ -23,6 +23,7 @@ from toolbox.backends.indexes.best_k import best_columns, best_of_blocks
 SCAN_MARGIN = 64
 SCAN_MIN_NAMES = 10_000  # below this the fp32 product takes a few milliseconds: no scan to build
 SCAN_ROWS = 128  # queries a session scores at once: 20 MB of scores, a block of them stays in cache
+QUANTISE_ROWS = 256  # names quantised and transposed at once when the scan is made (23 ms for HPO, not 119)
 
 
 def exact_search(matrix, queries, k):
@@ -65,8 +66,13 @@ class Int8NameScan:
         from toolbox.onnx_sessions import SessionPool
 
         scales = (np.maximum(np.abs(matrix).max(axis=1), 1e-12) / 127.0).astype(np.float32)
-        # |value| / scale <= 127 by the scale's choice, so rounding stays in int8 (no clip pass)
-        integers = np.rint(matrix.T / scales).astype(np.int8)  # names as columns: the product's right side
+        # names as columns (the product's right side), a block of names at a time: transposing the whole
+        # int8 matrix at once is a strided copy, 5x slower. |value| / scale <= 127 by the scale's choice,
+        # so rounding stays in int8 (no clip pass).
+        integers = np.empty((matrix.shape[1], len(matrix)), dtype=np.int8)
+        for start in range(0, len(matrix), QUANTISE_ROWS):
+            block = slice(start, start + QUANTISE_ROWS)
+            integers[:, block] = np.rint(matrix[block] / scales[block, None]).astype(np.int8).T
         self._sessions = SessionPool(int8_scan_model(integers, scales), threads)
 
     def scores(self, queries):
