@@ -91,6 +91,24 @@ def test_features_never_see_a_held_out_name(loaded):
     assert entities[0] == queries[0][1] and matrix[0, exact] == 1.0 and scores[0] > 0.9999
 
 
+def test_repeated_mentions_share_features_but_not_across_long_forms(loaded):
+    features = CandidateFeatures(loaded, ["dense", "lexical", "prior", "abbreviation", "depth", "kind", "overlap"],
+                                 prior={loaded.entity_ids[0]: 10})
+    defined = {"mention": "GTCS", "context_left": "Generalized tonic-clonic seizures (GTCS) were seen. Then ",
+               "context_right": " recurred."}
+    undefined = {"mention": "GTCS", "context_left": "Later, ", "context_right": " recurred."}
+    records = [defined, {"mention": "absence seizures"}, undefined, dict(defined), {"mention": "absence seizures"}]
+    together = features(records)
+    alone = [features([record])[0] for record in records]
+    for (entities, scores, matrix), (alone_entities, alone_scores, alone_matrix) in zip(together, alone):
+        np.testing.assert_array_equal(entities, alone_entities)
+        np.testing.assert_array_equal(scores, alone_scores)
+        np.testing.assert_array_equal(matrix, alone_matrix)
+    assert together[0] is together[3] and together[1] is together[4]
+    expanded = features.columns.index("expanded")
+    assert together[0][2][:, expanded].any() and not together[2][2][:, expanded].any()
+
+
 def test_depth_and_kind_features_come_from_the_index(loaded, small_ontology_path):
     ontology = load_ontology(small_ontology_path)
     depths = ontology.depths()

@@ -76,7 +76,12 @@ class Ranker:
         """Each record with "candidates" ordered by the ranker: "score" is its probability that the candidate is
         the answer, "retriever_score" the retriever's; ``with_features`` adds each candidate's feature values."""
         index = self.features.index
-        for record, (entities, retrieved, matrix) in zip(records, self.features(records)):
+        ranked = {}  # records whose features are one object (a repeated mention) share one candidate list
+        for record, found in zip(records, self.features(records)):
+            if id(found) in ranked:
+                yield {**record, "candidates": ranked[id(found)]}
+                continue
+            entities, retrieved, matrix = found
             probability = 1.0 / (1.0 + np.exp(-self.scores(matrix))) if len(entities) else np.zeros(0)
             order = np.argsort(-probability, kind="stable")  # ties keep the retriever's order
             candidates = []
@@ -89,4 +94,5 @@ class Ranker:
                     candidate["features"] = {column: round(float(value), 4)
                                              for column, value in zip(self.columns, matrix[slot].tolist())}
                 candidates.append(candidate)
+            ranked[id(found)] = candidates
             yield {**record, "candidates": candidates}

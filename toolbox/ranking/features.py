@@ -126,18 +126,30 @@ class CandidateFeatures:
 
     def __call__(self, records, exclude=None):
         """For each record: (entity rows best first by the retriever, retriever scores, features (K, F))."""
+        expanded = [self._expander.long_form(record) if "abbreviation" in self.groups else None
+                    for record in records]
+        if exclude or "context" in self.groups:
+            return self._features(records, expanded, exclude)
+        # what the features read of a record is its query, mention and long form: records alike in those (a
+        # mention repeated in a corpus) share one computation, and one result object
+        first_of = {}
+        firsts = [first_of.setdefault((self.index.query_text(record), record["mention"], long_form), position)
+                  for position, (record, long_form) in enumerate(zip(records, expanded))]
+        distinct = list(first_of.values())
+        computed = dict(zip(distinct, self._features([records[position] for position in distinct],
+                                                     [expanded[position] for position in distinct], None)))
+        return [computed[position] for position in firsts]
+
+    def _features(self, records, expanded, exclude):
         queries, owners, excluded = [], [], []
-        expanded = [None] * len(records)
         for position, record in enumerate(records):
             queries.append(self.index.query_text(record))
             owners.append(position)
             excluded.append(exclude[position] if exclude else ())
-            if "abbreviation" in self.groups:
-                expanded[position] = self._expander.long_form(record)
-                if expanded[position]:
-                    queries.append(self.index.query_text({**record, "mention": expanded[position]}))
-                    owners.append(position)
-                    excluded.append(excluded[-1])
+            if expanded[position]:
+                queries.append(self.index.query_text({**record, "mention": expanded[position]}))
+                owners.append(position)
+                excluded.append(excluded[-1])
         # a mention text repeats a lot in a corpus: searched once (training queries hold names out: never memoised)
         found = self.linker.search_rows(queries, exclude=excluded) if exclude else self.linker.rows(queries)
         merged = [{} for _ in records]  # entity row -> (score, name row, found by the long form)
