@@ -101,6 +101,10 @@ class CandidateFeatures:
 
             self._words = ContentWords()
             self._name_words = {}
+        if "kind" in self.groups:  # per name row: its kind's place in NAME_KINDS, len(NAME_KINDS) for any other
+            code_of = {kind: code for code, kind in enumerate(NAME_KINDS)}
+            self._kind_codes = np.array([code_of.get(kind, len(NAME_KINDS)) for kind in loaded_index.name_kinds],
+                                        dtype=np.int8)
         if "depth" in self.groups:
             self._depths = np.minimum(np.asarray(loaded_index.entity_depths, dtype=np.float32), 20.0)
             self._leaves = (np.asarray(loaded_index.entity_children) == 0).astype(np.float32)
@@ -198,9 +202,8 @@ class CandidateFeatures:
                 depths = self._depths[entities]
                 columns += [depths, depths - depths[0], self._leaves[entities]]
             elif group == "kind":
-                kinds = [self.index.name_kinds[row] for row in name_rows.tolist()]
-                columns += [np.array([kind == known for kind in kinds], dtype=np.float32) for known in NAME_KINDS]
-                columns.append(np.array([kind not in NAME_KINDS for kind in kinds], dtype=np.float32))
+                codes = self._kind_codes[name_rows]
+                columns += [(codes == code).astype(np.float32) for code in range(len(NAME_KINDS) + 1)]
             elif group == "overlap":
                 recall, precision, extra_words, best_f1 = extra["overlap"]
                 columns += [recall, precision, extra_words, best_f1, best_f1 - best_f1.max()]
@@ -239,10 +242,10 @@ class CandidateFeatures:
             slot_offset.append(slot_offset[-1] + len(entities))
         best = np.zeros(slot_offset[-1], dtype=np.float32)
         if pair_name:
-            pair_name = np.concatenate(pair_name)
             queries = self._vectorizer.transform(query_texts).tocsr()
-            similarity = queries[np.concatenate(pair_query)].multiply(self._name_matrix[pair_name]).sum(axis=1)
-            np.maximum.at(best, np.concatenate(pair_slot), np.asarray(similarity, dtype=np.float32).ravel())
+            similarity = _sparse_pair_dots(queries, np.concatenate(pair_query), self._name_matrix,
+                                           np.concatenate(pair_name))
+            np.maximum.at(best, np.concatenate(pair_slot), similarity)
         return [(best[start:end], exact[position])
                 for position, (start, end) in enumerate(zip(slot_offset, slot_offset[1:]))]
 
@@ -323,3 +326,28 @@ class CandidateFeatures:
                         best_f1[slot] = max(best_f1[slot], 2 * shared / (len(mention) + len(name)))
             result.append((recall, precision, np.log1p(extra_words), best_f1))
         return result
+
+
+def _sparse_pair_dots(queries, query_rows, names, name_rows, queries_per_block=256):
+    """float32 dot products of CSR rows ``queries[query_rows[i]]`` and ``names[name_rows[i]]``; ``query_rows``
+    ascending (each mention's candidates together).
+
+    A block of query rows is made dense and each pair gathers the query's values at its name's few
+    non-zeros: 3-4x faster than multiplying two stacked sparse matrices of the pairs (scipy copies every
+    fancy-indexed row).
+    """
+    result = np.zeros(len(query_rows), dtype=np.float32)
+    bounds = np.searchsorted(query_rows, np.arange(0, queries.shape[0] + queries_per_block, queries_per_block))
+    for block, (first, last) in enumerate(zip(bounds, bounds[1:])):
+        starts, ends = names.indptr[name_rows[first:last]], names.indptr[name_rows[first:last] + 1]
+        counts = ends - starts
+        pairs = np.flatnonzero(counts)  # a name without a 3-gram scores 0
+        if not len(pairs):
+            continue
+        counts, starts = counts[pairs], starts[pairs]
+        dense = queries[block * queries_per_block:(block + 1) * queries_per_block].toarray()
+        positions = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
+        products = dense[np.repeat(query_rows[first:last][pairs] - block * queries_per_block, counts),
+                         names.indices[positions]] * names.data[positions]
+        result[first + pairs] = np.add.reduceat(products, np.cumsum(counts) - counts)
+    return result
