@@ -109,6 +109,21 @@ def test_repeated_mentions_share_features_but_not_across_long_forms(loaded):
     assert together[0][2][:, expanded].any() and not together[2][2][:, expanded].any()
 
 
+def test_sparse_pair_dots_equal_the_sparse_product():
+    import scipy.sparse
+
+    from toolbox.ranking.features import _sparse_pair_dots
+
+    rng = np.random.default_rng(0)
+    queries = scipy.sparse.random(600, 300, density=0.05, format="csr", dtype=np.float32, random_state=1)
+    names = scipy.sparse.random(900, 300, density=0.02, format="csr", dtype=np.float32, random_state=2)
+    query_rows, name_rows = np.sort(rng.integers(0, 600, 4000)), rng.integers(0, 900, 4000)
+    expected = np.asarray(queries[query_rows].multiply(names[name_rows]).sum(axis=1)).ravel()
+    assert (names[name_rows].getnnz(axis=1) == 0).any() and (expected > 0).sum() > 100
+    np.testing.assert_allclose(_sparse_pair_dots(queries, query_rows, names, name_rows, queries_per_block=64),
+                               expected, rtol=1e-5, atol=1e-6)
+
+
 def test_depth_and_kind_features_come_from_the_index(loaded, small_ontology_path):
     ontology = load_ontology(small_ontology_path)
     depths = ontology.depths()
