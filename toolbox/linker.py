@@ -22,10 +22,12 @@ class Linker:
         self.row_cache = OrderedDict()
         self.cache_size = cache_size
         # Names per entity vary; this many names yield top_k entities for all but a few queries (HPO:
-        # 13 of 2,246 distinct corpus mentions), which search again, deeper. Every name searched is
-        # rescored exactly, so a shallow first search is the cheap one.
+        # 13 of 2,246 distinct corpus mentions), which search again, deeper. An exact search returns the
+        # same best names at any depth, so a shallow first search is the cheap one; a token index's search
+        # is approximate (it rescores max(2k, 512) names), so it keeps the depth it was measured at.
         names_per_entity = len(loaded_index) / max(1, len(loaded_index.entity_ids))
-        self.names_to_search = int(top_k * max(2.0, names_per_entity)) + 8
+        depth = 2 * names_per_entity if getattr(loaded_index.name_index, "tokens", False) else names_per_entity
+        self.names_to_search = int(top_k * max(2.0, depth)) + 8
 
     def candidates(self, texts):
         """Candidate lists for ``texts``, from the memo where possible."""
