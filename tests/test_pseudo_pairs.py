@@ -92,6 +92,60 @@ def test_make_pairs_cli_reports_and_refuses_unknown_entities(small_ontology_path
     assert result.exit_code == 2 and "unknown pair source" in result.stderr
 
 
+# a corpus labeled in another vocabulary: D1's name-matching mentions agree on Seizure (3 of them, one a
+# synonym), D2 has one name-matching mention only, D3's split 2:1 between Seizure and Myopia
+CONCEPT_MENTIONS = [
+    {"id": "c1", "mention": "seizures", "gold": ["MESH:D1"]},
+    {"id": "c2", "mention": "Seizure", "gold": ["MESH:D1"]},
+    {"id": "c3", "mention": "seizure", "gold": ["MESH:D1"]},
+    {"id": "c4", "mention": "fits of shaking", "gold": ["MESH:D1"], "context_left": "Then "},
+    {"id": "c5", "mention": "fits of shaking", "gold": ["MESH:D1"], "context_left": "Again "},
+    {"id": "c6", "mention": "Myopia", "gold": ["MESH:D2"]},
+    {"id": "c7", "mention": "blurred far sight", "gold": ["MESH:D2"]},
+    {"id": "c8", "mention": "Seizure", "gold": ["MESH:D3"]},
+    {"id": "c9", "mention": "seizures", "gold": ["MESH:D3"]},
+    {"id": "c10", "mention": "Myopia", "gold": ["MESH:D3"]},
+    {"id": "c11", "mention": "an odd turn", "gold": ["MESH:D3"]},
+    {"id": "c12", "mention": "fits of shaking", "gold": ["MESH:D1", "MESH:D2"]},  # two concepts: not bridged
+    {"id": "c13", "mention": "fits of shaking"},  # unlabeled
+]
+
+
+def test_concept_pairs_bridge_a_foreign_vocabulary_by_agreeing_names(slice_ontology):
+    from toolbox.steps.make_pairs import concept_bridge, distinct_pairs
+
+    assert concept_bridge(CONCEPT_MENTIONS, slice_ontology) == {"MESH:D1": ("HP:0001250", "Seizure")}
+    assert concept_bridge(CONCEPT_MENTIONS, slice_ontology, min_votes=1)["MESH:D2"] == ("HP:0000545", "Myopia")
+    assert "MESH:D3" not in concept_bridge(CONCEPT_MENTIONS, slice_ontology, min_votes=1)  # 2:1 is no agreement
+    concepts = concept_bridge(CONCEPT_MENTIONS, slice_ontology)
+    stats = PairStats()
+    alone = list(make_pairs(CONCEPT_MENTIONS, build_matcher(slice_ontology, [], ("concept",)), stats,
+                            concepts=concepts))
+    assert [pair["id"] for pair in alone] == ["c1", "c2", "c3", "c4", "c5"]
+    assert {(pair["entity_id"], pair["source"], pair["alias"]) for pair in alone} == {
+        ("HP:0001250", "concept", "Seizure")}
+    assert stats.by_source["concept"] == 5 and stats.unmatched == 8
+    # with the string sources, a name match stays a name pair: the concept pairs what they do not
+    mixed = {pair["id"]: pair["source"] for pair in make_pairs(
+        CONCEPT_MENTIONS, build_matcher(slice_ontology, [], ("name", "synonym", "concept")), concepts=concepts)}
+    assert mixed["c1"] == "synonym" and mixed["c2"] == "name" and mixed["c4"] == mixed["c5"] == "concept"
+    assert "c7" not in mixed and "c11" not in mixed and "c12" not in mixed and "c13" not in mixed
+    assert [pair["id"] for pair in distinct_pairs(alone)] == ["c1", "c2", "c4"]
+
+
+def test_make_pairs_cli_concept_source(small_ontology_path, tmp_path):
+    mentions = tmp_path / "labeled.jsonl"
+    mentions.write_text(jsonl(CONCEPT_MENTIONS))
+    result = run("make-pairs", "--ontology", small_ontology_path, "--mentions", mentions, "--sources", "concept",
+                 "--distinct", input="")
+    assert result.exit_code == 0, result.stderr
+    assert [pair["id"] for pair in parse_jsonl(result.stdout)] == ["c1", "c2", "c4"]
+    assert "1 of 3 concepts bridged" in result.stderr and "concept 5" in result.stderr
+    result = run("make-pairs", "--ontology", small_ontology_path, "--mentions", mentions, "--sources", "concept",
+                 "--concept-min-votes", "1", input="")
+    assert {pair["entity_id"] for pair in parse_jsonl(result.stdout)} == {"HP:0001250", "HP:0000545"}
+
+
 @pytest.mark.slow
 def test_filter_keeps_anchored_aliases_and_drops_drift(small_ontology_path, slice_ontology):
     from toolbox.backends.encoders.sentence import SentenceEncoder

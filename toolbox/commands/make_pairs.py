@@ -11,11 +11,18 @@ from toolbox.options import config_option, input_options, ontology_option, outpu
 @output_option
 @click.option("--sources", default="name,alias", show_default=True,
               help="Pair sources: name (P1, m = an entity's name), alias (P2, m = a kept alias), synonym "
-                   "(P_Syn, m = a curated synonym). name,alias is P_Gen; add synonym for P_Gen ∪ P_Syn.")
+                   "(P_Syn, m = a curated synonym). name,alias is P_Gen; add synonym for P_Gen ∪ P_Syn. "
+                   "concept: mentions labeled in another vocabulary (their gold ids), bridged to the entity "
+                   "their concept's name-matching mentions agree on.")
+@click.option("--concept-min-votes", type=click.IntRange(min=1), default=2, show_default=True,
+              help="With --sources concept: mentions of a concept that must name the entity it is bridged to "
+                   "(and 4x as many as name any other).")
+@click.option("--distinct", is_flag=True,
+              help="One pair per (normalised mention, entity), the first: a repeated mention is one query.")
 @click.option("--ambiguous", "ambiguous_path", type=click.Path(dir_okay=False),
               help="Write the dropped ambiguous mentions here (JSONL with the entities they matched).")
 @config_option
-def command(ontology, mentions_path, input_path, skip_invalid, output_path, sources,
+def command(ontology, mentions_path, input_path, skip_invalid, output_path, sources, concept_min_votes, distinct,
             ambiguous_path):
     """Pair unlabeled mentions with entities by exact (normalised) match.
 
@@ -27,15 +34,23 @@ def command(ontology, mentions_path, input_path, skip_invalid, output_path, sour
     whitespace. A mention whose text matches several entities through the
     same source is ambiguous: it is counted, reported and dropped.
 
+    --sources concept reads a corpus labeled in another vocabulary (e.g.
+    BC5CDR's MeSH ids, from `ontolink convert`): a concept whose mentions
+    that are one entity's name or synonym agree on that entity
+    (--concept-min-votes, and 4x any other) lends it every mention it has,
+    "source": "concept", "alias": the bridging name. It pairs what no other
+    chosen source paired, and reads --mentions whole (two passes).
+
     \b
     Examples:
       ontolink make-pairs --ontology hpo --mentions mentions.jsonl -i filtered.jsonl > pairs.jsonl
       ontolink make-pairs --ontology hpo --mentions mentions.jsonl --sources name,alias,synonym < filtered.jsonl
       ontolink make-pairs --ontology hpo --mentions mentions.jsonl --sources synonym -i /dev/null
+      ontolink make-pairs --ontology hpo --mentions cdr.jsonl --sources concept --distinct -i /dev/null
     """
     from toolbox.io import RecordWriter, display_name, read_records, warn
     from toolbox.records import validate_alias_record, validate_mention
-    from toolbox.steps.make_pairs import PairStats, build_matcher, make_pairs
+    from toolbox.steps.make_pairs import PairStats, build_matcher, concept_bridge, distinct_pairs, make_pairs
 
     loaded = ontology.load()
     chosen = tuple(part.strip() for part in sources.split(",") if part.strip())
@@ -56,9 +71,16 @@ def command(ontology, mentions_path, input_path, skip_invalid, output_path, sour
 
     mentions = read_records(mentions_path, validate=validate_mention, skip_invalid=skip_invalid,
                             check_duplicate_ids=True)
+    concepts = None
+    if "concept" in chosen:  # the votes need every mention before the first pair
+        mentions = list(mentions)
+        concepts = concept_bridge(mentions, loaded, concept_min_votes)
+        labeled = {mention["gold"][0] for mention in mentions if len(mention.get("gold") or []) == 1}
+        warn(f"make-pairs: {len(concepts)} of {len(labeled)} concepts bridged to {loaded.label}")
+    pairs = make_pairs(mentions, matcher, stats, on_ambiguous=report, concepts=concepts)
     try:
         with RecordWriter(output_path) as writer:
-            writer.write_all(make_pairs(mentions, matcher, stats, on_ambiguous=report))
+            writer.write_all(distinct_pairs(pairs) if distinct else pairs)
     finally:
         if ambiguous_writer is not None:
             ambiguous_writer.close()

@@ -5,6 +5,11 @@ of e; P_Syn ("synonym"): m ≡ a curated synonym of e. Matching is on
 normalised text. A mention matched to several entities by the most reliable
 source that matches it (name, then synonym, then alias) is ambiguous: it is
 reported and dropped, never silently assigned.
+
+"concept" pairs a corpus labeled in another vocabulary (MeSH ids of BC5CDR,
+say) with the ontology: a concept whose mentions that name an entity agree on
+it lends that entity all its mentions, in the words the corpus's annotators
+found (``concept_bridge``). It applies to mentions no string source paired.
 """
 
 from collections import Counter, defaultdict
@@ -12,7 +17,9 @@ from collections import Counter, defaultdict
 from toolbox.errors import InputError
 from toolbox.ontology import normalize
 
-SOURCES = ("name", "synonym", "alias")  # precedence order
+SOURCES = ("name", "synonym", "alias", "concept")  # precedence order
+CONCEPT_MIN_VOTES = 2  # a concept's mentions that must name the entity it is bridged to
+CONCEPT_MARGIN = 4  # ... at least this many times as often as any other entity
 
 
 class PairStats:
@@ -53,24 +60,69 @@ def build_matcher(ontology, alias_records, sources=SOURCES, source_name="<stdin>
     return table
 
 
-def make_pairs(mentions, matcher, stats=None, on_ambiguous=None):
-    """Yield one Pair record per matched, unambiguous mention."""
+def _concept(mention):
+    """The one concept id a labeled mention carries, else None (unlabeled, or several ids)."""
+    gold = mention.get("gold") or []
+    return gold[0] if len(gold) == 1 else None
+
+
+def concept_bridge(mentions, ontology, min_votes=CONCEPT_MIN_VOTES):
+    """{concept id: (entity id, the name most of them matched)}: each concept of labeled ``mentions`` whose mentions that are the name
+    or a synonym of exactly one entity agree on it, at least ``min_votes`` of them and ``CONCEPT_MARGIN``
+    times as many as for any other entity (BC5CDR's MeSH D012640, "seizures" ... -> HPO's Seizure)."""
+    matcher = build_matcher(ontology, (), ("name", "synonym"))
+    votes = defaultdict(Counter)  # concept -> entity id -> its mentions that name the entity
+    names = defaultdict(Counter)  # (concept, entity id) -> the names those mentions matched
+    for mention in mentions:
+        concept = _concept(mention)
+        by_source = matcher.get(normalize(mention["mention"])) if concept is not None else None
+        if by_source:
+            entities = by_source.get("name") or by_source["synonym"]
+            if len(entities) == 1:
+                (entity_id, name), = entities.items()
+                votes[concept][entity_id] += 1
+                names[concept, entity_id][name] += 1
+    bridge = {}
+    for concept, counts in votes.items():
+        (entity_id, count), *others = counts.most_common()
+        if count >= min_votes and all(count >= CONCEPT_MARGIN * other for _, other in others):
+            bridge[concept] = (entity_id, names[concept, entity_id].most_common(1)[0][0])
+    return bridge
+
+
+def make_pairs(mentions, matcher, stats=None, on_ambiguous=None, concepts=None):
+    """Yield one Pair record per matched, unambiguous mention; ``concepts`` (``concept_bridge``) pairs the
+    labeled mentions that no string source paired."""
     stats = stats if stats is not None else PairStats()
     for mention in mentions:
         stats.mentions += 1
         by_source = matcher.get(normalize(mention["mention"]))
-        if not by_source:
-            stats.unmatched += 1
-            continue
-        source = next(source for source in SOURCES if by_source.get(source))
-        entities = by_source[source]
-        if len(entities) > 1:
-            stats.ambiguous += 1
-            if on_ambiguous is not None:
-                on_ambiguous(mention, source, sorted(entities))
+        source = next((source for source in SOURCES if by_source and by_source.get(source)), None)
+        entities = by_source[source] if source else {}
+        if len(entities) != 1:
+            bridged = concepts.get(_concept(mention)) if concepts else None
+            if bridged is not None:
+                stats.by_source["concept"] += 1
+                yield {**mention, "entity_id": bridged[0], "source": "concept", "alias": bridged[1]}
+            elif not entities:
+                stats.unmatched += 1
+            else:
+                stats.ambiguous += 1
+                if on_ambiguous is not None:
+                    on_ambiguous(mention, source, sorted(entities))
             continue
         (entity_id, matched), = entities.items()
         also = [other for other in SOURCES if other != source and entity_id in by_source.get(other, {})]
         stats.by_source[source] += 1
         yield {**mention, "entity_id": entity_id, "source": source, "alias": matched,
                **({"also_matched_by": also} if also else {})}
+
+
+def distinct_pairs(pairs):
+    """The first pair of each (normalised mention, entity): repeats of a mention add weight, not queries."""
+    seen = set()
+    for pair in pairs:
+        key = (normalize(pair["mention"]), pair["entity_id"])
+        if key not in seen:
+            seen.add(key)
+            yield pair
