@@ -50,7 +50,8 @@ def command(ontology, mentions_path, input_path, skip_invalid, output_path, sour
     """
     from toolbox.io import RecordWriter, display_name, read_records, warn
     from toolbox.records import validate_alias_record, validate_mention
-    from toolbox.steps.make_pairs import PairStats, build_matcher, concept_bridge, distinct_pairs, make_pairs
+    from toolbox.steps.make_pairs import (PairStats, build_matcher, concept_bridge, distinct_pairs, make_pairs,
+                                         mention_concept)
 
     loaded = ontology.load()
     chosen = tuple(part.strip() for part in sources.split(",") if part.strip())
@@ -75,7 +76,7 @@ def command(ontology, mentions_path, input_path, skip_invalid, output_path, sour
     if "concept" in chosen:  # the votes need every mention before the first pair
         mentions = list(mentions)
         concepts = concept_bridge(mentions, loaded, concept_min_votes)
-        labeled = {mention["gold"][0] for mention in mentions if len(mention.get("gold") or []) == 1}
+        labeled = {mention_concept(mention) for mention in mentions} - {None}
         warn(f"make-pairs: {len(concepts)} of {len(labeled)} concepts bridged to {loaded.label}")
     pairs = make_pairs(mentions, matcher, stats, on_ambiguous=report, concepts=concepts)
     try:

@@ -60,21 +60,22 @@ def build_matcher(ontology, alias_records, sources=SOURCES, source_name="<stdin>
     return table
 
 
-def _concept(mention):
+def mention_concept(mention):
     """The one concept id a labeled mention carries, else None (unlabeled, or several ids)."""
     gold = mention.get("gold") or []
     return gold[0] if len(gold) == 1 else None
 
 
 def concept_bridge(mentions, ontology, min_votes=CONCEPT_MIN_VOTES):
-    """{concept id: (entity id, the name most of them matched)}: each concept of labeled ``mentions`` whose mentions that are the name
-    or a synonym of exactly one entity agree on it, at least ``min_votes`` of them and ``CONCEPT_MARGIN``
-    times as many as for any other entity (BC5CDR's MeSH D012640, "seizures" ... -> HPO's Seizure)."""
+    """{concept id: (entity id, the name most of them matched)}: each concept of labeled ``mentions`` whose
+    mentions that are the name or a synonym of exactly one entity agree on it, at least ``min_votes`` of them
+    and ``CONCEPT_MARGIN`` times as many as for any other entity (BC5CDR's MeSH D012640, "seizures" ... ->
+    HPO's Seizure)."""
     matcher = build_matcher(ontology, (), ("name", "synonym"))
     votes = defaultdict(Counter)  # concept -> entity id -> its mentions that name the entity
     names = defaultdict(Counter)  # (concept, entity id) -> the names those mentions matched
     for mention in mentions:
-        concept = _concept(mention)
+        concept = mention_concept(mention)
         by_source = matcher.get(normalize(mention["mention"])) if concept is not None else None
         if by_source:
             entities = by_source.get("name") or by_source["synonym"]
@@ -100,7 +101,7 @@ def make_pairs(mentions, matcher, stats=None, on_ambiguous=None, concepts=None):
         source = next((source for source in SOURCES if by_source and by_source.get(source)), None)
         entities = by_source[source] if source else {}
         if len(entities) != 1:
-            bridged = concepts.get(_concept(mention)) if concepts else None
+            bridged = concepts.get(mention_concept(mention)) if concepts else None
             if bridged is not None:
                 stats.by_source["concept"] += 1
                 yield {**mention, "entity_id": bridged[0], "source": "concept", "alias": bridged[1]}
