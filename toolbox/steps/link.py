@@ -72,8 +72,8 @@ class LinkBatches:
         return linked
 
 
-def link_mentions(records, loaded_index, top_k=64, batch_size=LINK_BATCH_SIZE, reranker=None, engine=None, device="auto",
-                  ranker=None, prior="auto", with_features=False):
+def link_mentions(records, loaded_index, top_k=64, batch_size=LINK_BATCH_SIZE, reranker=None, engine=None,
+                  device="auto", ranker=None, prior="auto", with_features=False):
     """Yield each Mention record with ``candidates`` added (unknown fields kept).
 
     With a ``reranker``, all top-K candidates are rescored by it and reordered; with a ``ranker`` (a

@@ -84,5 +84,3 @@ def _sorting_pool():
 
     threads = usable_threads()
     return (ThreadPoolExecutor(threads, thread_name_prefix="exact-search") if threads > 1 else None), threads
-
-
