@@ -297,11 +297,10 @@ def ranker_command(directory, index_dir, pairs_path, synonym_queries, hold_out, 
     optionally sentence context, content words shared with the name, the
     candidates' is_a relations to each other, and a second encoder's
     similarity) are combined by a conditional logit (a softmax over each
-    query's candidates). It learns from two kinds
-    of queries whose answer is known without labels: ontology synonyms
-    searched with themselves held out of the index, and --pairs (corpus
-    mentions whose text equals a name; part of them searched with that name
-    held out).
+    query's candidates). It learns from two kinds of queries whose answer is
+    known without labels: ontology synonyms searched with themselves held out
+    of the index, and --pairs (corpus mentions whose text equals a name; part
+    of them searched with that name held out).
     `ontolink link --ranker DIRECTORY` applies it, to this index or any
     other built by this version.
 

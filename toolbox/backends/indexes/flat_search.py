@@ -4,7 +4,7 @@ by lower row.
 Two ways to the same rows and scores:
 
 * ``exact_search``: numpy's BLAS product (built for this CPU; the faiss-cpu wheel bundles a generic
-  one), then ``best_columns``;
+  one; in float64, for small indexes), then ``best_columns``;
 * ``flat_search`` with an ``Int8NameScan``: ONNX Runtime's integer kernels score every name from int8
   copies, 5-6x faster than the fp32 product on this CPU; the best ``k + SCAN_MARGIN`` of the scan are
   rescored exactly and the best ``k`` of those kept. The scan is off from the exact score by at most
@@ -27,8 +27,17 @@ QUANTISE_ROWS = 256  # names quantised and transposed at once when the scan is m
 
 
 def exact_search(matrix, queries, k):
-    """(scores, rows) of the ``k`` best inner products of each query with ``matrix``'s rows, best first."""
-    return best_of_blocks(lambda start, stop: queries[start:stop] @ matrix.T, len(queries), k)
+    """(scores, rows) of the ``k`` best inner products of each query with ``matrix``'s rows, best first.
+
+    The product is taken in float64 and rounded to float32: BLAS picks its kernel, and so the order of its
+    sums, by the shape of the block (numpy 2.4's OpenBLAS gives a float32 product that changes in the last
+    bit with the number of queries beside a query); float64 rounding errors do not reach float32's."""
+    matrix64 = matrix.astype(np.float64)
+
+    def scores(start, stop):
+        return (queries[start:stop].astype(np.float64) @ matrix64.T).astype(np.float32)
+
+    return best_of_blocks(scores, len(queries), k)
 
 
 def flat_search(matrix, queries, k, scan=None):
