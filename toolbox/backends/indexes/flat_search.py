@@ -31,8 +31,9 @@ def exact_search(matrix, queries, k):
 
     The product is taken in float64 and rounded to float32: BLAS picks its kernel, and so the order of its
     sums, by the shape of the block (numpy 2.4's OpenBLAS gives a float32 product that changes in the last
-    bit with the number of queries beside a query); float64 rounding errors do not reach float32's."""
-    matrix64 = matrix.astype(np.float64)
+    bit with the number of queries beside a query); float64 rounding errors do not reach float32's. A caller
+    that searches the same ``matrix`` again passes it in float64 once converted."""
+    matrix64 = matrix.astype(np.float64, copy=False)
 
     def scores(start, stop):
         return (queries[start:stop].astype(np.float64) @ matrix64.T).astype(np.float32)
