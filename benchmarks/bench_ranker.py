@@ -3,6 +3,7 @@ index, an ablation (each feature group removed in turn, each optional group adde
 query alone), its fitting data and time, the same rankers unchanged on LPT, and link speed with and without it.
 
     python benchmarks/bench_ranker.py [--workdir DIR] [--synonym-queries 2000] [--hold-out 0.5] [--seed 0] [--trees]
+    python benchmarks/bench_ranker.py --speed-only [--workdir DIR]    # again, the speed of the rankers saved there
 
 Training queries: HPO synonyms searched with themselves held out of the index, and `make-pairs` (names and
 synonyms) over the unlabeled NCBI-disease corpus, half of them searched with their matched name held out.
@@ -49,6 +50,16 @@ def scorer_of(weights, keep):
     return lambda matrix: ((matrix[:, keep] - weights["mean"]) / weights["scale"]) @ weights["coefficients"]
 
 
+def cascade_scorer(gate, full, margin):
+    """Scores by ``gate``, or by ``full`` where the gate's top-1 margin is at most ``margin`` (as Ranker.scored)."""
+    from toolbox.ranking.fit import top_margin
+
+    def score(matrix):
+        scores = gate(matrix)
+        return full(matrix) if top_margin(scores) <= margin else scores
+    return score
+
+
 def bridged_pairs(ontology):
     """Distinct (mention, entity) pairs of the BC5CDR and BioRED disease mentions whose MeSH concept
     `make-pairs --sources concept` bridges to ``ontology``."""
@@ -72,7 +83,7 @@ def main():
     from toolbox.io import read_records
     from toolbox.ontology import load_ontology
     from toolbox.ranking.features import CandidateFeatures, feature_columns
-    from toolbox.ranking.fit import fit_conditional_logit, ranker_queries, training_matrix
+    from toolbox.ranking.fit import fit_conditional_logit, fit_gate, ranker_queries, top_margin, training_matrix
     from toolbox.ranking.queries import pair_queries
     from toolbox.ranking.priors import load_prior
     from toolbox.steps.index import build_index
@@ -87,9 +98,16 @@ def main():
     parser.add_argument("--trees", action="store_true",
                         help="also boosted trees over the ranker (minutes each): on the no-gold queries, and "
                              "cross-validated on GSC+ gold as a diagnostic")
+    parser.add_argument("--speed-only", action="store_true",
+                        help="only the link speed, with the rankers an earlier run saved in --workdir")
     args = parser.parse_args()
     work = Path(args.workdir)
     work.mkdir(parents=True, exist_ok=True)
+    if args.speed_only:
+        link_speed(work, load_index(work / "hpo", device="cpu"),
+                   [*read_records(str(SHARED / "gscplus" / "mentions.jsonl")),
+                    *read_records(str(SHARED / "ncbi_disease" / "unlabeled_mentions.jsonl"))])
+        return
 
     hpo = load_ontology("hpo")
     if not (work / "hpo" / "manifest.json").exists():
@@ -160,6 +178,25 @@ def main():
     added["overlap, second_encoder, bridged"] = fit_and_score(
         "ranker + overlap + second_encoder + bridged pairs", [*DEFAULT, "overlap", "second_encoder"],
         queries_from="with bridged")
+    # gated: the same ranker, e5 run only where a ranker without it is unsure (train ranker --gate-coverage);
+    # 0.95 is the default, chosen before this was measured
+    gated_groups = [*DEFAULT, "overlap", "second_encoder"]
+    full_weights, full_keep = added["overlap, second_encoder, bridged"]
+    gates = {}
+    for coverage in (0.9, 0.95, 0.99):
+        all_columns, matrix, labels, query_of, found, _, _ = computed["all"]
+        gate_weights, gate_report = fit_gate(matrix[:, full_keep], labels, query_of, feature_columns(gated_groups),
+                                             scorer_of(full_weights, full_keep)(matrix), [*DEFAULT, "overlap"],
+                                             coverage, 0.01)
+        gate_keep = [all_columns.index(column) for column in feature_columns([*DEFAULT, "overlap"])]
+        gates[coverage] = (gate_weights, gate_report)
+        refined = [top_margin(scorer_of(gate_weights, gate_keep)(matrix)) <= gate_report["margin"]
+                   for _, _, matrix in found]
+        scorer = cascade_scorer(scorer_of(gate_weights, gate_keep), scorer_of(full_weights, full_keep),
+                                gate_report["margin"])
+        rows.append(metrics_row(f"  gated at coverage {coverage} (e5 for {np.mean(refined):.0%} of GSC+ mentions, "
+                                f"{gate_report['training_share_refined']:.0%} of training)",
+                                linked_by(found, gscplus, index.entity_ids, scorer), hpo))
 
     # not results: how far these features go at all. (a) Boosted trees over the ranker, fitted on the same no-gold
     # queries (rounds chosen on a fifth of them). (b) The ranker, and with --trees the trees, fitted on GSC+ gold
@@ -246,21 +283,40 @@ def main():
     print(tabulate(lpt_rows, headers=["system", "R@1", "MRR", "HO R@1", "HO MRR", "LO R@1", "LO MRR", "NO R@1",
                                       "NO MRR", "R@64"]))
 
-    # speed: link GSC+ + the NCBI corpus with and without the ranker, alternating, in this process
-    from toolbox.artifacts.ranker import Ranker, save_ranker
+    # speed: the rankers saved, then timed in link_speed
+    from toolbox.artifacts.ranker import save_ranker
 
     both = [*DEFAULT, "overlap", "hierarchy"]
+    for name, groups, weights in (
+            ("ranker", DEFAULT, default_weights),
+            ("ranker-both", both, added["overlap, hierarchy"][0]),
+            ("ranker-second", [*DEFAULT, "overlap", "second_encoder"], added["overlap, second_encoder, bridged"][0]),
+            ("ranker-gated", [*DEFAULT, "overlap", "second_encoder"], added["overlap, second_encoder, bridged"][0])):
+        gate = {}
+        if name == "ranker-gated":
+            weights = {**weights, **{f"gate_{key}": value for key, value in gates[0.95][0].items()}}
+            gate = {"gate": {"groups": gates[0.95][1]["groups"], "margin": gates[0.95][1]["margin"]}}
+        save_ranker(work / name, weights, {"features": {"groups": list(groups), "columns": feature_columns(groups),
+                                                        **gate}})
+    link_speed(work, index, gscplus + corpus)
+
+
+SPEED_RANKERS = (("retrieval + ranker", "ranker"), ("retrieval + ranker + overlap + hierarchy", "ranker-both"),
+                 ("retrieval + ranker + overlap + second_encoder", "ranker-second"),
+                 ("retrieval + ranker + overlap + second_encoder, gated (0.95)", "ranker-gated"))
+
+
+def link_speed(work, index, mentions):
+    """Link ``mentions`` with and without each ranker saved in ``work``, alternating, in this process."""
+    from toolbox.artifacts.ranker import Ranker
+    from toolbox.steps.link import link_mentions
+
     rankers = {}
-    for label, name, groups, weights in (
-            ("retrieval + ranker", "ranker", DEFAULT, default_weights),
-            ("retrieval + ranker + overlap + hierarchy", "ranker-both", both, added["overlap, hierarchy"][0]),
-            ("retrieval + ranker + overlap + second_encoder", "ranker-second", [*DEFAULT, "overlap", "second_encoder"],
-             added["overlap, second_encoder, bridged"][0])):
-        save_ranker(work / name, weights, {"features": {"groups": list(groups), "columns": feature_columns(groups)}})
+    for label, name in SPEED_RANKERS:
         started = time.perf_counter()
         rankers[label] = (Ranker(work / name).bind(index, prior="hpo"), time.perf_counter() - started)
-    mentions = gscplus + corpus
     timings = {"retrieval": [], **{label: [] for label in rankers}}
+    refined = {}  # share of the mentions a gated ranker ran the second encoder for
     for _ in range(2):
         for label in timings:
             options = {"ranker": rankers[label][0], "prior": "hpo"} if label in rankers else {}
@@ -268,11 +324,14 @@ def main():
                 ranker.features.linker.row_cache.clear()
                 if "second_encoder" in ranker.groups:
                     ranker.features.second_known.clear_mentions()
+                ranker.refined = ranker.ranked = 0
             started, cpu = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
             count = sum(1 for _ in link_mentions(mentions, index, **options))
             after = resource.getrusage(resource.RUSAGE_SELF)
             timings[label].append((time.perf_counter() - started, after.ru_utime + after.ru_stime
                                    - cpu.ru_utime - cpu.ru_stime, count))
+            if label in rankers and rankers[label][0].gate is not None:
+                refined[label] = rankers[label][0].refined / rankers[label][0].ranked
     print()
     speed_rows = []
     for label, runs in timings.items():
@@ -283,7 +342,9 @@ def main():
     for row in speed_rows[1:]:
         print(f"{row[0]} / retrieval: {float(row[2]) / float(speed_rows[0][2]):.2f}x wall, "
               f"{float(row[3]) / float(speed_rows[0][3]):.2f}x CPU; plus {rankers[row[0]][1]:.1f} s once per run to "
-              "bind it to the index (TF-IDF of the names, prior, name maps)")
+              "bind it to the index (TF-IDF of the names, prior, name maps)"
+              + (f"; the second encoder ran for {refined[row[0]]:.0%} of the mentions" if row[0] in refined else ""))
+
 
 if __name__ == "__main__":
     main()

