@@ -98,15 +98,20 @@ def main():
     parser.add_argument("--trees", action="store_true",
                         help="also boosted trees over the ranker (minutes each): on the no-gold queries, and "
                              "cross-validated on GSC+ gold as a diagnostic")
+    parser.add_argument("--second-encoder", default="auto:multilingual-e5-small", metavar="RUNTIME[:MODEL]",
+                        help="the encoder of the second_encoder rows (as `train ranker --second-encoder`)")
+    parser.add_argument("--repeats", type=int, default=3, help="link timings alternated this many times (best kept)")
     parser.add_argument("--speed-only", action="store_true",
                         help="only the link speed, with the rankers an earlier run saved in --workdir")
     args = parser.parse_args()
+    runtime, _, model = args.second_encoder.partition(":")
+    second_encoder = {"runtime": runtime, **({"model": model} if model else {})}
     work = Path(args.workdir)
     work.mkdir(parents=True, exist_ok=True)
     if args.speed_only:
         link_speed(work, load_index(work / "hpo", device="cpu"),
                    [*read_records(str(SHARED / "gscplus" / "mentions.jsonl")),
-                    *read_records(str(SHARED / "ncbi_disease" / "unlabeled_mentions.jsonl"))])
+                    *read_records(str(SHARED / "ncbi_disease" / "unlabeled_mentions.jsonl"))], args.repeats)
         return
 
     hpo = load_ontology("hpo")
@@ -130,7 +135,7 @@ def main():
     every = [*DEFAULT, *optional]
     computed = {}
     for label, groups in (("all", every), ("no-abbreviation", [g for g in every if g != "abbreviation"])):
-        features = CandidateFeatures(index, groups, prior=prior)
+        features = CandidateFeatures(index, groups, prior=prior, second_encoder=second_encoder)
         started = time.perf_counter()
         matrix, labels, query_of, skipped = training_matrix(features, queries)
         seconds = time.perf_counter() - started
@@ -262,7 +267,7 @@ def main():
     convert_scizsel_mentions(SHARED / "sci-zsel" / "lpt_test_grag.PARTIAL_first42.json", work / "lpt_mentions.jsonl")
     lpt_mentions = list(read_records(str(work / "lpt_mentions.jsonl")))
     lpt_groups = [*DEFAULT, *optional]
-    lpt_found = CandidateFeatures(lpt_index, lpt_groups, prior=None)(lpt_mentions)
+    lpt_found = CandidateFeatures(lpt_index, lpt_groups, prior=None, second_encoder=second_encoder)(lpt_mentions)
     lpt_columns = feature_columns(lpt_groups)
 
     def lpt_row(label, weights, keep):
@@ -296,9 +301,10 @@ def main():
         if name == "ranker-gated":
             weights = {**weights, **{f"gate_{key}": value for key, value in gates[0.95][0].items()}}
             gate = {"gate": {"groups": gates[0.95][1]["groups"], "margin": gates[0.95][1]["margin"]}}
+        encoder = {"second_encoder": second_encoder} if "second_encoder" in groups else {}
         save_ranker(work / name, weights, {"features": {"groups": list(groups), "columns": feature_columns(groups),
-                                                        **gate}})
-    link_speed(work, index, gscplus + corpus)
+                                                        **encoder, **gate}})
+    link_speed(work, index, gscplus + corpus, args.repeats)
 
 
 SPEED_RANKERS = (("retrieval + ranker", "ranker"), ("retrieval + ranker + overlap + hierarchy", "ranker-both"),
@@ -306,7 +312,7 @@ SPEED_RANKERS = (("retrieval + ranker", "ranker"), ("retrieval + ranker + overla
                  ("retrieval + ranker + overlap + second_encoder, gated (0.95)", "ranker-gated"))
 
 
-def link_speed(work, index, mentions):
+def link_speed(work, index, mentions, repeats=3):
     """Link ``mentions`` with and without each ranker saved in ``work``, alternating, in this process."""
     from toolbox.artifacts.ranker import Ranker
     from toolbox.steps.link import link_mentions
@@ -317,7 +323,7 @@ def link_speed(work, index, mentions):
         rankers[label] = (Ranker(work / name).bind(index, prior="hpo"), time.perf_counter() - started)
     timings = {"retrieval": [], **{label: [] for label in rankers}}
     refined = {}  # share of the mentions a gated ranker ran the second encoder for
-    for _ in range(2):
+    for _ in range(repeats):
         for label in timings:
             options = {"ranker": rankers[label][0], "prior": "hpo"} if label in rankers else {}
             for ranker, _ in rankers.values():  # as in a new process: no mention searched or encoded yet
@@ -337,8 +343,8 @@ def link_speed(work, index, mentions):
     for label, runs in timings.items():
         wall = min(run[0] for run in runs)
         cpu = min(run[1] for run in runs)
-        speed_rows.append([label, runs[0][2], f"{wall:.1f}", f"{cpu:.1f}", f"{runs[0][2] / wall:.0f}"])
-    print(tabulate(speed_rows, headers=["link", "mentions", "wall s (best of 2)", "CPU s", "mentions/s"]))
+        speed_rows.append([label, runs[0][2], f"{wall:.2f}", f"{cpu:.2f}", f"{runs[0][2] / wall:.0f}"])
+    print(tabulate(speed_rows, headers=["link", "mentions", f"wall s (best of {repeats})", "CPU s", "mentions/s"]))
     for row in speed_rows[1:]:
         print(f"{row[0]} / retrieval: {float(row[2]) / float(speed_rows[0][2]):.2f}x wall, "
               f"{float(row[3]) / float(speed_rows[0][3]):.2f}x CPU; plus {rankers[row[0]][1]:.1f} s once per run to "

@@ -128,3 +128,20 @@ def test_eval_output_ending_in_gz_is_gzip(tfidf_index, tmp_path):
     assert result.exit_code == 0, result.output
     with gzip.open(report, "rt") as handle:
         assert '"R@1"' in handle.read()
+
+
+def test_a_cache_file_is_replaced_whole_or_not_at_all(tmp_path):
+    from toolbox.cache import write_atomically
+
+    target = tmp_path / "vectors.json"
+    write_atomically(target, lambda temporary: temporary.write_text("old"))
+
+    def fails_half_way(temporary):
+        temporary.write_text("half")
+        raise OSError("disk full")
+
+    with pytest.raises(OSError):
+        write_atomically(target, fails_half_way)
+    assert target.read_text() == "old" and [path.name for path in tmp_path.iterdir()] == ["vectors.json"]
+    write_atomically(target, lambda temporary: temporary.write_text("new"))
+    assert target.read_text() == "new" and len(list(tmp_path.iterdir())) == 1

@@ -2,7 +2,6 @@
 
 import importlib.util
 import json
-import os
 from pathlib import Path
 
 from toolbox.errors import InputError
@@ -39,7 +38,7 @@ def _parse_cached(path, fmt, content_hash, use_cache):
     """Parse, or read the JSON parse cached under the file's content hash (never pickle)."""
     if not use_cache:
         return LOADERS[fmt](path)
-    from toolbox.cache import cache_dir
+    from toolbox.cache import cache_dir, write_atomically
 
     cached = cache_dir("ontologies") / f"{content_hash}.{fmt}.v{PARSED_FORMAT_VERSION}.json"
     if cached.exists():
@@ -49,11 +48,12 @@ def _parse_cached(path, fmt, content_hash, use_cache):
         except (OSError, ValueError):
             pass  # a damaged cache entry is rebuilt below
     terms = LOADERS[fmt](path)
-    temporary = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
-    try:
+    def write(temporary):
         with open(temporary, "w", encoding="utf-8") as handle:
             json.dump(terms, handle, ensure_ascii=False)
-        os.replace(temporary, cached)
+
+    try:
+        write_atomically(cached, write)
     except OSError:
         pass  # a read-only cache only costs speed
     return terms

@@ -2,6 +2,7 @@
 Schwartz–Hearst algorithm of the `abbreviations` package."""
 
 import logging
+import unicodedata
 from collections import OrderedDict
 
 
@@ -32,6 +33,8 @@ class AbbreviationExpander:
         if not short or len(short) > 12 or " " in short:
             return None
         text = document_text(record)
+        if not _in_parentheses(short, text):
+            return None  # most mentions: the document need not be parsed
         pairs = self._pairs.get(text)
         if pairs is None:
             pairs = self._extract(doc_text=text)
@@ -42,3 +45,23 @@ class AbbreviationExpander:
             self._pairs.move_to_end(text)
         long = pairs.get(short)
         return long if long and long.strip().lower() != short.lower() else None
+
+
+def _in_parentheses(short, text):
+    """Whether ``short`` opens a parenthesis somewhere in ``text`` ("(BDA2", '( "BDA2'): the package reads a short
+    form as the text of a parenthesis, less one quote right after "(" and the white space, so a mention found in
+    no such place is no short form of its document, which need not be parsed then (most mentions)."""
+    start = text.find(short)
+    while start != -1:
+        end = start
+        while end and text[end - 1].isspace():
+            end -= 1
+        if text[end - 1:end] == "(" or (text[end - 2:end - 1] == "(" and _is_opening_quote(text[end - 1])):
+            return True
+        start = text.find(short, start + 1)
+    return False
+
+
+def _is_opening_quote(character):
+    # what the package strips after "(" before it reads a candidate: ' " and any initial quotation mark
+    return character in "'\"" or unicodedata.category(character) == "Pi"

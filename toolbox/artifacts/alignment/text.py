@@ -82,11 +82,12 @@ class TextEmbedder:
     def _save_shard(self, keys, vectors):
         from safetensors.numpy import save_file
 
-        name = f"{uuid.uuid4().hex}.safetensors"
-        temporary = self.cache_path / f".{name}.tmp"
-        save_file({"keys": np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), 32),
-                   "vectors": np.ascontiguousarray(vectors, dtype=np.float32)}, str(temporary))
-        os.replace(temporary, self.cache_path / name)
+        from toolbox.cache import write_atomically
+
+        shard = {"keys": np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), 32),
+                 "vectors": np.ascontiguousarray(vectors, dtype=np.float32)}
+        write_atomically(self.cache_path / f"{uuid.uuid4().hex}.safetensors",
+                         lambda temporary: save_file(shard, str(temporary)))
 
     def encoder(self):
         if self._encoder is None:

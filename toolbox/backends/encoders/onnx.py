@@ -8,7 +8,6 @@ the PyTorch weights. At int8 the export is quantised per token (see
 
 import hashlib
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -81,7 +80,7 @@ def directory_fingerprint(directory):
     """A hash of the files that decide a model's vectors. Remembered in the user cache by each file's size
     and modification time, so a model is read whole once, not at every start (multilingual-e5-small's
     470 MB took 0.5 s a load, 14 s with the file out of the page cache)."""
-    from toolbox.cache import cache_dir
+    from toolbox.cache import cache_dir, write_atomically
 
     files = [(name, Path(directory, name).stat()) for name in _FINGERPRINTED if Path(directory, name).exists()]
     stamp = [[name, status.st_size, status.st_mtime_ns] for name, status in files]
@@ -100,10 +99,8 @@ def directory_fingerprint(directory):
             for block in iter(lambda: handle.read(1 << 22), b""):
                 digest.update(block)
     fingerprint = digest.hexdigest()
-    temporary = memo.with_name(f".{memo.name}-{os.getpid()}")
-    temporary.write_text(json.dumps({"directory": str(directory), "files": stamp, "fingerprint": fingerprint}),
-                         encoding="utf-8")
-    os.replace(temporary, memo)
+    remembered = json.dumps({"directory": str(directory), "files": stamp, "fingerprint": fingerprint})
+    write_atomically(memo, lambda temporary: temporary.write_text(remembered, encoding="utf-8"))
     return fingerprint
 
 

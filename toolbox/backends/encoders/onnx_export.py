@@ -132,13 +132,19 @@ def exported_model(model_dir, directory, precision):
     path = directory / f"model-{precision}.onnx"
     if path.exists():
         return path
+    from toolbox.cache import write_atomically
+
     directory.mkdir(parents=True, exist_ok=True)
-    temporary = directory / f".fp32-{os.getpid()}.onnx"
-    export_model(model_dir, temporary)
-    if precision == "int8":
-        quantised = directory / f".int8-{os.getpid()}.onnx"
-        quantize_per_token(temporary, quantised)
-        temporary.unlink()
-        temporary = quantised
-    os.replace(temporary, path)
-    return path
+
+    def write(temporary):
+        if precision != "int8":
+            export_model(model_dir, temporary)
+            return
+        exported = directory / f".fp32-{os.getpid()}.onnx"
+        try:
+            export_model(model_dir, exported)
+            quantize_per_token(exported, temporary)
+        finally:
+            exported.unlink(missing_ok=True)
+
+    return write_atomically(path, write)
