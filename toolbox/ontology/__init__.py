@@ -48,6 +48,7 @@ def _parse_cached(path, fmt, content_hash, use_cache):
         except (OSError, ValueError):
             pass  # a damaged cache entry is rebuilt below
     terms = LOADERS[fmt](path)
+
     def write(temporary):
         with open(temporary, "w", encoding="utf-8") as handle:
             json.dump(terms, handle, ensure_ascii=False)
