@@ -82,7 +82,7 @@ def main():
     from toolbox.artifacts.index import load_index
     from toolbox.io import read_records
     from toolbox.ontology import load_ontology
-    from toolbox.ranking.features import CandidateFeatures, feature_columns
+    from toolbox.ranking.features import CandidateFeatures, feature_columns, second_encoder_spec
     from toolbox.ranking.fit import fit_conditional_logit, fit_gate, ranker_queries, top_margin, training_matrix
     from toolbox.ranking.queries import pair_queries
     from toolbox.ranking.priors import load_prior
@@ -104,8 +104,7 @@ def main():
     parser.add_argument("--speed-only", action="store_true",
                         help="only the link speed, with the rankers an earlier run saved in --workdir")
     args = parser.parse_args()
-    runtime, _, model = args.second_encoder.partition(":")
-    second_encoder = {"runtime": runtime, **({"model": model} if model else {})}
+    second_encoder = second_encoder_spec(args.second_encoder)
     work = Path(args.workdir)
     work.mkdir(parents=True, exist_ok=True)
     if args.speed_only:

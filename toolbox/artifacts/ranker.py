@@ -60,9 +60,10 @@ class Ranker:
             self.gate_weights = {name: weights.get(f"gate_{name}") for name in ("mean", "scale", "coefficients")}
             if any(value is None or len(value) != len(self.gate_columns) for value in self.gate_weights.values()):
                 raise InputError(f"{WEIGHTS_FILE} does not match the gate of its manifest; refit it", directory)
-            # the ranker's columns as positions in [gate columns, columns of the groups the gate leaves out]
-            rest = feature_columns([group for group in self.groups if group not in self.gate["groups"]])
-            self._splice_order = [(self.gate_columns + rest).index(column) for column in self.columns]
+            # the groups the gate leaves out, and the ranker's columns as positions in [gate columns, theirs]
+            self._rest_groups = [group for group in self.groups if group not in self.gate["groups"]]
+            spliced_columns = self.gate_columns + feature_columns(self._rest_groups)
+            self._splice_order = [spliced_columns.index(column) for column in self.columns]
         self.features = None
         self._bound = None
         self.refined = self.ranked = 0  # records scored, and those of them the gate passed on to the rest
@@ -107,9 +108,9 @@ class Ranker:
         self.refined += len(unsure)
         # only the groups the gate left out are computed for the unsure records (the search is memoised, so their
         # candidates are the gate's), and spliced into the gate's columns in the ranker's order
-        rest = [group for group in self.groups if group not in self.gate["groups"]]
         spliced = {}  # records that share one features object (a repeated mention) share the spliced one too
-        for position, extra in zip(unsure, self.features([records[position] for position in unsure], groups=rest)):
+        rest = self.features([records[position] for position in unsure], groups=self._rest_groups)
+        for position, extra in zip(unsure, rest):
             found = result[position][0]
             if id(found) not in spliced:
                 # C order, as the ungated ranker's: the product's sums then run in the same order, to the last bit

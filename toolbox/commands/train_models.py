@@ -321,7 +321,7 @@ def ranker_command(directory, index_dir, pairs_path, synonym_queries, hold_out, 
     from toolbox.artifacts.index import load_index
     from toolbox.errors import InputError
     from toolbox.io import read_records, warn
-    from toolbox.ranking.features import check_groups
+    from toolbox.ranking.features import check_groups, second_encoder_spec
     from toolbox.ranking.fit import ranker_queries, train_ranker
     from toolbox.records import validate_pair
 
@@ -331,10 +331,9 @@ def ranker_command(directory, index_dir, pairs_path, synonym_queries, hold_out, 
     if not pairs and not synonym_queries:
         raise InputError("nothing to learn from: give --pairs or --synonym-queries above 0")
     queries, described = ranker_queries(loaded, pairs, synonym_count=synonym_queries, hold_out=hold_out, seed=seed)
-    runtime, _, model = second_encoder.partition(":")
     manifest = train_ranker(loaded, directory, queries, groups=groups, prior=prior, top_k=top_k,
                             regularisation=regularisation, described=described,
-                            second_encoder={"runtime": runtime, **({"model": model} if model else {})},
+                            second_encoder=second_encoder_spec(second_encoder),
                             gate_coverage=gate_coverage or None)
     report = manifest["report"]
     warn(f"fitted ranker ({', '.join(groups)}) on {report['queries']} queries ({manifest['training']['synonym_queries']} "

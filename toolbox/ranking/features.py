@@ -53,6 +53,12 @@ _CONTEXT_CHARACTERS = 300  # a sentence longer than this is cut around the menti
 _CONSENSUS_TEMPERATURE = 0.05  # dense scores within about this of the best weigh in the hierarchy consensus
 
 
+def second_encoder_spec(text):
+    """``RUNTIME[:MODEL]`` (`train ranker --second-encoder`) as the spec a ranker records."""
+    runtime, _, model = text.partition(":")
+    return {"runtime": runtime, **({"model": model} if model else {})}
+
+
 def feature_columns(groups):
     return [column for group in groups for column in FEATURE_GROUPS[group]]
 
