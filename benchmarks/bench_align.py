@@ -46,16 +46,16 @@ def main():
 
     if arguments.threads:
         torch.set_num_threads(arguments.threads)
-    from toolbox.artifacts.alignment.compose import Composer
-    from toolbox.artifacts.kg_embeddings import load_kg_embeddings
-    from toolbox.io import read_records
-    from toolbox.steps.align import retrieve, triple_pair_validator
-    from toolbox.steps.align.cv import grouped_holdout
-    from toolbox.steps.align.fit_heads import TrainOptions, train_alignment_model
-    from toolbox.artifacts.alignment.pairs import group_of, pair_triple
-    from toolbox.artifacts.alignment.scorers import AlignedScorer
-    from toolbox.artifacts.alignment.text import TextEmbedder
-    from toolbox.steps.eval_retrieval import retrieval_metrics
+    from ontolink.artifacts.alignment.compose import Composer
+    from ontolink.artifacts.kg_embeddings import load_kg_embeddings
+    from ontolink.io import read_records
+    from ontolink.steps.align import retrieve, triple_pair_validator
+    from ontolink.steps.align.cv import grouped_holdout
+    from ontolink.steps.align.fit_heads import TrainOptions, train_alignment_model
+    from ontolink.artifacts.alignment.pairs import group_of, pair_triple
+    from ontolink.artifacts.alignment.scorers import AlignedScorer
+    from ontolink.artifacts.alignment.text import TextEmbedder
+    from ontolink.steps.eval_retrieval import retrieval_metrics
 
     rows = []
     kg = load_kg_embeddings(arguments.kg_embeddings)

@@ -67,7 +67,7 @@ def timed(command, env=None):
 
 
 def ontolink(*args):
-    return [sys.executable, "-m", "toolbox", *map(str, args)]
+    return [sys.executable, "-m", "ontolink", *map(str, args)]
 
 
 def link_rate(stderr):
@@ -76,8 +76,8 @@ def link_rate(stderr):
 
 
 def recall(linked_path, ontology):
-    from toolbox.io import read_records
-    from toolbox.steps.eval import file_metrics, score_file
+    from ontolink.io import read_records
+    from ontolink.steps.eval import file_metrics, score_file
 
     ranks, categories = score_file(read_records(linked_path), ontology, ks=(1, TOP_K))
     metrics = file_metrics(ranks, categories, ks=(1, TOP_K))["all"]
@@ -128,9 +128,9 @@ def baseline_child(mentions_paths, out_dir):
     import numpy as np
     from sentence_transformers import SentenceTransformer
 
-    from toolbox.backends.encoders.sentence import DEFAULT_ENCODER, resolve_model_path
-    from toolbox.ontology import load_ontology
-    from toolbox.steps.index import index_rows
+    from ontolink.backends.encoders.sentence import DEFAULT_ENCODER, resolve_model_path
+    from ontolink.ontology import load_ontology
+    from ontolink.steps.index import index_rows
 
     ontology = load_ontology("hpo")
     entity_ids, entity_names = [entity.id for entity in ontology], [entity.name for entity in ontology]
@@ -183,7 +183,7 @@ def main():
     if not gsc.exists() or not ncbi.exists():
         print(f"needs the shared data ({gsc.parent.parent}); nothing measured")
         return 0
-    from toolbox.ontology import load_ontology
+    from ontolink.ontology import load_ontology
 
     ontology = load_ontology("hpo")
     cores = len(os.sched_getaffinity(0))
@@ -263,7 +263,7 @@ def report(rows):
 
 
 def _hpo_path():
-    from toolbox.ontology import _hpo_path as embedded
+    from ontolink.ontology import _hpo_path as embedded
 
     return embedded()
 

@@ -26,8 +26,8 @@ BATCH = 256
 
 def stage_times(loaded, texts):
     """Seconds per stage, linking ``texts`` in batches of BATCH as `link` does (repeats from the memo)."""
-    from toolbox.backends.indexes.flat_search import flat_search
-    from toolbox.linker import Linker
+    from ontolink.backends.indexes.flat_search import flat_search
+    from ontolink.linker import Linker
 
     name_index = loaded.name_index
     linker = Linker(loaded)
@@ -54,8 +54,8 @@ def stage_times(loaded, texts):
 
 def session_ratio(texts, chunk=100):
     """Seconds to encode ``texts`` in chunks: sessions side by side, then one session split across threads."""
-    import toolbox.onnx_sessions as onnx_sessions
-    from toolbox.backends.encoders.onnx import OnnxSentenceEncoder
+    import ontolink.onnx_sessions as onnx_sessions
+    from ontolink.backends.encoders.onnx import OnnxSentenceEncoder
 
     side_by_side = OnnxSentenceEncoder()
     shipped_limit = onnx_sessions.MAX_SESSIONS
@@ -86,8 +86,8 @@ def main():
         return 0
     from tabulate import tabulate
 
-    from toolbox.artifacts.index import load_index
-    from toolbox.backends.encoders.base import token_key
+    from ontolink.artifacts.index import load_index
+    from ontolink.backends.encoders.base import token_key
 
     loaded = load_index(args.index or hpo_index(work / "idx-hpo"))
     texts = [json.loads(line)["mention"].strip() for path in (ncbi, gsc) for line in open(path, encoding="utf-8")]

@@ -29,15 +29,15 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from toolbox.artifacts.index import load_index
-from toolbox.io import read_records
-from toolbox.ontology import load_ontology
-from toolbox.steps.eval import file_metrics, score_file
-from toolbox.steps.index import build_index, build_multivector_index
-from toolbox.steps.link import link_mentions
-from toolbox.steps.make_pairs import build_matcher, make_pairs
-from toolbox.steps.fine_tune_multivector import train_multivector
-from toolbox.steps.fine_tune_retriever import pair_validator, train_retriever
+from ontolink.artifacts.index import load_index
+from ontolink.io import read_records
+from ontolink.ontology import load_ontology
+from ontolink.steps.eval import file_metrics, score_file
+from ontolink.steps.index import build_index, build_multivector_index
+from ontolink.steps.link import link_mentions
+from ontolink.steps.make_pairs import build_matcher, make_pairs
+from ontolink.steps.fine_tune_multivector import train_multivector
+from ontolink.steps.fine_tune_retriever import pair_validator, train_retriever
 
 from setup_work import working_folder  # beside this script
 

@@ -29,7 +29,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 def main():
     from bench_pseudo_pairs import convert_scizsel_mentions
 
-    from toolbox.steps.nil import mark_nil, nil_metrics
+    from ontolink.steps.nil import mark_nil, nil_metrics
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workdir", default="/tmp/ontolink-bench-nil")
@@ -74,8 +74,8 @@ def main():
 
 def _hit_ids(records):
     """Gold ids with their alt ids resolved, as `eval --ontology hpo` counts hits."""
-    from toolbox.ontology import load_ontology
-    from toolbox.steps.eval import hit_ids
+    from ontolink.ontology import load_ontology
+    from ontolink.steps.eval import hit_ids
 
     ontology = load_ontology("hpo")
     return {record["id"]: hit_ids(record["gold"], ontology) for record in records}

@@ -37,7 +37,7 @@ def linked_by(features_found, records, entity_ids, scorer=None):
 
 
 def metrics_row(label, linked, ontology):
-    from toolbox.steps.eval import file_metrics, score_file
+    from ontolink.steps.eval import file_metrics, score_file
 
     metrics = file_metrics(*score_file(list(linked), ontology=ontology))
     row = [label]
@@ -52,7 +52,7 @@ def scorer_of(weights, keep):
 
 def cascade_scorer(gate, full, margin):
     """Scores by ``gate``, or by ``full`` where the gate's top-1 margin is at most ``margin`` (as Ranker.scored)."""
-    from toolbox.ranking.fit import top_margin
+    from ontolink.ranking.fit import top_margin
 
     def score(matrix):
         scores = gate(matrix)
@@ -63,9 +63,9 @@ def cascade_scorer(gate, full, margin):
 def bridged_pairs(ontology):
     """Distinct (mention, entity) pairs of the BC5CDR and BioRED disease mentions whose MeSH concept
     `make-pairs --sources concept` bridges to ``ontology``."""
-    from toolbox.formats import read_documents
-    from toolbox.steps.convert import document_mentions
-    from toolbox.steps.make_pairs import build_matcher, concept_bridge, distinct_pairs, make_pairs
+    from ontolink.formats import read_documents
+    from ontolink.steps.convert import document_mentions
+    from ontolink.steps.make_pairs import build_matcher, concept_bridge, distinct_pairs, make_pairs
 
     raw = SHARED / "align" / "raw"
     mentions = []
@@ -79,16 +79,16 @@ def bridged_pairs(ontology):
 
 
 def main():
-    from toolbox.artifacts.index import load_index
-    from toolbox.io import read_records
-    from toolbox.ontology import load_ontology
-    from toolbox.ranking.features import CandidateFeatures, feature_columns, second_encoder_spec
-    from toolbox.ranking.fit import fit_conditional_logit, fit_gate, ranker_queries, top_margin, training_matrix
-    from toolbox.ranking.queries import pair_queries
-    from toolbox.ranking.priors import load_prior
-    from toolbox.steps.index import build_index
-    from toolbox.steps.link import link_mentions
-    from toolbox.steps.make_pairs import build_matcher, make_pairs
+    from ontolink.artifacts.index import load_index
+    from ontolink.io import read_records
+    from ontolink.ontology import load_ontology
+    from ontolink.ranking.features import CandidateFeatures, feature_columns, second_encoder_spec
+    from ontolink.ranking.fit import fit_conditional_logit, fit_gate, ranker_queries, top_margin, training_matrix
+    from ontolink.ranking.queries import pair_queries
+    from ontolink.ranking.priors import load_prior
+    from ontolink.steps.index import build_index
+    from ontolink.steps.link import link_mentions
+    from ontolink.steps.make_pairs import build_matcher, make_pairs
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workdir", default="/tmp/ontolink-bench-ranker")
@@ -288,7 +288,7 @@ def main():
                                       "NO MRR", "R@64"]))
 
     # speed: the rankers saved, then timed in link_speed
-    from toolbox.artifacts.ranker import save_ranker
+    from ontolink.artifacts.ranker import save_ranker
 
     both = [*DEFAULT, "overlap", "hierarchy"]
     for name, groups, weights in (
@@ -320,8 +320,8 @@ SPEED_RANKERS = (("retrieval + ranker", "ranker"), ("retrieval + ranker + overla
 def link_speed(work, index, corpora, repeats=3):
     """Link each corpus (label -> mentions) with and without each ranker saved in ``work``, alternating, in this
     process."""
-    from toolbox.artifacts.ranker import Ranker
-    from toolbox.steps.link import link_mentions
+    from ontolink.artifacts.ranker import Ranker
+    from ontolink.steps.link import link_mentions
 
     rankers = {}
     for label, name in SPEED_RANKERS:

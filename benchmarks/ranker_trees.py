@@ -136,7 +136,7 @@ def tree_scores(trees, matrix):
 def boosted_scorer(matrix, labels, groups, keep, seed=0, validation_share=0.2, **options):
     """matrix -> scores of the conditional logit plus boosted trees, both fitted on ``matrix`` (the columns
     ``keep`` of a full feature matrix), a seeded share of its queries held out to choose the rounds."""
-    from toolbox.ranking.fit import fit_conditional_logit
+    from ontolink.ranking.fit import fit_conditional_logit
 
     queries = np.unique(groups)
     held = np.random.default_rng(seed).choice(queries, int(len(queries) * validation_share), replace=False)

@@ -5,7 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ONTOLINK = [sys.executable, "-m", "toolbox"]
+ONTOLINK = [sys.executable, "-m", "ontolink"]
 
 
 def working_folder(workdir, *required):

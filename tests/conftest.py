@@ -27,7 +27,7 @@ def _isolated_cache(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def hpo():
-    from toolbox.ontology import load_ontology
+    from ontolink.ontology import load_ontology
 
     return load_ontology("hpo")
 
@@ -58,8 +58,8 @@ def small_ontology_path(hpo, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def tfidf_index(small_ontology_path, tmp_path_factory):
-    from toolbox.ontology import load_ontology
-    from toolbox.steps.index import build_index
+    from ontolink.ontology import load_ontology
+    from ontolink.steps.index import build_index
 
     directory = tmp_path_factory.mktemp("idx") / "tfidf"
     build_index(load_ontology(small_ontology_path), directory, method="tfidf")
@@ -69,8 +69,8 @@ def tfidf_index(small_ontology_path, tmp_path_factory):
 @pytest.fixture(scope="session")
 def dense_index(small_ontology_path, tmp_path_factory):
     """A real all-MiniLM-L6-v2 (PyPI package) index over the slice."""
-    from toolbox.ontology import load_ontology
-    from toolbox.steps.index import build_index
+    from ontolink.ontology import load_ontology
+    from ontolink.steps.index import build_index
 
     directory = tmp_path_factory.mktemp("idx") / "dense"
     build_index(load_ontology(small_ontology_path), directory, method="dense", device="cpu")
@@ -80,8 +80,8 @@ def dense_index(small_ontology_path, tmp_path_factory):
 @pytest.fixture(scope="session")
 def hashed_index(small_ontology_path, tmp_path_factory):
     """A dense index over the slice with the test encoder (hashed 3-grams, no model loaded)."""
-    from toolbox.ontology import load_ontology
-    from toolbox.steps.index import build_index
+    from ontolink.ontology import load_ontology
+    from ontolink.steps.index import build_index
 
     directory = tmp_path_factory.mktemp("idx") / "hashed"
     build_index(load_ontology(small_ontology_path), directory, method="dense", runtime="hashed-3grams")
@@ -106,7 +106,7 @@ def run(*args, input=None):
     """Invoke the ontolink CLI in-process (arguments stringified), stdout and stderr kept apart."""
     from click.testing import CliRunner
 
-    from toolbox.cli import cli
+    from ontolink.cli import cli
 
     return CliRunner().invoke(cli, [str(arg) for arg in args], input=input)
 

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from conftest import jsonl, parse_jsonl, run, shared_path
-from toolbox.steps.annotate import NameMatcher, fold
+from ontolink.steps.annotate import NameMatcher, fold
 
 TEXT = ("The boy had seizures and Abnormalities of the eyes; his epileptic seizures began early. "
         "All of this was mild.")
@@ -18,7 +18,7 @@ def test_fold_cases_plurals_and_abbreviations():
 
 
 def test_matcher_longest_match_on_word_boundaries(small_ontology_path):
-    from toolbox.ontology import load_ontology
+    from ontolink.ontology import load_ontology
 
     ontology = load_ontology(small_ontology_path)
     matcher = NameMatcher(ontology)
@@ -114,8 +114,8 @@ def test_link_nil_threshold_marks_and_eval_reports_nil(tfidf_index, tmp_path):
 
 
 def test_calibration_is_deterministic(tfidf_index):
-    from toolbox.artifacts.index import load_index
-    from toolbox.steps.nil import calibrate_nil_threshold
+    from ontolink.artifacts.index import load_index
+    from ontolink.steps.nil import calibrate_nil_threshold
 
     loaded = load_index(tfidf_index)
     first, details = calibrate_nil_threshold(loaded, queries=100, seed=3)

@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from conftest import interruptible, jsonl, parse_jsonl, run, shared_path
-from toolbox.cli import cli
+from ontolink.cli import cli
 
 MENTIONS = [
     {"id": "m1", "mention": "seizures", "context_left": "The child had ", "context_right": ".", "doc": "d1"},
@@ -170,7 +170,7 @@ def test_eval_empty_and_unlabeled_inputs(tfidf_index, tmp_path):
 
 
 def _ontolink(*args):
-    return [sys.executable, "-m", "toolbox", *map(str, args)]
+    return [sys.executable, "-m", "ontolink", *map(str, args)]
 
 
 def test_closed_pipe_prints_no_traceback(tfidf_index, tmp_path):
@@ -301,7 +301,7 @@ def test_shell_completion_offers_registered_names_and_paths(words, expected):
 
     env = {**os.environ, "_ONTOLINK_COMPLETE": "bash_complete", "COMP_WORDS": words,
            "COMP_CWORD": str(len(words.split()) - (0 if words.endswith(" ") else 1))}
-    result = subprocess.run([sys.executable, "-c", "from toolbox.cli import main; main()"], env=env,
+    result = subprocess.run([sys.executable, "-c", "from ontolink.cli import main; main()"], env=env,
                             capture_output=True, text=True, timeout=60)
     assert set(result.stdout.split()) == expected, result.stderr
 

@@ -5,11 +5,11 @@ import json
 import numpy as np
 import pytest
 
-from toolbox.artifacts.index import load_index
-from toolbox.backends.encoders.sentence import DEFAULT_ENCODER, SentenceEncoder, resolve_model_path
-from toolbox.device import resolve_device, resolve_precision
-from toolbox.errors import InputError, OntolinkError
-from toolbox.steps.link import link_mentions
+from ontolink.artifacts.index import load_index
+from ontolink.backends.encoders.sentence import DEFAULT_ENCODER, SentenceEncoder, resolve_model_path
+from ontolink.device import resolve_device, resolve_precision
+from ontolink.errors import InputError, OntolinkError
+from ontolink.steps.link import link_mentions
 
 pytestmark = pytest.mark.slow
 
@@ -41,8 +41,8 @@ def test_dense_link_finds_synonyms(dense_index):
 
 
 def test_sq8_hnsw_and_ivfpq_agree_with_flat_at_the_top(small_ontology_path, tmp_path):
-    from toolbox.ontology import load_ontology
-    from toolbox.steps.index import build_index
+    from ontolink.ontology import load_ontology
+    from ontolink.steps.index import build_index
 
     ontology = load_ontology(small_ontology_path)
     mentions = [{"id": str(n), "mention": text} for n, text in

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from conftest import run, shared_path, shared_slice
-from toolbox.errors import InputError
-from toolbox.io import ReadStats
-from toolbox.triples import Triple, TripleSet, read_triples
+from ontolink.errors import InputError
+from ontolink.io import ReadStats
+from ontolink.triples import Triple, TripleSet, read_triples
 
 TINY = {"epochs": 2}
 
@@ -67,7 +67,7 @@ def test_triple_set_maps_dedupes_and_hashes_independent_of_order():
 # --- RDF2Vec ------------------------------------------------------------------------------------
 
 def test_random_walks_follow_edges_both_ways(kg_slice):
-    from toolbox.backends.kg.rdf2vec import random_walks
+    from ontolink.backends.kg.rdf2vec import random_walks
 
     triple_set = TripleSet.from_triples(list(read_triples(kg_slice)))
     n_entities, n_relations = len(triple_set.entity_ids), len(triple_set.relation_ids)
@@ -90,7 +90,7 @@ def test_random_walks_follow_edges_both_ways(kg_slice):
 
 
 def test_rdf2vec_directory_is_complete_and_reproducible(kg_slice, tmp_path):
-    from toolbox.artifacts.kg_embeddings import load_kg_embeddings
+    from ontolink.artifacts.kg_embeddings import load_kg_embeddings
 
     triples = list(read_triples(kg_slice))
     outputs = []
@@ -113,7 +113,7 @@ def test_rdf2vec_directory_is_complete_and_reproducible(kg_slice, tmp_path):
 
 
 def embed_kg_step(triples, directory, **options):
-    from toolbox.steps.embed_kg import embed_kg
+    from ontolink.steps.embed_kg import embed_kg
 
     return embed_kg(triples, directory, **options)
 
@@ -127,7 +127,7 @@ def embed_kg_step(triples, directory, **options):
 ])
 def test_pykeen_models_write_safetensors_only(kg_slice, tmp_path, model, options, entity_dim, relation_dim,
                                               complex_valued):
-    from toolbox.artifacts.kg_embeddings import load_kg_embeddings
+    from ontolink.artifacts.kg_embeddings import load_kg_embeddings
 
     manifest = embed_kg_step(list(read_triples(kg_slice)), tmp_path / "emb", method=model, epochs=2,
                              eval_every=1, device="cpu", **options)
@@ -147,7 +147,7 @@ def test_pykeen_models_write_safetensors_only(kg_slice, tmp_path, model, options
 
 
 def test_published_defaults_are_the_presets():
-    from toolbox.backends.kg.pykeen_kg import PyKEENEmbedder
+    from ontolink.backends.kg.pykeen_kg import PyKEENEmbedder
 
     rotate = PyKEENEmbedder("rotate")
     assert rotate.model_kwargs == {"embedding_dim": 500} and rotate.options["negatives"] == 467
@@ -190,7 +190,7 @@ def test_cli_bad_inputs(tmp_path, kg_slice):
 
 
 def test_load_refuses_altered_or_truncated_embeddings(kg_slice, tmp_path):
-    from toolbox.artifacts.kg_embeddings import load_kg_embeddings
+    from ontolink.artifacts.kg_embeddings import load_kg_embeddings
 
     embed_kg_step(list(read_triples(kg_slice)), tmp_path / "emb", dim=4, walks=2, epochs=1)
     tensors = tmp_path / "emb" / "embeddings.safetensors"

@@ -1,11 +1,11 @@
-"""toolbox.steps.eval_files: eval's choice of file kind, Ks and report, called as a library."""
+"""ontolink.steps.eval_files: eval's choice of file kind, Ks and report, called as a library."""
 
 import json
 
 import pytest
 
-from toolbox.errors import InputError
-from toolbox.steps.eval_files import evaluate_files, parse_ks
+from ontolink.errors import InputError
+from ontolink.steps.eval_files import evaluate_files, parse_ks
 
 
 def write_jsonl(path, records):

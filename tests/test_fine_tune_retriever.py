@@ -8,11 +8,11 @@ import torch
 from click.testing import CliRunner
 
 from conftest import interrupt_at_call, jsonl, parse_jsonl
-from toolbox.cli import cli
-from toolbox.errors import InputError
-from toolbox.ontology import load_ontology
-from toolbox.io import read_records
-from toolbox.steps.fine_tune_retriever import batch_columns, column_masks, multi_positive_loss, pair_validator
+from ontolink.cli import cli
+from ontolink.errors import InputError
+from ontolink.ontology import load_ontology
+from ontolink.io import read_records
+from ontolink.steps.fine_tune_retriever import batch_columns, column_masks, multi_positive_loss, pair_validator
 
 # root R with children A, B; A has children A1, A2; B has child B1.
 TOY = [{"id": "T:R", "name": "root"}, {"id": "T:A", "name": "alpha", "parents": ["T:R"]},
@@ -99,7 +99,7 @@ def test_train_resume_index_and_link(small_ontology_path, tmp_path):
     train(straight, "--epochs", "2")
 
     # Interrupt a 2-epoch run in its second epoch, then resume: the same weights must come out.
-    import toolbox.steps.fine_tune_retriever as module
+    import ontolink.steps.fine_tune_retriever as module
 
     resumed = tmp_path / "resumed"
     with pytest.MonkeyPatch.context() as patch:
@@ -149,8 +149,8 @@ def test_train_resume_index_and_link(small_ontology_path, tmp_path):
 def test_span_pooling_averages_the_mention_and_the_name_only():
     from transformers import AutoTokenizer
 
-    from toolbox.backends.encoders.sentence import DEFAULT_ENCODER, resolve_model_path
-    from toolbox.encoder_inputs import SPECIAL_TOKENS, span_pool
+    from ontolink.backends.encoders.sentence import DEFAULT_ENCODER, resolve_model_path
+    from ontolink.encoder_inputs import SPECIAL_TOKENS, span_pool
 
     tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(DEFAULT_ENCODER))
     tokenizer.add_special_tokens({"additional_special_tokens": SPECIAL_TOKENS})
@@ -176,8 +176,8 @@ SYNONYMS = [{"id": "S:A", "name": "alpha", "synonyms": [{"text": "first", "scope
 
 
 def test_split_is_grouped_answerable_and_seeded(tmp_path):
-    from toolbox.ontology import normalize
-    from toolbox.steps.fine_tune_retriever import split_pairs
+    from ontolink.ontology import normalize
+    from ontolink.steps.fine_tune_retriever import split_pairs
 
     path = tmp_path / "syn.jsonl"
     path.write_text(jsonl(SYNONYMS))
@@ -199,8 +199,8 @@ def test_split_is_grouped_answerable_and_seeded(tmp_path):
 
 
 def test_bare_step_zero_is_the_frozen_encoder():
-    from toolbox.backends.encoders.sentence import DEFAULT_ENCODER, SentenceEncoder
-    from toolbox.steps.fine_tune_retriever import build_model, encode_texts
+    from ontolink.backends.encoders.sentence import DEFAULT_ENCODER, SentenceEncoder
+    from ontolink.steps.fine_tune_retriever import build_model, encode_texts
 
     texts = ["Seizures", "abnormality of the eye", "generalized tonic-clonic seizure", "BDA2"]
     frozen = SentenceEncoder(DEFAULT_ENCODER, device="cpu", precision="fp32").encode(texts)
@@ -253,7 +253,7 @@ def test_bare_mode_falls_back_to_the_frozen_encoder(small_ontology_path, tmp_pat
 @pytest.mark.slow
 def test_bare_mode_resumes_with_its_validation_history(small_ontology_path, tmp_path):
     """Killed in epoch 2 and resumed: the same validation history, kept epoch and weights as a straight run."""
-    import toolbox.steps.fine_tune_retriever as module
+    import ontolink.steps.fine_tune_retriever as module
     from safetensors.numpy import load_file
 
     ontology = load_ontology(small_ontology_path)
@@ -283,7 +283,7 @@ def test_bare_mode_resumes_with_its_validation_history(small_ontology_path, tmp_
 def saved_for_backward(model, texts):
     """(bytes the autograd graph keeps for backward beyond the weights, the pooled vectors) of one training
     forward pass."""
-    from toolbox.steps.fine_tune_retriever import encode_batch
+    from ontolink.steps.fine_tune_retriever import encode_batch
 
     weights = {parameter.untyped_storage().data_ptr() for parameter in model.parameters()}
     kept = {}
@@ -305,8 +305,8 @@ def test_training_keeps_only_each_layers_input_for_backward():
     included, ~275 KB a token on MiniLM-L6) one step peaked above 6.9 GB (killed there; 11-13 GB in the
     grid) against 5.6 GB with activation checkpointing. Fails when training keeps every activation again;
     and checkpointing must not change what is learnt (same gradients, dropout replayed)."""
-    from toolbox.backends.encoders.sentence import DEFAULT_ENCODER
-    from toolbox.steps.fine_tune_retriever import build_model
+    from ontolink.backends.encoders.sentence import DEFAULT_ENCODER
+    from ontolink.steps.fine_tune_retriever import build_model
 
     texts = ["word " * 200] * 2  # truncated to 64 tokens each
     model = build_model(DEFAULT_ENCODER, "cpu", 64, "bare")

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from conftest import jsonl, parse_jsonl, run, shared_path
-from toolbox.steps.convert import parse_id_prefixes, parse_ids
+from ontolink.steps.convert import parse_id_prefixes, parse_ids
 
 
 def pubtator_slice(directory, documents, *parts):
@@ -225,7 +225,7 @@ def test_linked_to_pubtator_refuses_mismatched_mentions(cdr, tmp_path):
 def test_text_documents(tmp_path):
     path = tmp_path / "docs.txt"
     path.write_text("PMID1\tThe child had seizures.\n\nNo tab here.\n")
-    from toolbox.formats import read_documents
+    from ontolink.formats import read_documents
 
     documents = list(read_documents(path))
     assert [(d.id, d.passages[0].text) for d in documents] == [("PMID1", "The child had seizures."),
@@ -237,12 +237,12 @@ def test_convert_into_a_closed_pipe_and_streaming(tmp_path):
     import sys
 
     source = shared_path("align", "raw", "bc5cdr", "CDR_TestSet.PubTator.txt")
-    result = subprocess.run(f"{sys.executable} -m toolbox convert -i {source} | head -1", shell=True,
+    result = subprocess.run(f"{sys.executable} -m ontolink convert -i {source} | head -1", shell=True,
                             capture_output=True, text=True)
     assert result.returncode == 0 and "Traceback" not in result.stderr
     assert json.loads(result.stdout)["id"] == "8701013:0-10"
     # a document is converted as soon as its block ends, while stdin is still open
-    process = subprocess.Popen([sys.executable, "-m", "toolbox", "convert", "--from", "pubtator"],
+    process = subprocess.Popen([sys.executable, "-m", "ontolink", "convert", "--from", "pubtator"],
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     process.stdin.write("1|t|Fever.\n1|a|High fever.\n1\t0\t5\tFever\tDisease\tD1\n\n")
     process.stdin.flush()

@@ -13,12 +13,12 @@ import pytest
 from click.testing import CliRunner
 from conftest import jsonl, parse_jsonl, replace_backend
 
-from toolbox.backends.llm import LLM_BACKENDS, base
-from toolbox.backends.llm.base import Completion, LLMBackend
-from toolbox.cli import cli
-from toolbox.errors import OntolinkError
-from toolbox.llm_cache import ResponseCache
-from toolbox.steps.gen_aliases import (
+from ontolink.backends.llm import LLM_BACKENDS, base
+from ontolink.backends.llm.base import Completion, LLMBackend
+from ontolink.cli import cli
+from ontolink.errors import OntolinkError
+from ontolink.llm_cache import ResponseCache
+from ontolink.steps.gen_aliases import (
     ExamplePool,
     GenerationStats,
     build_messages,
@@ -33,7 +33,7 @@ SEIZURE, HYPERTELORISM, MICROCEPHALY, SCOLIOSIS = "HP:0001250", "HP:0000316", "H
 def cache_path(tmp_path, monkeypatch):
     """Each test gets its own response cache."""
     path = tmp_path / "completions.sqlite3"
-    monkeypatch.setattr("toolbox.llm_cache.default_cache_path", lambda: path)
+    monkeypatch.setattr("ontolink.llm_cache.default_cache_path", lambda: path)
     return path
 
 
@@ -120,7 +120,7 @@ def test_examples_are_seeded_and_exclude_the_entity(hpo):
     draws = {tuple(ExamplePool(hpo, seed=seed).draw(record)) for seed in range(5)}
     assert len(draws) > 1
     # A tiny ontology: the only other entity with a definition is used; the asked one never is.
-    from toolbox.ontology import Entity, Ontology
+    from ontolink.ontology import Entity, Ontology
 
     tiny = Ontology("tiny", "tiny", "0", [Entity("X:1", "Alpha", "Def of alpha."), Entity("X:2", "Beta", "Def of b."),
                                           Entity("X:3", "Gamma", "")])

@@ -8,14 +8,14 @@ import pytest
 import torch
 
 from conftest import interrupt_at_call, jsonl, parse_jsonl, run
-from toolbox.backends.indexes.late_interaction import (
+from ontolink.backends.indexes.late_interaction import (
     marginal_likelihood_loss,
     query_expansion_losses,
     sum_of_max,
     xtr_scores,
 )
-from toolbox.ontology import load_ontology
-from toolbox.ontology.kb_documents import kb_documents
+from ontolink.ontology import load_ontology
+from ontolink.ontology.kb_documents import kb_documents
 
 # T:B's only names ("cone syndrome", "renal cone") are both names of T:A as well.
 HOMONYMS = [
@@ -193,9 +193,9 @@ def test_single_and_multi_vector_models_are_not_mixed(trained, small_ontology_pa
 def test_resume_gives_the_same_weights_and_kb_entity_without_temperature(trained, small_ontology_path, tmp_path):
     from safetensors.torch import load_file
 
-    import toolbox.steps.fine_tune_multivector as module
-    from toolbox.io import read_records
-    from toolbox.steps.fine_tune_retriever import pair_validator
+    import ontolink.steps.fine_tune_multivector as module
+    from ontolink.io import read_records
+    from ontolink.steps.fine_tune_retriever import pair_validator
 
     _, pairs, _, _ = trained
     ontology = load_ontology(small_ontology_path)
@@ -217,9 +217,9 @@ def test_resume_gives_the_same_weights_and_kb_entity_without_temperature(trained
 
 
 def test_labeled_mentions_train_too_and_bad_pairs_are_refused(small_ontology_path, tmp_path):
-    from toolbox.errors import InputError
-    from toolbox.io import read_records
-    from toolbox.steps.fine_tune_retriever import pair_validator
+    from ontolink.errors import InputError
+    from ontolink.io import read_records
+    from ontolink.steps.fine_tune_retriever import pair_validator
 
     ontology = load_ontology(small_ontology_path)
     entity = next(iter(ontology))

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from toolbox.errors import InputError
-from toolbox.ontology import (
+from ontolink.errors import InputError
+from ontolink.ontology import (
     ALL_SYNONYM_SCOPES,
     DEFAULT_SYNONYM_SCOPES,
     Ontology,
     load_ontology,
 )
-from toolbox.ontology.loaders import LOADERS, detect_format
+from ontolink.ontology.loaders import LOADERS, detect_format
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data" / "ontology"
@@ -119,7 +119,7 @@ def test_pronto_loader_is_deterministic_across_hash_seeds(fmt):
     """pronto keeps synonyms in sets; their order must not depend on PYTHONHASHSEED."""
     script = (
         "import json, sys\n"
-        "from toolbox.ontology.loaders import load_with_pronto\n"
+        "from ontolink.ontology.loaders import load_with_pronto\n"
         "print(json.dumps(load_with_pronto(sys.argv[1])))\n"
     )
     outputs = set()
@@ -505,7 +505,7 @@ def test_detect_format_unknown(name):
 
 
 def test_every_format_has_a_loader():
-    from toolbox.ontology import FORMATS
+    from ontolink.ontology import FORMATS
 
     assert set(FORMATS) == set(LOADERS)
 
@@ -513,7 +513,7 @@ def test_every_format_has_a_loader():
 def test_embedded_name_is_not_shadowed_by_a_directory(tmp_path, monkeypatch):
     """`ontolink index --ontology hpo hpo` makes a directory called hpo; the next `--ontology hpo` there
     must still mean the embedded HPO, not fail on the directory."""
-    from toolbox.ontology import ontology_path
+    from ontolink.ontology import ontology_path
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "hpo").mkdir()

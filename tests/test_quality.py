@@ -6,11 +6,11 @@ measured on the current code. A change that moves either by more fails here; whe
 import pytest
 
 from conftest import shared_path
-from toolbox.artifacts.index import load_index
-from toolbox.io import read_records
-from toolbox.steps.eval import file_metrics, score_file
-from toolbox.steps.index import build_index
-from toolbox.steps.link import link_mentions
+from ontolink.artifacts.index import load_index
+from ontolink.io import read_records
+from ontolink.steps.eval import file_metrics, score_file
+from ontolink.steps.index import build_index
+from ontolink.steps.link import link_mentions
 
 pytestmark = pytest.mark.slow
 
@@ -37,16 +37,16 @@ def test_gscplus_recall(hpo, tmp_path, method, precision):
     assert measured == pytest.approx(EXPECTED[method, precision], abs=TOLERANCE), metrics["all"]
 
 
-# The feature ranker (toolbox/ranking) with its default features, fitted with no GSC+ label: HPO synonym queries
+# The feature ranker (toolbox/ontolink/ranking) with its default features, fitted with no GSC+ label: HPO synonym queries
 # and make-pairs over the unlabeled NCBI-disease corpus (benchmarks/bench_ranker.py prints the full table).
 RANKER_EXPECTED = (0.7585, 0.9687)  # frozen: 0.7472 / 0.9644
 RANKER_GAIN = 0.008  # R@1 over the frozen index it reorders: a ranker that stops learning fails
 
 
 def test_gscplus_ranker(hpo, tmp_path):
-    from toolbox.artifacts.ranker import Ranker
-    from toolbox.ranking.fit import ranker_queries, train_ranker
-    from toolbox.steps.make_pairs import build_matcher, make_pairs
+    from ontolink.artifacts.ranker import Ranker
+    from ontolink.ranking.fit import ranker_queries, train_ranker
+    from ontolink.steps.make_pairs import build_matcher, make_pairs
 
     mentions = list(read_records(shared_path("gscplus", "mentions.jsonl")))
     corpus = read_records(shared_path("ncbi_disease", "unlabeled_mentions.jsonl"))
@@ -67,8 +67,8 @@ def test_the_int8_scan_finds_every_exact_top_name_on_gscplus(hpo, tmp_path):
     the depth `link` searches (with SCAN_MARGIN 0 it fails)."""
     import numpy as np
 
-    from toolbox.backends.indexes.flat_search import exact_search, flat_search
-    from toolbox.linker import Linker
+    from ontolink.backends.indexes.flat_search import exact_search, flat_search
+    from ontolink.linker import Linker
 
     build_index(hpo, tmp_path / "dense", method="dense", device="cpu")
     loaded = load_index(tmp_path / "dense", ontology=hpo, device="cpu")

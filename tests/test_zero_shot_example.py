@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, shared_path
-from toolbox.ontology import load_ontology
-from toolbox.steps.eval import file_metrics, score_file
-from toolbox.artifacts.index import load_index
-from toolbox.steps.link import link_mentions
+from ontolink.ontology import load_ontology
+from ontolink.steps.eval import file_metrics, score_file
+from ontolink.artifacts.index import load_index
+from ontolink.steps.link import link_mentions
 
 EXAMPLE = REPO / "examples" / "zero-shot-hpo"
 

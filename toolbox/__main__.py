@@ -1,3 +1,0 @@
-from toolbox.cli import main
-
-main()

@@ -1,0 +1,3 @@
+from ontolink.cli import main
+
+main()

@@ -1,0 +1,111 @@
+"""The `ontolink` command: thin click wrappers around the step functions in ontolink.steps."""
+
+import importlib
+import inspect
+import os
+import sys
+
+import click
+
+from ontolink import __version__
+from ontolink.errors import OntolinkError
+
+INTERRUPTED = 130
+PIPE_CLOSED = 141
+
+
+def _show_tracebacks():
+    return bool(os.environ.get("ONTOLINK_TRACEBACK"))
+
+
+def _silence_stdout():
+    """Point stdout at /dev/null, so that flushing it at exit raises no second BrokenPipeError."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real stdout (a test runner's buffer)
+        pass
+
+
+def _whole_short_help(command):
+    """The first paragraph of a command's help as its short help, so listings and man NAME lines show
+    it whole instead of cutting it at 45 characters."""
+    if not command.short_help and command.help:
+        command.short_help = " ".join(inspect.cleandoc(command.help).split("\n\n")[0].split())
+    for sub_command in getattr(command, "commands", {}).values():
+        _whole_short_help(sub_command)
+
+
+class OntolinkGroup(click.Group):
+    """Turns library errors into one line on stderr and the documented exit status."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except OntolinkError as error:
+            if _show_tracebacks():
+                raise
+            click.echo(f"ontolink: error: {error}", err=True)
+            ctx.exit(error.exit_code)
+        except KeyboardInterrupt:
+            # Ctrl-C: the shell's convention (128 + SIGINT), without a traceback or click's "Aborted!"
+            if _show_tracebacks():
+                raise
+            ctx.exit(INTERRUPTED)
+        except BrokenPipeError:
+            # the reader went away (`| head`): 128 + SIGPIPE, as a process killed by the signal reports
+            _silence_stdout()
+            ctx.exit(PIPE_CLOSED)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except Exception as error:
+            if _show_tracebacks() or "PYTEST_CURRENT_TEST" in os.environ:
+                raise
+            click.echo(f"ontolink: error: {type(error).__name__}: {error} "
+                       "(set ONTOLINK_TRACEBACK=1 to see where)", err=True)
+            ctx.exit(1)
+
+
+@click.group(cls=OntolinkGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="ontolink")
+def cli():
+    """Link scientific text to ontologies and knowledge graphs.
+
+    Every command reads and writes JSON Lines on stdin/stdout (or -i/-o, .gz
+    allowed), so commands chain with pipes. Logs and progress go to stderr.
+
+    \b
+    Quick start (embedded HPO and the packaged all-MiniLM-L6-v2):
+      ontolink index --ontology hpo idx/hpo
+      echo '{"id": "m1", "mention": "seizures"}' | ontolink link --index idx/hpo --top-k 3
+      ontolink eval linked.jsonl --ontology hpo
+
+    Exit status: 0 success, 2 bad input or usage (FILE:LINE: message), 1 other
+    failures, 130 interrupted (Ctrl-C), 141 output pipe closed (`| head`).
+    Set ONTOLINK_TRACEBACK=1 to see tracebacks.
+    """
+
+
+# Commands in toolbox/ontolink/commands/ (one module each, a click command named `command`), in the
+# order of a pipeline. Add a line here to register one; a command that is not ready is not listed.
+COMMAND_MODULES = [
+    "convert",
+    "annotate",
+    "index",
+    "link",
+    "eval",
+    "select_entities",
+    "gen_aliases",
+    "filter",
+    "make_pairs",
+    "train_models",
+    "embed_kg",
+    "align",
+]
+for _module in COMMAND_MODULES:
+    cli.add_command(importlib.import_module(f"ontolink.commands.{_module}").command)
+_whole_short_help(cli)
+
+
+def main():
+    cli(prog_name="ontolink")

@@ -1,0 +1,86 @@
+import time
+
+import click
+
+from ontolink.formats import DOCUMENT_FORMATS
+from ontolink.io import warn as summary
+from ontolink.options import config_option, device_option, input_options, ontology_option, output_option
+
+
+@click.command("annotate")
+@input_options
+@output_option
+@click.option("--from", "source_format", type=click.Choice(DOCUMENT_FORMATS),
+              help="Document format.  [default: from the file name; stdin: text]")
+@ontology_option(required=True, help_text="Ontology whose names are looked for: a file or 'hpo'.")
+@click.option("--roots", help="Comma-separated ids: only these entities and their descendants are looked for "
+                              "(e.g. HP:0000118, HPO's phenotypic abnormalities).")
+@click.option("--min-chars", type=click.IntRange(1), default=3, show_default=True,
+              help="Names shorter than this (after folding) are not looked for.")
+@click.option("--nested", is_flag=True, help="Also names inside a longer match (\"colitis\" in \"ulcerative "
+                                            "colitis\"), as corpora such as GSC+ annotate both.")
+@click.option("--type", "entity_type", default="Entity", show_default=True, help="The \"type\" of every mention.")
+@click.option("--index", "index_dir", type=click.Path(file_okay=False),
+              help="Also ask this index about word n-grams the dictionary missed.")
+@click.option("--dense-threshold", type=float, default=0.9, show_default=True,
+              help="With --index: an n-gram is a mention when its best name scores at least this.")
+@click.option("--max-words", type=click.IntRange(1), default=4, show_default=True,
+              help="With --index: longest n-gram asked about.")
+@click.option("--context-chars", type=click.IntRange(0), default=0, show_default=True,
+              help="Context kept on each side of a mention (0: the whole document text).")
+@device_option
+@config_option
+def command(input_path, skip_invalid, output_path, source_format, ontology, roots,
+            min_chars, nested, entity_type, index_dir, dense_threshold, max_words, context_chars, device):
+    """Find mentions of an ontology's names in documents: Mention JSONL for `link`.
+
+    Reads plain text (one document per line, 'ID<TAB>text' or just text),
+    PubTator or BioC documents (their annotations are ignored) and writes a
+    Mention record per name found: {"id": "DOC:START-END", "doc_id",
+    "start", "end", "mention", "context_left", "context_right", "type",
+    "matched_by", "matched_ids"}. Names and synonyms are matched as whole
+    words, case-insensitively (short all-capital abbreviations exactly), with
+    plurals and British spellings folded; overlapping matches keep the longest
+    (--nested: also the names inside it). With --index, word
+    n-grams the dictionary missed become mentions when their best name
+    scores at least --dense-threshold. Documents stream: output pipes into
+    `ontolink link`.
+
+    \b
+    Examples:
+      ontolink annotate --ontology hpo --roots HP:0000118 -i abstracts.txt | ontolink link --index idx/hpo
+      ontolink annotate --ontology hpo -i corpus.pubtator --from pubtator -o mentions.jsonl
+      ontolink annotate --ontology hpo --index idx/hpo --dense-threshold 0.92 -i abstracts.txt
+    """
+    from ontolink.formats import Counted, Problems, read_documents
+    from ontolink.io import RecordWriter
+    from ontolink.steps.annotate import NameMatcher, annotate_documents
+
+    if source_format is None and input_path == "-":
+        source_format = "text"
+    loaded = ontology.load()
+    root_ids = [part.strip() for part in roots.split(",") if part.strip()] if roots else None
+    if root_ids:
+        from ontolink.errors import InputError
+
+        missing = [root for root in root_ids if root not in loaded]
+        if missing:
+            raise InputError(f"--roots: {', '.join(missing)} not in the ontology {loaded.label}")
+    started = time.perf_counter()
+    matcher = NameMatcher(loaded, roots=root_ids, min_characters=min_chars)
+    dense = None
+    if index_dir:
+        from ontolink.artifacts.index import load_index
+
+        dense = load_index(index_dir, ontology=loaded, device=device)
+    problems = Problems(skip_invalid)
+    documents = Counted(read_documents(input_path, source_format, problems))
+    with RecordWriter(output_path) as writer:
+        writer.write_all(annotate_documents(documents, matcher, entity_type=entity_type, nested=nested, dense=dense,
+                                            dense_threshold=dense_threshold, max_words=max_words,
+                                            context_characters=context_chars), flush_every=1)
+    seconds = time.perf_counter() - started
+    skipped = f"; {problems.skipped} invalid lines skipped" if problems.skipped else ""
+    summary(f"found {writer.count} mentions in {documents.count} documents ({matcher.size} names) in "
+            f"{seconds:.1f} s{skipped}")
+

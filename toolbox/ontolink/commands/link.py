@@ -1,0 +1,149 @@
+import itertools
+import time
+from pathlib import Path
+
+import click
+
+from ontolink.io import warn as summary
+from ontolink.options import (
+    config_option,
+    device_option,
+    engine_options,
+    input_options,
+    ontology_option,
+    output_option,
+)
+
+
+@click.command("link")
+@click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False),
+              help="Index directory made by `ontolink index`.")
+@input_options
+@output_option
+@click.option("--output-dir", type=click.Path(file_okay=False),
+              help="With -i DIRECTORY or a quoted glob of shards: one output shard per input shard, of the same "
+                   "name, in this directory (instead of one -o stream).")
+@click.option("--top-k", type=click.IntRange(1), default=64, show_default=True, help="Candidates per mention.")
+@click.option("--batch-size", type=click.IntRange(1),
+              help="Mentions encoded and searched together (output is flushed after each batch); the links "
+                   "are the same at any size, a large one encodes and searches faster.  [default: 4096; 256 "
+                   "with --reranker, whose cross-encoder takes seconds a batch]")
+@ontology_option(required=False, help_text="Check that the index was built for this ontology (file or 'hpo'; "
+                                           "compared by content hash, not parsed).")
+@click.option("--reranker", "reranker_dir", type=click.Path(file_okay=False),
+              help="A reranker from `ontolink train reranker` (either architecture): rescores all top-K "
+                   "candidates.")
+@click.option("--ranker", "ranker_dir", type=click.Path(file_okay=False),
+              help="A feature ranker from `ontolink train ranker`: orders the top-K candidates (CPU-cheap).")
+@click.option("--prior", default="auto", show_default=True, metavar="auto|hpo|none|FILE",
+              help="With --ranker: the entity prior ('hpo', a select-entities output or id/count file, 'none'; "
+                   "auto: hpo for an HPO index, else none).")
+@click.option("--with-features", is_flag=True,
+              help="With --ranker: add each candidate's feature values (\"features\") to the output.")
+@click.option("--nil-threshold", metavar="FLOAT|auto",
+              help="Mark a mention \"nil\": true (candidates kept) when its best score is below this; 'auto' "
+                   "calibrates it on the index, without labels (README: NIL).")
+@device_option
+@engine_options
+@config_option
+def command(index_dir, input_path, skip_invalid, output_path, output_dir, top_k, batch_size, ontology, reranker_dir,
+            ranker_dir, prior, with_features, nil_threshold, device, start_engine):
+    """Add the top-K entities to every Mention record.
+
+    Reads Mention records ({"id", "mention", ...}; other fields pass through)
+    and writes each with "candidates": [{"id", "name", "score"}], best
+    first, one per entity. With --reranker or --ranker the order is theirs
+    and each candidate also keeps its "retriever_score".
+
+    \b
+    Examples:
+      ontolink link --index idx/hpo -i mentions.jsonl -o linked.jsonl
+      echo '{"id": "m1", "mention": "short stature"}' | ontolink link --index idx/hpo --top-k 3
+      zcat mentions.jsonl.gz | ontolink link --index idx/hpo | head -1
+      ontolink link --index idx/tuned --reranker models/reranker -i mentions.jsonl
+      ontolink link --index idx/hpo --ranker models/ranker -i mentions.jsonl -o linked.jsonl
+      ontolink link --index idx/hpo --engine ray --workers 8 -i mentions.jsonl -o linked.jsonl
+      ontolink link --index idx/hpo --engine ray --ray-address auto -i 'pubmed/*.jsonl.gz' --output-dir linked/
+    """
+    from ontolink.artifacts.index import load_index
+    from ontolink.io import ReadStats, RecordBatchReader, RecordWriter, input_shards, output_shard
+    from ontolink.progress import counting
+    from ontolink.records import validate_mention
+    from ontolink.steps.link import LINK_BATCH_SIZE, RERANK_BATCH_SIZE, link_inputs
+
+    if ranker_dir and reranker_dir:
+        raise click.UsageError("give --ranker or --reranker, not both")
+    # the ontology is checked by its content hash, never parsed
+    loaded = load_index(index_dir, ontology=ontology, device=device)
+    reranker = None
+    if reranker_dir:
+        from ontolink.artifacts.reranker import load_reranker
+
+        reranker = load_reranker(reranker_dir, device=device)
+        reranker.check_index(loaded)
+    ranker = None
+    if ranker_dir:
+        from ontolink.artifacts.ranker import Ranker
+
+        ranker = Ranker(ranker_dir)
+    elif prior != "auto" or with_features:
+        raise click.UsageError("--prior and --with-features apply with --ranker")
+    from ontolink.steps.nil import mark_nil, resolve_nil_threshold
+
+    try:
+        nil = resolve_nil_threshold(nil_threshold, loaded, reranked=reranker is not None or ranker is not None)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--nil-threshold") from None
+    shards = input_shards(input_path)
+    if output_dir and not shards:
+        raise click.UsageError("--output-dir needs -i DIRECTORY or a glob of shards")
+    if output_dir and output_path != "-":
+        raise click.UsageError("give -o (one stream) or --output-dir (one shard per input shard), not both")
+    batch_size = batch_size or (RERANK_BATCH_SIZE if reranker else LINK_BATCH_SIZE)
+    stats = ReadStats()
+    started = time.perf_counter()
+
+    targets = [output_shard(shard, output_dir) for shard in shards] if output_dir else None
+    read = RecordBatchReader(batch_size, validate=validate_mention, skip_invalid=skip_invalid,
+                             check_duplicate_ids=True)
+    desc = "link + rerank" if reranker else "link + rank" if ranker else "link"
+    with start_engine(device) as engine:
+        # (position of the input in shards or [input_path], linked record)
+        linked = link_inputs(shards or [input_path], read, loaded, top_k=top_k, reranker=reranker, engine=engine,
+                             device=device, stats=stats, ranker=ranker, prior=prior, with_features=with_features)
+        if nil is not None:
+            linked = ((position, next(mark_nil((record,), nil))) for position, record in linked)
+        if targets:
+            written = write_shards(linked, shards, targets, desc, batch_size)
+        else:
+            with RecordWriter(output_path) as writer:
+                writer.write_all(counting((record for _, record in linked), desc, "mention"), flush_every=batch_size)
+            written = writer.count
+    empty = getattr(loaded.name_index, "empty_spans", 0)
+    if empty:
+        summary(f"{empty} mention{'s' if empty != 1 else ''} had no word piece in its span after tokenisation: "
+                "ranked by the context vectors of its [Ms] [Me] markers")
+    seconds = time.perf_counter() - started
+    rate = f" ({written / seconds:.0f} mentions/s)" if written and seconds > 0 else ""
+    shard_count = f" from {len(shards)} shards" if shards else ""
+    summary(f"linked {written} mentions{shard_count} in {seconds:.1f} s{rate}; read {stats.summary()}")
+
+
+def write_shards(linked, shards, targets, desc, flush_every):
+    """Write ``(position, record)`` pairs, in order, to ``targets[position]``, one file per input shard
+    (an empty shard gets an empty file); return how many records were written."""
+    from ontolink.io import RecordWriter
+    from ontolink.progress import counting
+
+    written, next_position = 0, 0
+    for position, pairs in itertools.groupby(linked, key=lambda pair: pair[0]):
+        for empty in targets[next_position:position]:
+            RecordWriter(empty).close()
+        with RecordWriter(targets[position]) as writer:
+            writer.write_all(counting((record for _, record in pairs), f"{desc} {Path(shards[position]).name}",
+                                      "mention"), flush_every=flush_every)
+        written += writer.count
+        next_position = position + 1
+    for empty in targets[next_position:]:
+        RecordWriter(empty).close()
+    return written

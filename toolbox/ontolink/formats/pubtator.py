@@ -1,0 +1,119 @@
+"""PubTator: ``PMID|t|title``, ``PMID|a|abstract``, then tab-separated annotation lines
+``PMID start end text type ids [more]`` and relation lines; a blank line ends a document.
+
+Read by our own line parser rather than ``bioc.pubtator``: that one prints
+unparseable lines to stdout without a line number, strips text, and writes a
+trailing tab after the id column, so neither errors nor a round trip would be
+exact. Documents come out as BioC documents (title passage at offset 0,
+abstract at ``len(title) + 1``), the same model as the BioC readers'.
+"""
+
+import re
+
+from bioc import BioCAnnotation, BioCDocument, BioCLocation, BioCPassage
+
+from ontolink.formats import decoded_lines
+from ontolink.io import display_name
+
+_TEXT_LINE = re.compile(r"([^|\t]*)\|([ta])\|(.*)\Z", re.S)
+_INTEGER = re.compile(r"-?\d+\Z")
+
+
+def _new_document(pmid, source):
+    document = BioCDocument()
+    document.id = pmid
+    document.source = source
+    return document
+
+
+def _passage(text, offset, kind):
+    passage = BioCPassage()
+    passage.offset = offset
+    passage.text = text
+    passage.infons["type"] = kind
+    return passage
+
+
+def read_pubtator(path, problems):
+    """Yield BioC documents; a malformed line is reported through ``problems`` as FILE:LINE."""
+    name = display_name(path)
+    document = None
+    title = None
+    count = 0
+
+    def finish():
+        nonlocal document, title
+        done, document, title = document, None, None
+        return done
+
+    for number, line in decoded_lines(path, problems):
+        if not line.strip():
+            if document is not None:
+                yield finish()
+            continue
+        match = _TEXT_LINE.match(line)
+        if match:
+            pmid, kind, text = match.groups()
+            if document is not None and (document.id != pmid or kind == "t" or document.annotations):
+                yield finish()  # a document that was not closed by a blank line
+            if document is None:
+                document = _new_document(pmid, (name, number))
+                title = ""
+            if kind == "t":
+                title = text
+                document.add_passage(_passage(text, 0, "title"))
+            elif any(passage.infons.get("type") == "abstract" for passage in document.passages):
+                problems.report(f"second abstract line for document {pmid}", name, number)
+            else:
+                document.add_passage(_passage(text, len(title) + 1, "abstract"))
+            continue
+        columns = line.split("\t")
+        if len(columns) < 4:
+            problems.report("not a PubTator line: expected 'PMID|t|title', 'PMID|a|abstract' or "
+                            "tab-separated 'PMID start end text type id'", name, number)
+            continue
+        if document is None or columns[0] != document.id:
+            problems.report(f"annotation for document {columns[0]!r} outside that document's "
+                            "title/abstract block", name, number)
+            continue
+        if not (_INTEGER.match(columns[1]) and _INTEGER.match(columns[2])):
+            if len(columns) in (4, 5):
+                continue  # a relation line (PMID type id1 id2 [novelty]): not a mention
+            problems.report(f"start and end must be integers, got {columns[1]!r} and {columns[2]!r}",
+                            name, number)
+            continue
+        if len(columns) < 5:
+            problems.report("annotation line needs at least 5 columns: PMID start end text type [ids]",
+                            name, number)
+            continue
+        annotation = BioCAnnotation()
+        count += 1
+        annotation.id = str(count)
+        start, end = int(columns[1]), int(columns[2])
+        annotation.add_location(BioCLocation(start, end - start))
+        annotation.text = columns[3]
+        annotation.infons["type"] = columns[4]
+        if len(columns) > 5:
+            annotation.infons["identifier"] = columns[5]
+        for extra, value in enumerate(columns[6:], 1):
+            annotation.infons[f"column{5 + extra}"] = value
+        annotation.source = (name, number)
+        document.add_annotation(annotation)
+    if document is not None:
+        yield finish()
+
+
+def pubtator_lines(document, annotations):
+    """PubTator lines of a document: its title and abstract as read, then ``annotations``
+    as (start, end, text, type, id) tuples."""
+    from ontolink.formats import document_text
+
+    text = document_text(document)
+    passages = sorted(document.passages, key=lambda passage: passage.offset)
+    title = passages[0].text if passages and passages[0].offset == 0 else ""
+    yield f"{document.id}|t|{title}"
+    abstract = text[len(title) + 1:]
+    if abstract or len(passages) > 1:
+        yield f"{document.id}|a|{abstract}"
+    for start, end, mention, kind, identifier in annotations:
+        yield "\t".join([document.id, str(start), str(end), mention, kind, identifier])

