@@ -29,6 +29,8 @@ from pathlib import Path
 import numpy as np
 from tabulate import tabulate
 
+from results_file import run_and_record  # beside this script
+
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_PAIRS = REPO / ".." / "shared" / "data" / "align" / "pairs.jsonl"
 
@@ -111,4 +113,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_and_record(main, __file__))
