@@ -90,26 +90,32 @@ def command_line(script, argv):
     return shlex.join(["python", str(shown), *argv])
 
 
-def header(script, argv, started):
+def header_facts(script, argv):
+    """What the header says, taken when the run starts (the code and the load of that moment)."""
+    return {"started": time.time(), "commit": commit(), "machine": machine(),
+            "command": command_line(script, argv)}
+
+
+def header(script, facts):
     return "\n".join([
         f"# {Path(script).stem}",
         "",
-        f"- commit: {commit()}",
-        f"- machine: {machine()}",
-        f"- date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(started))}, "
-        f"{time.time() - started:.0f} s of wall time",
-        f"- command: `{command_line(script, argv)}`",
+        f"- commit: {facts['commit']}",
+        f"- machine: {facts['machine']}",
+        f"- date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(facts['started']))}, "
+        f"{time.time() - facts['started']:.0f} s of wall time",
+        f"- command: `{facts['command']}`",
         "",
         "Written by the script itself; the next run replaces it.",
         "",
     ])
 
 
-def write_results(script, output, argv, started):
+def write_results(script, output, facts):
     """``benchmarks/results/<script>.md``: the header and what the script printed, written atomically."""
     RESULTS.mkdir(exist_ok=True)
     target = RESULTS / f"{Path(script).stem}.md"
-    text = header(script, argv, started) + "\n```text\n" + output.rstrip("\n") + "\n```\n"
+    text = header(script, facts) + "\n```text\n" + output.rstrip("\n") + "\n```\n"
     handle, temporary = tempfile.mkstemp(dir=RESULTS, prefix=f".{target.name}.")
     with os.fdopen(handle, "w", encoding="utf-8") as out:
         out.write(text)
@@ -122,7 +128,7 @@ def run_and_record(main, script):
     if os.environ.get(RECORDING):
         return main()
     os.environ[RECORDING] = Path(script).stem
-    started, argv = time.time(), sys.argv[1:]
+    facts = header_facts(script, sys.argv[1:])
     tee = _Tee(sys.stdout)
     sys.stdout = tee
     try:
@@ -131,6 +137,6 @@ def run_and_record(main, script):
         sys.stdout = tee.stream
         del os.environ[RECORDING]
     if status in (None, 0) and not _measured["nothing"] and tee.copy.getvalue().strip():
-        target = write_results(script, tee.copy.getvalue(), argv, started)
+        target = write_results(script, tee.copy.getvalue(), facts)
         print(f"results written to {target}", file=sys.stderr)
     return status
