@@ -1,4 +1,4 @@
-"""Field checks for the record types of CONTRACT.md (raise ValueError naming the field)."""
+"""Field checks for the record types of docs/records.md (raise ValueError naming the field)."""
 
 
 def string_field(record, field, where="", non_empty=True):

@@ -1,4 +1,4 @@
-"""Triple records (CONTRACT.md): headerless ``head<TAB>relation<TAB>tail`` TSV, PyKEEN style, or JSONL.
+"""Triple records (docs/records.md): headerless ``head<TAB>relation<TAB>tail`` TSV, PyKEEN style, or JSONL.
 
 JSONL lines are Triple records ``{"head", "relation", "tail"}``; Text–triple pairs
 (``{"subject": {"id"}, "predicate", "object": {"id"}}``) are read as their triple,
