@@ -120,9 +120,9 @@ def output_option(function):
 
 
 def _ontology_formats():
-    from ontolink.ontology.loaders import FORMATS
+    from ontolink.ontology.loaders import format_names
 
-    return FORMATS
+    return format_names()
 
 
 def ontology_option(required=True, help_text="Ontology: a file (.obo, .owl, .json, .jsonl) or the embedded 'hpo'."):

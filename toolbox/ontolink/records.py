@@ -1,4 +1,4 @@
-"""Field checks for the record types of CONTRACT.md (raise ValueError naming the field)."""
+"""Field checks for the record types of docs/records.md (raise ValueError naming the field)."""
 
 import unicodedata
 
