@@ -198,3 +198,21 @@ def engine_options(function):
     return click.option("--engine", type=LazyChoice(_engine_names), default="local", show_default=True,
                         help="Where batches run: local (this process) or ray (Ray Data map_batches over an actor "
                              "pool; output in input order, the same bytes as local).")(with_engine)
+
+
+def force_option(kind):
+    """--force, given to the command as ``force``: replace DIRECTORY even when it holds other files than an
+    ontolink ``kind``. Without it the command refuses such a directory before any work starts (exit 2)."""
+    def decorator(function):
+        @functools.wraps(function)
+        def with_force(*args, force, **kwargs):
+            from ontolink.manifest import check_replaceable
+
+            check_replaceable(kwargs["directory"], kind, force)
+            return function(*args, force=force, **kwargs)
+
+        return click.option("--force", is_flag=True,
+                            help=f"Replace DIRECTORY whatever it holds (its files are deleted). Without it, only "
+                                 f"an absent or empty directory or an earlier ontolink {kind} is replaced; "
+                                 "anything else is refused.")(with_force)
+    return decorator
