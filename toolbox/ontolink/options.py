@@ -61,8 +61,8 @@ def _config_value(ctx, param, path, key, value):
     option = next(parameter for parameter in ctx.command.params if parameter.name == name)
     takes_many = getattr(option, "multiple", False) or option.nargs != 1
     if isinstance(value, dict) or (isinstance(value, list) and not takes_many):
-        raise click.BadParameter(f"{path}: {key!r} takes one value, got a {'mapping' if isinstance(value, dict) else 'list'}"
-                                 f" ({value!r})", ctx=ctx, param=param)
+        kind = "mapping" if isinstance(value, dict) else "list"
+        raise click.BadParameter(f"{path}: {key!r} takes one value, got a {kind} ({value!r})", ctx=ctx, param=param)
     if isinstance(value, list) and any(isinstance(item, (list, dict)) for item in value):
         raise click.BadParameter(f"{path}: {key!r} takes a list of values, got nested lists", ctx=ctx, param=param)
     return value
