@@ -59,7 +59,7 @@ from ontolink.options import (
 @config_option
 def command(phrases, index_dir, input_path, skip_invalid, output_path, output_format, no_context, output_dir, top_k,
             batch_size, ontology, reranker_dir, ranker_dir, prior, with_features, nil_threshold, device, start_engine):
-    """Add the top-K entities to every Mention record (or to each PHRASE).
+    """Add the top-K entities to every Mention record.
 
     Reads Mention records ({"id", "mention", ...}; other fields pass through)
     and writes each with "candidates": [{"id", "name", "score",

@@ -2,7 +2,7 @@
 
 from ontolink.io import record_batches as batches
 from ontolink.linker import Linker
-from ontolink.steps.annotate import words
+from ontolink.recognition.wordforms import fold, tokens
 
 # Mentions a batch: large batches give the encoder and the search large blocks (6,284 mentions linked 1.5x
 # as fast at 4,096 as at 256); a cross-encoder reranker takes seconds a batch, so its progress shows per 256.
@@ -11,9 +11,9 @@ RERANK_BATCH_SIZE = 256
 
 
 def folded_key(text):
-    """A name or mention as `annotate` matches it: its words folded (case except abbreviations, British
-    spellings, plurals), joined by one space."""
-    return " ".join(word for word, _, _ in words(text))
+    """A name or mention with the light folding `annotate` applies to one-word names: its words folded
+    (case except abbreviations, British spellings, plurals; recognition.wordforms.fold), joined by one space."""
+    return " ".join(fold(word) for word, _, _ in tokens(text))
 
 
 class FoldedNames:
