@@ -130,14 +130,22 @@ def ontology_option(required=True, help_text="Ontology: a file (.obo, .owl, .jso
     argument: an ``OntologySource`` (parsed only when the command calls ``load()``), or None."""
     def decorator(function):
         @functools.wraps(function)
-        def with_source(*args, ontology, ontology_format, synonym_scopes, **kwargs):
+        def with_source(*args, ontology, ontology_format, synonym_scopes, fields, **kwargs):
             source = None
             if ontology is not None:
                 from ontolink.ontology import OntologySource
+                from ontolink.ontology.loaders import parse_fields
 
-                source = OntologySource(ontology, ontology_format, parse_scopes(synonym_scopes))
+                source = OntologySource(ontology, ontology_format, parse_scopes(synonym_scopes), parse_fields(fields))
+            elif fields:
+                raise click.UsageError("--field applies with --ontology")
             return function(*args, ontology=source, **kwargs)
 
+        with_source = click.option("--field", "fields", metavar="FIELD=NAME,...",
+                                   help="JSONL ontologies whose records name the Entity fields otherwise: which "
+                                        "field holds each, e.g. 'id=concept_id,name=canonical_name,"
+                                        "synonyms=aliases' (fields: id, name, definition, synonyms, parents, "
+                                        "alt_ids, obsolete, replaced_by).")(with_source)
         with_source = click.option("--synonym-scopes", default="EXACT,RELATED", show_default=True,
                                    help="Synonym scopes counted as names (EXACT, RELATED, NARROW, BROAD).")(with_source)
         with_source = click.option("--ontology-format", type=LazyChoice(_ontology_formats),
