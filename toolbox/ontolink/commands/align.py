@@ -35,7 +35,7 @@ def _encoder_options(function):
 
 
 def _training_options(function):
-    """Composition, head, direction and METHODS.md §2's training settings, shared by train and cv."""
+    """Composition, head, direction and the published training settings (docs/alignment.md), shared by train and cv."""
     options = [
         click.option("--triple-encoding", type=_model_choice("encoding", "TRIPLE_ENCODINGS"), default="kg",
                      show_default=True,

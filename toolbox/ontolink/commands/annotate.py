@@ -2,15 +2,21 @@ import time
 
 import click
 
-from ontolink.formats import DOCUMENT_FORMATS
 from ontolink.io import warn as summary
 from ontolink.options import config_option, device_option, input_options, ontology_option, output_option
+from ontolink.registry import LazyChoice
+
+
+def _readers():
+    from ontolink.formats import reader_names
+
+    return reader_names()
 
 
 @click.command("annotate")
 @input_options
 @output_option
-@click.option("--from", "source_format", type=click.Choice(DOCUMENT_FORMATS),
+@click.option("--from", "source_format", type=LazyChoice(_readers),
               help="Document format.  [default: from the file name; stdin: text]")
 @ontology_option(required=True, help_text="Ontology whose names are looked for: a file or 'hpo'.")
 @click.option("--roots", help="Comma-separated ids: only these entities and their descendants are looked for "

@@ -10,9 +10,9 @@ from ontolink.registry import LazyChoice
 
 
 def _triple_formats():
-    from ontolink.triples import FORMATS
+    from ontolink.triples import format_names
 
-    return FORMATS
+    return format_names()
 
 
 def _json_object(ctx, param, value):

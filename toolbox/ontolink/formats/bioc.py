@@ -13,6 +13,7 @@ import json
 from bioc import BioCAnnotation, BioCDocument, BioCLocation, BioCPassage
 
 from ontolink.errors import InputError
+from ontolink.formats import DOCUMENT_FORMATS, DocumentFormat, top_link
 from ontolink.io import display_name, open_input_lines
 
 
@@ -208,8 +209,9 @@ class BioCXMLWriter:
         collection.key = "ontolink.key"
         self._writer.write_collection_info(collection)
 
-    def write(self, document):
-        self._writer.write_document(document)
+    def write(self, document, links=None):
+        """``document`` as is, or (with ``links``) its copy annotated with its Linked mentions."""
+        self._writer.write_document(document if links is None else bioc_document(document, links))
 
     def close(self):
         self._writer.close()
@@ -224,9 +226,12 @@ class BioCJSONWriter:
         header = {"source": source, "date": "", "key": "ontolink.key", "infons": {}}
         self.stream.write(json.dumps(header, ensure_ascii=False)[:-1] + ', "documents": [\n')
 
-    def write(self, document):
+    def write(self, document, links=None):
+        """``document`` as is, or (with ``links``) its copy annotated with its Linked mentions."""
         from bioc.biocjson import toJSON
 
+        if links is not None:
+            document = bioc_document(document, links)
         self.stream.write((",\n" if self.count else "") + json.dumps(toJSON(document), ensure_ascii=False))
         self.count += 1
         self.stream.flush()
@@ -234,3 +239,58 @@ class BioCJSONWriter:
     def close(self):
         self.stream.write("\n]}\n")
         self.stream.flush()
+
+
+def bioc_document(document, links):
+    """A copy of ``document`` (same id, infons, passages and text) whose annotations are ``links``."""
+    copy = BioCDocument()
+    copy.id = document.id
+    copy.infons = dict(document.infons)
+    passages = []
+    for passage in sorted(document.passages, key=lambda passage: passage.offset):
+        new = BioCPassage()
+        new.offset, new.text, new.infons = passage.offset, passage.text, dict(passage.infons)
+        copy.add_passage(new)
+        passages.append(new)
+    for number, record in enumerate(links, 1):
+        annotation = BioCAnnotation()
+        annotation.id = str(number)
+        annotation.text = record["mention"]
+        annotation.add_location(BioCLocation(record["start"], record["end"] - record["start"]))
+        annotation.infons["type"] = record.get("type") or "Entity"
+        best = top_link(record)
+        annotation.infons["identifier"] = best[0] if best else "-1"
+        if best:
+            annotation.infons["name"] = best[1]
+            if best[2] is not None:
+                annotation.infons["score"] = f"{best[2]:.6g}"
+        if record.get("nil"):
+            annotation.infons["nil"] = "true"
+        home = [passage for passage in passages if passage.offset <= record["start"]]
+        (home[-1] if home else copy).add_annotation(annotation)
+    return copy
+
+
+@DOCUMENT_FORMATS.register("bioc-xml")
+class BioCXMLFormat(DocumentFormat):
+    summary = "BioC XML: a <collection> of <document>s, passages and annotations"
+    suffixes = (".xml",)
+    binary = True
+
+    def read(self, path, problems):
+        return read_bioc_xml(path)
+
+    def writer(self, stream, **options):
+        return BioCXMLWriter(stream)
+
+
+@DOCUMENT_FORMATS.register("bioc-json")
+class BioCJSONFormat(DocumentFormat):
+    summary = "BioC JSON: a collection object, or JSON lines of one document each"
+    suffixes = (".json",)
+
+    def read(self, path, problems):
+        return read_bioc_json(path, problems)
+
+    def writer(self, stream, **options):
+        return BioCJSONWriter(stream)

@@ -21,7 +21,7 @@ import re
 from collections import defaultdict
 
 from ontolink.errors import InputError
-from ontolink.steps.convert import top_link
+from ontolink.formats import top_link
 from ontolink.steps.eval import hit_ids, snippet, with_id_prefix
 
 PREDICTED_CLASSES = ("exact", "wrong-id", "coordination-part", "boundary", "inner-of-longer", "spurious")

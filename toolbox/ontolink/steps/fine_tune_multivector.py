@@ -1,4 +1,4 @@
-"""`ontolink train multivector`: fine-tune a late-interaction linker (METHODS.md §3, BELXTR).
+"""`ontolink train multivector`: fine-tune a late-interaction linker (BELXTR; docs/multivector.md).
 
 Each batch: a few mentions (their span tokens, context through attention),
 scored against the documents of their gold entities plus each mention's mined

@@ -1,4 +1,4 @@
-"""`ontolink train retriever`: fine-tune a bi-encoder on pseudo pairs (METHODS.md §1.5).
+"""`ontolink train retriever`: fine-tune a bi-encoder on pseudo pairs (docs/methods.md: the retriever).
 
 Mentions read ``left [Ms] mention [Me] right``, entities ``name [ENT]
 definition``; scores are dot products of mean-pooled vectors. Each batch is
@@ -82,7 +82,7 @@ def split_pairs(pairs, ontology, fraction, seed):
 
 
 def default_batch_size(pair_count):
-    """METHODS.md: batch 512, or 128 when there are fewer pairs (under ten batches of 512)."""
+    """The published setting: batch 512, or 128 when there are fewer pairs (under ten batches of 512)."""
     return 512 if pair_count >= 10 * 512 else 128
 
 

@@ -1,4 +1,4 @@
-"""`ontolink align train | retrieve | cv`: text ↔ KG alignment (METHODS.md §2), frozen text and KG
+"""`ontolink align train | retrieve | cv`: text ↔ KG alignment (docs/alignment.md), frozen text and KG
 encoders and a trained projection. The steps are here; their parts:
 
     fit_heads.py  InfoNCE training of the heads (in-batch + optional hard negatives), early stopping

@@ -23,7 +23,7 @@ from ontolink.rank_metrics import diagonal_ranks, mean_reciprocal_rank
 
 @dataclass
 class TrainOptions:
-    """METHODS.md §2's published settings."""
+    """The published training settings (docs/alignment.md)."""
 
     temperature: float = 0.07
     lr: float = 1.05e-3
