@@ -200,3 +200,10 @@ def test_span_classes_of_predictions_and_gold(small_ontology_path, tmp_path):
     wrong = next(record for record in records if record["error"] == "false-positive" and record["class"] == "wrong-id")
     assert wrong["hierarchy"] == "too-general" and wrong["steps"] == 1 and wrong["gold_name"] == "Myopia"
     assert sum(record["error"] == "false-negative" for record in records) == 4
+    drawn = run("eval", "--spans", predicted_path, "--gold", gold_path, "--ontology", small_ontology_path,
+                "--plot", tmp_path / "spans.svg", "--format", "html", "-o", tmp_path / "spans.html")
+    assert drawn.exit_code == 0, drawn.stderr
+    svg = (tmp_path / "spans.svg").read_text()
+    assert "Precision / recall / F1" in svg and "coordination-part" in svg
+    page = (tmp_path / "spans.html").read_text()
+    assert page.count("<tr>") > 10 and "inner-of-longer" in page and "<svg" in page
