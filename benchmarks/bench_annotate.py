@@ -93,9 +93,10 @@ def main():
     index = hpo_index(work / "idx-hpo")
     settings = [("dictionary, all of HPO", []),
                 ("dictionary, under HP:0000118", ["--roots", "HP:0000118"]),
-                ("dictionary --nested, under HP:0000118", ["--roots", "HP:0000118", "--nested"])]
-    settings += [(f"dictionary --nested + dense n-grams >= {threshold}, under HP:0000118",
-                  ["--roots", "HP:0000118", "--nested", "--index", str(index), "--dense-threshold", str(threshold)])
+                ("dictionary --nesting all, under HP:0000118", ["--roots", "HP:0000118", "--nesting", "all"]),
+                ("dictionary --nesting ancestor, under HP:0000118", ["--roots", "HP:0000118"])]
+    settings += [(f"dictionary + dense n-grams >= {threshold}, under HP:0000118",
+                  ["--roots", "HP:0000118", "--index", str(index), "--dense-threshold", str(threshold)])
                  for threshold in args.dense_threshold]
     rows = []
     for name, options in settings:

@@ -43,7 +43,8 @@ def test_link_adds_ranked_unique_candidates_and_keeps_fields(tfidf_index, tmp_pa
         scores = [candidate["score"] for candidate in candidates]
         assert scores == sorted(scores, reverse=True)
     assert records[0]["candidates"][0]["id"] == "HP:0001250"  # "Seizures" is a synonym of Seizure
-    assert records[1]["candidates"][0] == {"id": "HP:0000545", "name": "Myopia", "score": 1.0}
+    assert records[1]["candidates"][0] == {"id": "HP:0000545", "name": "Myopia", "score": 1.0, "matched_name": "Myopia",
+                                           "matched_kind": "name", "matched_by": "exact"}
     assert "linked 3 mentions" in result.stderr
 
 
@@ -72,7 +73,7 @@ def test_link_keeps_records_before_a_bad_line_and_skip_invalid(tfidf_index):
     result = run("link", "--index", tfidf_index, "-i", path, "--skip-invalid")
     assert result.exit_code == 0
     assert [record["id"] for record in parse_jsonl(result.stdout)] == ["m1", "m2", "m4"]
-    assert "1 invalid lines skipped" in result.stderr
+    assert "1 invalid line skipped" in result.stderr
 
 
 def test_link_empty_input_is_empty_output(tfidf_index):

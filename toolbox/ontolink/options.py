@@ -61,8 +61,8 @@ def _config_value(ctx, param, path, key, value):
     option = next(parameter for parameter in ctx.command.params if parameter.name == name)
     takes_many = getattr(option, "multiple", False) or option.nargs != 1
     if isinstance(value, dict) or (isinstance(value, list) and not takes_many):
-        raise click.BadParameter(f"{path}: {key!r} takes one value, got a {'mapping' if isinstance(value, dict) else 'list'}"
-                                 f" ({value!r})", ctx=ctx, param=param)
+        kind = "mapping" if isinstance(value, dict) else "list"
+        raise click.BadParameter(f"{path}: {key!r} takes one value, got a {kind} ({value!r})", ctx=ctx, param=param)
     if isinstance(value, list) and any(isinstance(item, (list, dict)) for item in value):
         raise click.BadParameter(f"{path}: {key!r} takes a list of values, got nested lists", ctx=ctx, param=param)
     return value
@@ -130,14 +130,22 @@ def ontology_option(required=True, help_text="Ontology: a file (.obo, .owl, .jso
     argument: an ``OntologySource`` (parsed only when the command calls ``load()``), or None."""
     def decorator(function):
         @functools.wraps(function)
-        def with_source(*args, ontology, ontology_format, synonym_scopes, **kwargs):
+        def with_source(*args, ontology, ontology_format, synonym_scopes, fields, **kwargs):
             source = None
             if ontology is not None:
                 from ontolink.ontology import OntologySource
+                from ontolink.ontology.loaders import parse_fields
 
-                source = OntologySource(ontology, ontology_format, parse_scopes(synonym_scopes))
+                source = OntologySource(ontology, ontology_format, parse_scopes(synonym_scopes), parse_fields(fields))
+            elif fields:
+                raise click.UsageError("--field applies with --ontology")
             return function(*args, ontology=source, **kwargs)
 
+        with_source = click.option("--field", "fields", metavar="FIELD=NAME,...",
+                                   help="JSONL ontologies whose records name the Entity fields otherwise: which "
+                                        "field holds each, e.g. 'id=concept_id,name=canonical_name,"
+                                        "synonyms=aliases' (fields: id, name, definition, synonyms, parents, "
+                                        "alt_ids, obsolete, replaced_by).")(with_source)
         with_source = click.option("--synonym-scopes", default="EXACT,RELATED", show_default=True,
                                    help="Synonym scopes counted as names (EXACT, RELATED, NARROW, BROAD).")(with_source)
         with_source = click.option("--ontology-format", type=LazyChoice(_ontology_formats),
@@ -198,3 +206,21 @@ def engine_options(function):
     return click.option("--engine", type=LazyChoice(_engine_names), default="local", show_default=True,
                         help="Where batches run: local (this process) or ray (Ray Data map_batches over an actor "
                              "pool; output in input order, the same bytes as local).")(with_engine)
+
+
+def force_option(kind):
+    """--force, given to the command as ``force``: replace DIRECTORY even when it holds other files than an
+    ontolink ``kind``. Without it the command refuses such a directory before any work starts (exit 2)."""
+    def decorator(function):
+        @functools.wraps(function)
+        def with_force(*args, force, **kwargs):
+            from ontolink.manifest import check_replaceable
+
+            check_replaceable(kwargs["directory"], kind, force)
+            return function(*args, force=force, **kwargs)
+
+        return click.option("--force", is_flag=True,
+                            help=f"Replace DIRECTORY whatever it holds (its files are deleted). Without it, only "
+                                 f"an absent or empty directory or an earlier ontolink {kind} is replaced; "
+                                 "anything else is refused.")(with_force)
+    return decorator

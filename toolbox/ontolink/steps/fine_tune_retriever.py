@@ -257,7 +257,7 @@ def column_texts(columns, golds, rows, ontology, input_mode, rng):
 
 def train_retriever(pairs, ontology, output, backbone=None, negatives="base", epochs=1, learning_rate=2e-5,
                     batch_size=None, max_length=128, seed=0, device="auto", resume=False, pooling="span",
-                    input_mode="context", validation_fraction=0.0):
+                    input_mode="context", validation_fraction=0.0, force=False):
     """Fine-tune and write the retriever directory; returns its manifest (with "kept_epoch": the epoch
     published, 0 when no epoch beat the starting model on the validation pairs)."""
     import torch
@@ -286,7 +286,7 @@ def train_retriever(pairs, ontology, output, backbone=None, negatives="base", ep
                "ontology_sha256": ontology.content_hash}
     if bare or validation_fraction:  # recorded only when used, so older checkpoints still resume
         options.update(input_mode=input_mode, validation_fraction=validation_fraction)
-    checkpoints = Checkpoints(output, ARTIFACT, options)
+    checkpoints = Checkpoints(output, ARTIFACT, options, force=force)
 
     torch.manual_seed(seed)  # the new marker-token embeddings are initialised at random
     model, optimizer, losses, first_epoch = checkpoints.start(
