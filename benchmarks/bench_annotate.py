@@ -26,6 +26,7 @@ from pathlib import Path
 from tabulate import tabulate
 
 from setup_work import ONTOLINK, hpo_index, working_folder  # beside this script
+from results_file import run_and_record  # beside this script
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared" / "data"
@@ -92,9 +93,10 @@ def main():
     index = hpo_index(work / "idx-hpo")
     settings = [("dictionary, all of HPO", []),
                 ("dictionary, under HP:0000118", ["--roots", "HP:0000118"]),
-                ("dictionary --nested, under HP:0000118", ["--roots", "HP:0000118", "--nested"])]
-    settings += [(f"dictionary --nested + dense n-grams >= {threshold}, under HP:0000118",
-                  ["--roots", "HP:0000118", "--nested", "--index", str(index), "--dense-threshold", str(threshold)])
+                ("dictionary --nesting all, under HP:0000118", ["--roots", "HP:0000118", "--nesting", "all"]),
+                ("dictionary --nesting ancestor, under HP:0000118", ["--roots", "HP:0000118"])]
+    settings += [(f"dictionary + dense n-grams >= {threshold}, under HP:0000118",
+                  ["--roots", "HP:0000118", "--index", str(index), "--dense-threshold", str(threshold)])
                  for threshold in args.dense_threshold]
     rows = []
     for name, options in settings:
@@ -119,4 +121,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_and_record(main, __file__))

@@ -5,7 +5,8 @@ import json
 import pytest
 
 from conftest import jsonl, parse_jsonl, run, shared_path
-from ontolink.steps.annotate import NameMatcher, fold
+from ontolink.recognition.matcher import ConceptMatcher
+from ontolink.recognition.wordforms import fold
 
 TEXT = ("The boy had seizures and Abnormalities of the eyes; his epileptic seizures began early. "
         "All of this was mild.")
@@ -21,16 +22,16 @@ def test_matcher_longest_match_on_word_boundaries(small_ontology_path):
     from ontolink.ontology import load_ontology
 
     ontology = load_ontology(small_ontology_path)
-    matcher = NameMatcher(ontology)
+    matcher = ConceptMatcher(ontology)
     found = [(TEXT[start:end], ids) for start, end, ids in matcher.matches(TEXT)]
     assert ("seizures", ["HP:0001250"]) in found
     assert ("Abnormalities of the eyes", ["HP:0000478"]) in found  # plural, case, several words
     assert any(text == "epileptic seizures" for text, _ in found)  # longest match wins over "seizures"
     assert all(text != "seizure" for text, _ in found)
     assert not matcher.matches("Seizuresque fits")  # word boundaries: no match inside a word
-    nested = [TEXT[start:end] for start, end, _ in matcher.matches(TEXT, nested=True)]
+    nested = [TEXT[start:end] for start, end, _ in matcher.matches(TEXT, nesting="all")]
     assert nested.count("seizures") == 2  # the one inside "epileptic seizures" too
-    rooted = NameMatcher(ontology, roots=["HP:0000478"])
+    rooted = ConceptMatcher(ontology, roots=["HP:0000478"])
     assert [TEXT[s:e] for s, e, _ in rooted.matches(TEXT)] == ["Abnormalities of the eyes"]
 
 

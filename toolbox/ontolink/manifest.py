@@ -36,13 +36,40 @@ def library_versions(*packages):
     return versions
 
 
+def check_replaceable(target, kind, force=False):
+    """Refuse to write an artifact of ``kind`` over ``target`` unless it is absent, an empty directory
+    or an ontolink artifact of the same kind: replacing deletes what was there, and a directory of a
+    user's own files (or another artifact) must not go without being asked (``force``)."""
+    target = Path(target)
+    if force or not (target.exists() or target.is_symlink()):
+        return
+    if not target.is_dir():
+        raise InputError(f"exists and is not a directory: refusing to replace it with an ontolink {kind} "
+                         "(pass --force to replace it)", target)
+    if not any(target.iterdir()):
+        return
+    try:
+        existing = peek_manifest(target)
+    except (OSError, ValueError, UnicodeDecodeError):
+        existing = None
+    if not isinstance(existing, dict) or existing.get("artifact") is None:
+        raise InputError(f"is a directory that is not an ontolink artifact: refusing to delete its files to write "
+                         f"an ontolink {kind} there (choose another directory, or pass --force to replace it)", target)
+    if kind is not None and existing["artifact"] != kind:
+        raise InputError(f"holds an ontolink {existing['artifact']}, not an ontolink {kind}: refusing to replace it "
+                         "(choose another directory, or pass --force to replace it)", target)
+
+
 @contextmanager
-def artifact_directory(target, manifest):
+def artifact_directory(target, manifest, force=False):
     """Yield a temporary directory; on success write the manifest and rename it to ``target``.
 
-    A failure (or Ctrl-C) leaves any previous ``target`` untouched.
+    A failure (or Ctrl-C) leaves any previous ``target`` untouched. ``target`` must be absent, an empty
+    directory or an artifact of the manifest's kind; ``force`` replaces whatever it is
+    (``check_replaceable``, checked before and again after the build, when the manifest is complete).
     """
     target = Path(target)
+    check_replaceable(target, manifest.get("artifact"), force)
     target.parent.mkdir(parents=True, exist_ok=True)
     temporary = target.parent / f".{target.name}.tmp-{os.getpid()}"
     if temporary.exists():
@@ -56,13 +83,17 @@ def artifact_directory(target, manifest):
         with open(temporary / MANIFEST, "w", encoding="utf-8") as handle:
             json.dump(manifest, handle, indent=2, ensure_ascii=False)
             handle.write("\n")
+        check_replaceable(target, manifest.get("artifact"), force)
         old = None
-        if target.exists():
+        if target.exists() or target.is_symlink():
             old = target.parent / f".{target.name}.old-{os.getpid()}"
             os.rename(target, old)
         os.rename(temporary, target)
         if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+            if old.is_dir() and not old.is_symlink():
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                old.unlink()
     except BaseException:
         shutil.rmtree(temporary, ignore_errors=True)
         raise

@@ -6,7 +6,7 @@ from ontolink.backends.encoders import runtime_names
 from ontolink.backends.engines import ENGINES
 from ontolink.backends.indexes import NAME_INDEXES
 from ontolink.io import warn as summary
-from ontolink.options import config_option, device_option, engine_options, ontology_option, seed_option
+from ontolink.options import config_option, device_option, engine_options, force_option, ontology_option, seed_option
 from ontolink.registry import LazyChoice, registry_choice
 
 
@@ -17,6 +17,7 @@ def _faiss_types():
 
 
 @click.command("index")
+@force_option("index")
 @click.argument("directory", type=click.Path(file_okay=False))
 @ontology_option()
 @click.option("--method", type=registry_choice(NAME_INDEXES), default="dense", show_default=True,
@@ -57,7 +58,7 @@ def _faiss_types():
 @engine_options
 @config_option
 def command(directory, ontology, method, model, multivector, token_k, device, precision, runtime, no_cache,
-            faiss_type, hnsw_m, ef_search, nlist, pq_m, nprobe, min_df, seed, start_engine):
+            faiss_type, hnsw_m, ef_search, nlist, pq_m, nprobe, min_df, seed, start_engine, force):
     """Build a name index of an ontology in DIRECTORY.
 
     Every name and synonym of every entity is indexed (name-based: an entity
@@ -93,7 +94,7 @@ def command(directory, ontology, method, model, multivector, token_k, device, pr
                          "this process only (use --engine local)")
     if index_type.tokens:
         manifest = build_index(loaded, directory, method=method, model=model, device=device, precision=precision,
-                               faiss_type=faiss_type, token_k=token_k, seed=seed, **faiss_options)
+                               faiss_type=faiss_type, token_k=token_k, seed=seed, force=force, **faiss_options)
         summary(f"indexed {manifest['index']['tokens']} tokens of {manifest['names']} names of "
                 f"{manifest['entities']} entities (multi-vector, {manifest['index']['faiss']['bytes_per_token']} "
                 f"bytes per token) into {directory} in {time.perf_counter() - started:.1f} s")
@@ -104,7 +105,7 @@ def command(directory, ontology, method, model, multivector, token_k, device, pr
     else:
         options = dict(model=model, min_df=min_df)
     with start_engine(device) as engine:
-        manifest = build_index(loaded, directory, method=method, engine=engine, **options)
+        manifest = build_index(loaded, directory, method=method, engine=engine, force=force, **options)
     encoded = manifest.get("encoded") or {}
     reused = f"; {encoded['encoded']} encoded, {encoded['reused']} from the embedding cache" \
         if encoded.get("reused") else ""

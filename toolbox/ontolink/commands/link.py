@@ -42,7 +42,7 @@ from ontolink.options import (
               help="With --ranker: add each candidate's feature values (\"features\") to the output.")
 @click.option("--nil-threshold", metavar="FLOAT|auto",
               help="Mark a mention \"nil\": true (candidates kept) when its best score is below this; 'auto' "
-                   "calibrates it on the index, without labels (README: NIL).")
+                   "calibrates it on the index, without labels (docs/recognition.md: NIL).")
 @device_option
 @engine_options
 @config_option

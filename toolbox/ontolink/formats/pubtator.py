@@ -12,7 +12,7 @@ import re
 
 from bioc import BioCAnnotation, BioCDocument, BioCLocation, BioCPassage
 
-from ontolink.formats import decoded_lines
+from ontolink.formats import DOCUMENT_FORMATS, DocumentFormat, decoded_lines, document_text, top_link
 from ontolink.io import display_name
 
 _TEXT_LINE = re.compile(r"([^|\t]*)\|([ta])\|(.*)\Z", re.S)
@@ -106,8 +106,6 @@ def read_pubtator(path, problems):
 def pubtator_lines(document, annotations):
     """PubTator lines of a document: its title and abstract as read, then ``annotations``
     as (start, end, text, type, id) tuples."""
-    from ontolink.formats import document_text
-
     text = document_text(document)
     passages = sorted(document.passages, key=lambda passage: passage.offset)
     title = passages[0].text if passages and passages[0].offset == 0 else ""
@@ -117,3 +115,44 @@ def pubtator_lines(document, annotations):
         yield f"{document.id}|a|{abstract}"
     for start, end, mention, kind, identifier in annotations:
         yield "\t".join([document.id, str(start), str(end), mention, kind, identifier])
+
+
+def pubtator_annotations(links):
+    """(start, end, text, type, id) per link: the best candidate's id, -1 for NIL."""
+    for record in links:
+        best = top_link(record)
+        yield record["start"], record["end"], record["mention"], record.get("type") or "Entity", \
+            best[0] if best else "-1"
+
+
+class PubTatorWriter:
+    """Each document as read, its annotations the best candidates of its Linked mentions."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, document, links):
+        self.stream.write("".join(line + "\n" for line in pubtator_lines(document, pubtator_annotations(links)))
+                          + "\n")
+        self.stream.flush()
+
+    def close(self):
+        self.stream.flush()
+
+
+@DOCUMENT_FORMATS.register("pubtator")
+class PubTatorFormat(DocumentFormat):
+    summary = "PubTator: 'PMID|t|title', 'PMID|a|abstract', tab-separated annotation lines"
+    suffixes = (".pubtator", ".pubtator.txt", ".pubtator3")
+
+    @classmethod
+    def name_match(cls, name):
+        # corpora name their PubTator files freely (CDR_TestSet.PubTator.txt, NCBItestset_corpus.txt):
+        # the word in the file's name is enough, and beats the plain-text .txt
+        return 100 if "pubtator" in name.rsplit("/", 1)[-1] else super().name_match(name)
+
+    def read(self, path, problems):
+        return read_pubtator(path, problems)
+
+    def writer(self, stream, **options):
+        return PubTatorWriter(stream)

@@ -11,6 +11,7 @@ import tempfile
 
 from ontolink import __version__
 from ontolink.errors import InputError
+from ontolink.formats import DOCUMENT_FORMATS, DocumentFormat
 
 COLUMNS = ("subject_id", "subject_label", "predicate_id", "object_id", "object_label", "mapping_justification",
            "confidence", "comment")
@@ -82,7 +83,12 @@ class SSSOMWriter:
         self.used.add(_prefix(entity_id, "entity id"))
         return entity_id
 
-    def write(self, record):
+    def write(self, document, links):
+        """The rows of ``links`` (Linked mentions); a mapping table has no use for ``document``."""
+        for record in links:
+            self.write_record(record)
+
+    def write_record(self, record):
         subject = f"{self.subject_prefix}:{record['id']}"
         common = {"subject_id": subject, "subject_label": record["mention"], "predicate_id": self.predicate,
                   "mapping_justification": self.justification, "comment": ""}
@@ -113,6 +119,17 @@ class SSSOMWriter:
             self.stream.write(line)
         self.spool.close()
         self.stream.flush()
+
+
+@DOCUMENT_FORMATS.register("sssom")
+class SSSOMFormat(DocumentFormat):
+    summary = "SSSOM TSV: a mapping table, one row per mention and candidate (written only)"
+    suffixes = (".sssom.tsv", ".tsv")
+    needs_documents = False
+
+    def writer(self, stream, **options):
+        """``options``: SSSOMWriter's keywords (mapping_set_id and license_url are required)."""
+        return SSSOMWriter(stream, **options)
 
 
 def _confidence(score):

@@ -7,7 +7,7 @@ from pathlib import Path
 from ontolink.errors import InputError
 from ontolink.io import warn
 from ontolink.manifest import file_sha256
-from ontolink.ontology.loaders import FORMATS, LOADERS, detect_format
+from ontolink.ontology.loaders import ONTOLOGY_FORMATS, detect_format, format_names, load_terms
 from ontolink.ontology.model import (
     ALL_SYNONYM_SCOPES,
     DEFAULT_SYNONYM_SCOPES,
@@ -16,7 +16,7 @@ from ontolink.ontology.model import (
     normalize,
 )
 
-__all__ = ["load_ontology", "OntologySource", "Ontology", "Entity", "normalize", "FORMATS", "EMBEDDED",
+__all__ = ["load_ontology", "OntologySource", "Ontology", "Entity", "normalize", "ONTOLOGY_FORMATS", "format_names", "EMBEDDED",
            "DEFAULT_SYNONYM_SCOPES", "ALL_SYNONYM_SCOPES"]
 
 # Bump when the parsed form changes, so stale caches are not read.
@@ -37,7 +37,7 @@ EMBEDDED = {"hpo": _hpo_path}
 def _parse_cached(path, fmt, content_hash, use_cache):
     """Parse, or read the JSON parse cached under the file's content hash (never pickle)."""
     if not use_cache:
-        return LOADERS[fmt](path)
+        return load_terms(path, fmt)
     from ontolink.cache import cache_dir, write_atomically
 
     cached = cache_dir("ontologies") / f"{content_hash}.{fmt}.v{PARSED_FORMAT_VERSION}.json"
@@ -47,7 +47,7 @@ def _parse_cached(path, fmt, content_hash, use_cache):
                 return json.load(handle)
         except (OSError, ValueError):
             pass  # a damaged cache entry is rebuilt below
-    terms = LOADERS[fmt](path)
+    terms = load_terms(path, fmt)
 
     def write(temporary):
         with open(temporary, "w", encoding="utf-8") as handle:
@@ -188,8 +188,8 @@ def load_ontology(spec, fmt=None, synonym_scopes=DEFAULT_SYNONYM_SCOPES, use_cac
     spec = str(spec)
     path, label = ontology_path(spec)
     fmt = fmt or detect_format(path)
-    if fmt not in LOADERS:
-        raise InputError(f"unknown ontology format {fmt!r} (known: {', '.join(FORMATS)})", spec)
+    if fmt not in ONTOLOGY_FORMATS:
+        raise InputError(f"unknown ontology format {fmt!r} (known: {', '.join(format_names())})", spec)
     unknown_scopes = set(synonym_scopes) - set(ALL_SYNONYM_SCOPES)
     if unknown_scopes:
         raise InputError(f"unknown synonym scope(s) {', '.join(sorted(unknown_scopes))} "

@@ -6,40 +6,52 @@ their ids can be resolved later.
 """
 
 import json
-from pathlib import Path
 
 from ontolink.errors import InputError
+from ontolink.file_formats import FileFormat, FormatRegistry
 from ontolink.io import open_input
 
-FORMATS = ("obo", "owl", "obographs", "scizsel", "jsonl")
+
+
+class OntologyFormat(FileFormat):
+    """An ontology file format: ``load(path)`` gives its terms as term dicts (see ``term_dict``)."""
+
+    def load(self, path):
+        raise NotImplementedError
+
+
+ONTOLOGY_FORMATS = FormatRegistry("ontology format", "ontology-format", "ontolink.ontology", OntologyFormat)
+
+
+def format_names():
+    """The registered ontology formats (what --ontology-format accepts)."""
+    return ONTOLOGY_FORMATS.names()
 
 
 def detect_format(path):
-    """Tell the format from the extension, peeking into .json files."""
-    name = str(path).lower()
-    if name.endswith(".gz"):
-        name = name[:-3]
-    suffix = Path(name).suffix
-    if suffix == ".obo":
-        return "obo"
-    if suffix in (".owl", ".rdf", ".xml", ".ofn", ".owx"):
-        return "owl"
-    if suffix == ".jsonl":
-        return "jsonl"
-    if suffix == ".json":
-        with open_input(path) as handle:
-            head = handle.read(4096).lstrip()
-        if '"graphs"' in head:
-            return "obographs"
-        return "scizsel"
-    raise InputError(
-        f"cannot tell the ontology format from the name (expected .obo, .owl, .json or .jsonl); "
-        f"pass --ontology-format one of {', '.join(FORMATS)}",
-        path,
-    )
+    """Tell the format from the extension, peeking into files whose extension several formats use (.json)."""
+    fmt = ONTOLOGY_FORMATS.guess(path)
+    if fmt is None:
+        suffixes = sorted({suffix for name in format_names() for suffix in ONTOLOGY_FORMATS.get(name).suffixes})
+        raise InputError(
+            f"cannot tell the ontology format from the name (expected {', '.join(suffixes)}); "
+            f"pass --ontology-format one of {', '.join(format_names())}",
+            path,
+        )
+    return fmt
 
 
-def _term(id, name, definition="", synonyms=(), parents=(), alt_ids=(), obsolete=False, replaced_by=()):
+def load_terms(path, fmt):
+    """The term dicts of the ontology file ``path`` in the registered format ``fmt``."""
+    return ONTOLOGY_FORMATS.get(fmt)().load(path)
+
+
+def _json_head(path):
+    with open_input(path) as handle:
+        return handle.read(4096).lstrip()
+
+
+def term_dict(id, name, definition="", synonyms=(), parents=(), alt_ids=(), obsolete=False, replaced_by=()):
     return {
         "id": id,
         "name": name or "",
@@ -87,7 +99,7 @@ def load_obo(path):
                 fields["obsolete"] = bool(clause.obsolete)
             elif kind == "ReplacedByClause":
                 fields["replaced_by"].append(str(clause.term))
-        terms.append(_term(str(frame.id), **fields))
+        terms.append(term_dict(str(frame.id), **fields))
     return terms
 
 
@@ -114,7 +126,7 @@ def load_with_pronto(path):
             key=lambda pair: (scope_rank.get(pair[1], len(scope_rank)), pair[1], pair[0]),
         )
         terms.append(
-            _term(
+            term_dict(
                 term.id,
                 term.name,
                 str(term.definition or ""),
@@ -143,7 +155,7 @@ def load_scizsel(path):
             raise InputError(f"entity {key!r} has no 'name'", path)
         parents = entry.get("ParentIDs") or entry.get("is_a") or []
         terms.append(
-            _term(
+            term_dict(
                 entry.get("id", key),
                 entry["name"],
                 entry.get("def", ""),
@@ -172,7 +184,7 @@ def load_entity_jsonl(path):
             else:
                 synonyms.append((str(synonym), "EXACT"))
         terms.append(
-            _term(
+            term_dict(
                 record["id"],
                 record["name"],
                 record.get("definition", ""),
@@ -186,10 +198,54 @@ def load_entity_jsonl(path):
     return terms
 
 
-LOADERS = {
-    "obo": load_obo,
-    "owl": load_with_pronto,
-    "obographs": load_with_pronto,
-    "scizsel": load_scizsel,
-    "jsonl": load_entity_jsonl,
-}
+@ONTOLOGY_FORMATS.register("obo")
+class OBOFormat(OntologyFormat):
+    summary = "OBO 1.4 (fastobo)"
+    suffixes = (".obo",)
+
+    def load(self, path):
+        return load_obo(path)
+
+
+@ONTOLOGY_FORMATS.register("owl")
+class OWLFormat(OntologyFormat):
+    summary = "OWL: RDF/XML, OWL/XML or functional syntax (pronto)"
+    suffixes = (".owl", ".rdf", ".xml", ".ofn", ".owx")
+
+    def load(self, path):
+        return load_with_pronto(path)
+
+
+@ONTOLOGY_FORMATS.register("obographs")
+class OBOGraphsFormat(OntologyFormat):
+    summary = "OBO Graphs JSON (pronto)"
+    suffixes = (".json",)
+
+    @classmethod
+    def sniff(cls, path):
+        return '"graphs"' in _json_head(path)
+
+    def load(self, path):
+        return load_with_pronto(path)
+
+
+@ONTOLOGY_FORMATS.register("scizsel")
+class SciZSELFormat(OntologyFormat):
+    summary = "Sci-ZSEL KB JSON: one object mapping ids to entities"
+    suffixes = (".json",)
+
+    @classmethod
+    def sniff(cls, path):
+        return '"graphs"' not in _json_head(path)
+
+    def load(self, path):
+        return load_scizsel(path)
+
+
+@ONTOLOGY_FORMATS.register("jsonl")
+class EntityJSONLFormat(OntologyFormat):
+    summary = "Entity JSONL: one {id, name, synonyms, parents, ...} record per line"
+    suffixes = (".jsonl",)
+
+    def load(self, path):
+        return load_entity_jsonl(path)

@@ -12,7 +12,8 @@ _TOKEN = re.compile(r"[a-z0-9]+")
 
 
 def overlap_category(mention, name):
-    """METHODS.md §1.7: HO = substring of the name (or equal up to a plural s), LO = a shared token, else NO."""
+    """Overlap of mention and gold name: HO = substring of the name (or equal up to a plural s), LO = a shared token,
+    else NO (docs/evaluation.md)."""
     mention, name = " ".join(mention.lower().split()), " ".join(name.lower().split())
     if mention in name or mention == name + "s" or name == mention + "s":
         return "HO"

@@ -10,7 +10,7 @@ any id: how well mentions are found).
 from collections import defaultdict
 
 from ontolink.errors import InputError
-from ontolink.steps.convert import top_link
+from ontolink.formats import top_link
 from ontolink.steps.eval import hit_ids
 
 

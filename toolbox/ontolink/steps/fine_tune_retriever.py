@@ -1,4 +1,4 @@
-"""`ontolink train retriever`: fine-tune a bi-encoder on pseudo pairs (METHODS.md §1.5).
+"""`ontolink train retriever`: fine-tune a bi-encoder on pseudo pairs (docs/methods.md: the retriever).
 
 Mentions read ``left [Ms] mention [Me] right``, entities ``name [ENT]
 definition``; scores are dot products of mean-pooled vectors. Each batch is
@@ -81,7 +81,7 @@ def split_pairs(pairs, ontology, fraction, seed):
 
 
 def default_batch_size(pair_count):
-    """METHODS.md: batch 512, or 128 when there are fewer pairs (under ten batches of 512)."""
+    """The published setting: batch 512, or 128 when there are fewer pairs (under ten batches of 512)."""
     return 512 if pair_count >= 10 * 512 else 128
 
 
@@ -258,7 +258,7 @@ def column_texts(columns, golds, rows, ontology, input_mode, rng):
 
 def train_retriever(pairs, ontology, output, backbone=None, negatives="base", epochs=1, learning_rate=2e-5,
                     batch_size=None, max_length=128, seed=0, device="auto", resume=False, pooling="span",
-                    input_mode="context", validation_fraction=0.0):
+                    input_mode="context", validation_fraction=0.0, force=False):
     """Fine-tune and write the retriever directory; returns its manifest (with "kept_epoch": the epoch
     published, 0 when no epoch beat the starting model on the validation pairs)."""
     import torch
@@ -287,7 +287,7 @@ def train_retriever(pairs, ontology, output, backbone=None, negatives="base", ep
                "ontology_sha256": ontology.content_hash}
     if bare or validation_fraction:  # recorded only when used, so older checkpoints still resume
         options.update(input_mode=input_mode, validation_fraction=validation_fraction)
-    checkpoints = Checkpoints(output, ARTIFACT, options)
+    checkpoints = Checkpoints(output, ARTIFACT, options, force=force)
 
     torch.manual_seed(seed)  # the new marker-token embeddings are initialised at random
     model, optimizer, losses, first_epoch = checkpoints.start(

@@ -1,4 +1,4 @@
-"""Token encoder for late interaction (METHODS.md §3): one L2-normalised vector per word piece.
+"""Token encoder for late interaction (docs/multivector.md): one L2-normalised vector per word piece.
 
 A transformers backbone plus a linear token projection (e.g. 384 → 128) and a
 CLIP-style learnable temperature. Mentions are read in context, but only the

@@ -1,6 +1,6 @@
 """Multi-vector (token) index: every name's word-piece vectors in FAISS, searched by late interaction.
 
-Search (METHODS.md §3): each mention token retrieves its ``token_k`` nearest
+Search (docs/multivector.md): each mention token retrieves its ``token_k`` nearest
 name tokens; the names owning them are the candidates; each candidate is
 rescored exactly by sum-of-max over its stored tokens (decoded from PQ codes
 when the index is compressed).
@@ -124,7 +124,7 @@ class MultiVectorNameIndex(NameIndex):
         return scores, rows
 
     def expansion_size(self, key, top_row):
-        """[MASK] count: word pieces of the most similar name not already in the mention (METHODS.md §3)."""
+        """[MASK] count: word pieces of the most similar name not already in the mention (query expansion)."""
         if top_row < 0:
             return 0
         return min(MAX_EXPANSION_MASKS, sum(self.encoder.missing_pieces(key[1], self.texts[top_row])))

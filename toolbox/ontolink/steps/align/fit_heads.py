@@ -22,7 +22,7 @@ from ontolink.errors import InputError
 
 @dataclass
 class TrainOptions:
-    """METHODS.md §2's published settings."""
+    """The published training settings (docs/alignment.md)."""
 
     temperature: float = 0.07
     lr: float = 1.05e-3
