@@ -94,29 +94,38 @@ def config_option(function):
 
 
 def input_options(function):
+    function = refusing_output_over_inputs(function)
     function = click.option("--skip-invalid", is_flag=True,
                             help="Count, report and skip bad input lines instead of stopping at the first.")(function)
     return click.option("-i", "--input", "input_path", default="-", show_default=True, metavar="FILE",
                         type=click.Path(allow_dash=True), help="JSONL input ('-' is stdin; .gz is read transparently).")(function)
 
 
-def output_option(function):
-    """-o/--output, refused before the command starts when it names one of the command's input files
-    (-i, --ontology, a FILE argument; a symbolic link to one too) or the file on stdin."""
+def refusing_output_over_inputs(function):
+    """Wrap a command so that its -o FILE (``output_path``) is refused before the command starts when it names
+    one of the command's input files (-i, --ontology, a FILE argument; a symbolic link to one too) or the
+    file on stdin: opening it for writing would empty it before it is read. Both -i and -o bring it."""
+    if getattr(function, "refuses_output_over_inputs", False):
+        return function
+
     @functools.wraps(function)
-    def refusing_an_input(*args, **kwargs):
-        output_path = kwargs.get("output_path")
+    def refusing(*args, **kwargs):
         inputs = [value for name, value in kwargs.items() if name != "output_path"
                   for value in (value if isinstance(value, (list, tuple)) else [value])
                   if isinstance(value, str)]
         inputs += [kwargs["ontology"].path] if getattr(kwargs.get("ontology"), "path", None) else []
-        refuse_output_over_inputs(output_path, inputs)
+        refuse_output_over_inputs(kwargs.get("output_path"), inputs)
         return function(*args, **kwargs)
 
+    refusing.refuses_output_over_inputs = True
+    return refusing
+
+
+def output_option(function):
     return click.option("-o", "--output", "output_path", default="-", show_default=True, metavar="FILE",
                         type=click.Path(dir_okay=False, allow_dash=True),
                         help="JSONL output ('-' is stdout; .gz is compressed). Refused when it is one of the "
-                             "input files.")(refusing_an_input)
+                             "input files.")(refusing_output_over_inputs(function))
 
 
 def _ontology_formats():
@@ -130,14 +139,22 @@ def ontology_option(required=True, help_text="Ontology: a file (.obo, .owl, .jso
     argument: an ``OntologySource`` (parsed only when the command calls ``load()``), or None."""
     def decorator(function):
         @functools.wraps(function)
-        def with_source(*args, ontology, ontology_format, synonym_scopes, **kwargs):
+        def with_source(*args, ontology, ontology_format, synonym_scopes, fields, **kwargs):
             source = None
             if ontology is not None:
                 from ontolink.ontology import OntologySource
+                from ontolink.ontology.loaders import parse_fields
 
-                source = OntologySource(ontology, ontology_format, parse_scopes(synonym_scopes))
+                source = OntologySource(ontology, ontology_format, parse_scopes(synonym_scopes), parse_fields(fields))
+            elif fields:
+                raise click.UsageError("--field applies with --ontology")
             return function(*args, ontology=source, **kwargs)
 
+        with_source = click.option("--field", "fields", metavar="FIELD=NAME,...",
+                                   help="JSONL ontologies whose records name the Entity fields otherwise: which "
+                                        "field holds each, e.g. 'id=concept_id,name=canonical_name,"
+                                        "synonyms=aliases' (fields: id, name, definition, synonyms, parents, "
+                                        "alt_ids, obsolete, replaced_by).")(with_source)
         with_source = click.option("--synonym-scopes", default="EXACT,RELATED", show_default=True,
                                    help="Synonym scopes counted as names (EXACT, RELATED, NARROW, BROAD).")(with_source)
         with_source = click.option("--ontology-format", type=LazyChoice(_ontology_formats),

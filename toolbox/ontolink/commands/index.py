@@ -64,13 +64,23 @@ def command(directory, ontology, method, model, multivector, token_k, device, pr
     Every name and synonym of every entity is indexed (name-based: an entity
     scores as its best name). The directory holds manifest.json, the FAISS
     index or TF-IDF matrix (safetensors) and the name maps; it is written
-    under a temporary name and renamed when complete.
+    under a temporary name and renamed when complete. An existing DIRECTORY
+    is replaced only when it is empty or an earlier index (--force: whatever
+    it holds).
+
+    Your own ontology can be Entity JSONL, one object per line: "id" and
+    "name" (strings, required), "definition" (string), "synonyms" (strings,
+    or {"text", "scope"} objects with scope EXACT, RELATED, NARROW or
+    BROAD), "parents", "alt_ids" and "replaced_by" (lists of ids),
+    "obsolete" (true/false). --field maps other field names; scispaCy's
+    KB JSONL (concept_id, canonical_name, aliases) is read as it is.
 
     \b
     Examples:
       ontolink index --ontology hpo idx/hpo
       ontolink index --ontology hpo --method tfidf idx/hpo-tfidf
       ontolink index --ontology lpt_kb.json --faiss hnsw idx/lpt
+      ontolink index --ontology cells.jsonl --field id=concept_id,name=label,synonyms=aliases idx/cells
       ontolink index --ontology hp.obo --model FremyCompany/BioLORD-2023-M --device cuda idx/biolord
       ontolink index --ontology hpo --method multivector --model models/xtr idx/hpo-xtr
       ontolink index --ontology hpo --method multivector --model models/xtr --faiss ivfpq --pq-m 16 idx/hpo-xtr-pq
