@@ -94,29 +94,38 @@ def config_option(function):
 
 
 def input_options(function):
+    function = refusing_output_over_inputs(function)
     function = click.option("--skip-invalid", is_flag=True,
                             help="Count, report and skip bad input lines instead of stopping at the first.")(function)
     return click.option("-i", "--input", "input_path", default="-", show_default=True, metavar="FILE",
                         type=click.Path(allow_dash=True), help="JSONL input ('-' is stdin; .gz is read transparently).")(function)
 
 
-def output_option(function):
-    """-o/--output, refused before the command starts when it names one of the command's input files
-    (-i, --ontology, a FILE argument; a symbolic link to one too) or the file on stdin."""
+def refusing_output_over_inputs(function):
+    """Wrap a command so that its -o FILE (``output_path``) is refused before the command starts when it names
+    one of the command's input files (-i, --ontology, a FILE argument; a symbolic link to one too) or the
+    file on stdin: opening it for writing would empty it before it is read. Both -i and -o bring it."""
+    if getattr(function, "refuses_output_over_inputs", False):
+        return function
+
     @functools.wraps(function)
-    def refusing_an_input(*args, **kwargs):
-        output_path = kwargs.get("output_path")
+    def refusing(*args, **kwargs):
         inputs = [value for name, value in kwargs.items() if name != "output_path"
                   for value in (value if isinstance(value, (list, tuple)) else [value])
                   if isinstance(value, str)]
         inputs += [kwargs["ontology"].path] if getattr(kwargs.get("ontology"), "path", None) else []
-        refuse_output_over_inputs(output_path, inputs)
+        refuse_output_over_inputs(kwargs.get("output_path"), inputs)
         return function(*args, **kwargs)
 
+    refusing.refuses_output_over_inputs = True
+    return refusing
+
+
+def output_option(function):
     return click.option("-o", "--output", "output_path", default="-", show_default=True, metavar="FILE",
                         type=click.Path(dir_okay=False, allow_dash=True),
                         help="JSONL output ('-' is stdout; .gz is compressed). Refused when it is one of the "
-                             "input files.")(refusing_an_input)
+                             "input files.")(refusing_output_over_inputs(function))
 
 
 def _ontology_formats():
