@@ -93,16 +93,23 @@ def config_option(function):
                         help="YAML file of option defaults; options on the command line win.")(function)
 
 
-def input_options(function):
+def input_options(function=None, *, help_text="JSONL input ('-' is stdin; .gz is read transparently)."):
+    """-i/--input and --skip-invalid; ``help_text``: what the command reads (``@input_options(help_text=...)``)."""
+    if function is None:
+        return functools.partial(input_options, help_text=help_text)
     function = click.option("--skip-invalid", is_flag=True,
                             help="Count, report and skip bad input lines instead of stopping at the first.")(function)
     return click.option("-i", "--input", "input_path", default="-", show_default=True, metavar="FILE",
-                        type=click.Path(allow_dash=True), help="JSONL input ('-' is stdin; .gz is read transparently).")(function)
+                        type=click.Path(allow_dash=True), help=help_text)(function)
 
 
-def output_option(function):
+def output_option(function=None, *, help_text="JSONL output ('-' is stdout; .gz is compressed)."):
     """-o/--output, refused before the command starts when it names one of the command's input files
-    (-i, --ontology, a FILE argument; a symbolic link to one too) or the file on stdin."""
+    (-i, --ontology, a FILE argument; a symbolic link to one too) or the file on stdin. ``help_text``: what
+    the command writes there (``@output_option(help_text=...)``)."""
+    if function is None:
+        return functools.partial(output_option, help_text=help_text)
+
     @functools.wraps(function)
     def refusing_an_input(*args, **kwargs):
         output_path = kwargs.get("output_path")
@@ -115,8 +122,7 @@ def output_option(function):
 
     return click.option("-o", "--output", "output_path", default="-", show_default=True, metavar="FILE",
                         type=click.Path(dir_okay=False, allow_dash=True),
-                        help="JSONL output ('-' is stdout; .gz is compressed). Refused when it is one of the "
-                             "input files.")(refusing_an_input)
+                        help=f"{help_text} Refused when it is one of the input files.")(refusing_an_input)
 
 
 def _ontology_formats():
