@@ -97,32 +97,42 @@ def input_options(function=None, *, help_text="JSONL input ('-' is stdin; .gz is
     """-i/--input and --skip-invalid; ``help_text``: what the command reads (``@input_options(help_text=...)``)."""
     if function is None:
         return functools.partial(input_options, help_text=help_text)
+    function = refusing_output_over_inputs(function)
     function = click.option("--skip-invalid", is_flag=True,
                             help="Count, report and skip bad input lines instead of stopping at the first.")(function)
     return click.option("-i", "--input", "input_path", default="-", show_default=True, metavar="FILE",
                         type=click.Path(allow_dash=True), help=help_text)(function)
 
 
-def output_option(function=None, *, help_text="JSONL output ('-' is stdout; .gz is compressed)."):
-    """-o/--output, refused before the command starts when it names one of the command's input files
-    (-i, --ontology, a FILE argument; a symbolic link to one too) or the file on stdin. ``help_text``: what
-    the command writes there (``@output_option(help_text=...)``)."""
-    if function is None:
-        return functools.partial(output_option, help_text=help_text)
+def refusing_output_over_inputs(function):
+    """Wrap a command so that its -o FILE (``output_path``) is refused before the command starts when it names
+    one of the command's input files (-i, --ontology, a FILE argument; a symbolic link to one too) or the
+    file on stdin: opening it for writing would empty it before it is read. Both -i and -o bring it."""
+    if getattr(function, "refuses_output_over_inputs", False):
+        return function
 
     @functools.wraps(function)
-    def refusing_an_input(*args, **kwargs):
-        output_path = kwargs.get("output_path")
+    def refusing(*args, **kwargs):
         inputs = [value for name, value in kwargs.items() if name != "output_path"
                   for value in (value if isinstance(value, (list, tuple)) else [value])
                   if isinstance(value, str)]
         inputs += [kwargs["ontology"].path] if getattr(kwargs.get("ontology"), "path", None) else []
-        refuse_output_over_inputs(output_path, inputs)
+        refuse_output_over_inputs(kwargs.get("output_path"), inputs)
         return function(*args, **kwargs)
 
+    refusing.refuses_output_over_inputs = True
+    return refusing
+
+
+def output_option(function=None, *, help_text="JSONL output ('-' is stdout; .gz is compressed)."):
+    """-o/--output (``refusing_output_over_inputs``); ``help_text``: what the command writes there
+    (``@output_option(help_text=...)``)."""
+    if function is None:
+        return functools.partial(output_option, help_text=help_text)
     return click.option("-o", "--output", "output_path", default="-", show_default=True, metavar="FILE",
                         type=click.Path(dir_okay=False, allow_dash=True),
-                        help=f"{help_text} Refused when it is one of the input files.")(refusing_an_input)
+                        help=f"{help_text} Refused when it is one of the input files.")(
+        refusing_output_over_inputs(function))
 
 
 def _ontology_formats():

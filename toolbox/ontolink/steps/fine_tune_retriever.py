@@ -32,6 +32,7 @@ from ontolink.errors import InputError
 from ontolink.encoder_inputs import INPUT_MODES, SPECIAL_TOKENS, entity_input, mention_input, pooled
 from ontolink.manifest import library_versions
 from ontolink.ontology import normalize
+from ontolink.rank_metrics import mean_reciprocal_rank, rank_by_score, recall_at
 from ontolink.fine_tuning import Checkpoints, run_epochs
 
 NEGATIVE_STRATEGIES = ("base", "rm-pcs", "pc-pos")
@@ -229,10 +230,8 @@ def validation_scores(model, held_out, ontology, input_mode, device, pooling):
         best = torch.full((len(row_of),), float("-inf"), device=scores.device).scatter_reduce(
             0, owner_index, scores, "amax")
         gold = max(float(best[row_of[entity_id]]) for entity_id in pair["golds"])
-        ranks.append(1 + int((best > gold).sum()))
-    ranks = np.asarray(ranks)
-    return {"R@1": round(float((ranks == 1).mean()), 4), "MRR": round(float((1 / ranks).mean()), 4),
-            "queries": len(ranks)}
+        ranks.append(rank_by_score(best, gold))
+    return {"R@1": round(recall_at(ranks, 1), 4), "MRR": round(mean_reciprocal_rank(ranks), 4), "queries": len(ranks)}
 
 
 def validation_key(scores):
