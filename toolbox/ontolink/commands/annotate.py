@@ -15,8 +15,9 @@ def _readers():
 
 
 @click.command("annotate")
-@input_options
-@output_option
+@input_options(help_text="Documents: PubTator, BioC XML or JSON, or plain text (--from, else the file name)"
+                          " ('-' is stdin; .gz is read transparently).")
+@output_option(help_text="Mention records found, JSONL ('-' is stdout; .gz is compressed).")
 @click.option("--from", "source_format", type=LazyChoice(_readers),
               help="Document format.  [default: from the file name; stdin: text]")
 @ontology_option(required=True, help_text="Ontology whose names are looked for: a file or 'hpo'.")

@@ -33,8 +33,10 @@ def _guess_output(path):
 
 
 @click.command("convert")
-@input_options
-@output_option
+@input_options(help_text="Documents (PubTator, BioC XML or JSON, text) or Linked-mention JSONL (--from, else the "
+                          "file name) ('-' is stdin; .gz is read transparently).")
+@output_option(help_text="Mention JSONL, or PubTator, BioC XML / JSON or SSSOM TSV (--to, else the file name)"
+                         " ('-' is stdout; .gz is compressed).")
 @click.option("--from", "source_format", type=LazyChoice(_sources),
               help="Input format.  [default: from the file name; stdin: jsonl unless --to mentions]")
 @click.option("--to", "target_format", type=LazyChoice(_targets),
