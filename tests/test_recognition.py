@@ -107,4 +107,4 @@ def test_annotate_reads_jsonl_documents_and_survives_bad_ones(tmp_path):
     bad = run("annotate", "--ontology", "hpo", "-i", latin)
     assert bad.exit_code == 2 and "latin1.jsonl:2: not valid UTF-8" in bad.stderr and "Traceback" not in bad.stderr
     skipped = run("annotate", "--ontology", "hpo", "-i", latin, "--skip-invalid")
-    assert skipped.exit_code == 0 and len(parse_jsonl(skipped.stdout)) == 1 and "1 invalid lines skipped" in skipped.stderr
+    assert skipped.exit_code == 0 and len(parse_jsonl(skipped.stdout)) == 1 and "1 invalid line skipped" in skipped.stderr
