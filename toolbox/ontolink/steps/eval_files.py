@@ -8,7 +8,7 @@ as mentions found in raw text). Each kind has its own default Ks, metrics and re
 from ontolink.errors import InputError
 from ontolink.formats import Problems, guess_format, read_documents
 from ontolink.io import display_name, peek_first_record, read_records, warn
-from ontolink.records import validate_linked_mention, validate_mention
+from ontolink.records import validate_linked_mention, validate_mention, validate_retrieved
 from ontolink.steps.convert import document_mentions
 from ontolink.steps.eval import DEFAULT_KS as LINKED_KS
 from ontolink.steps.eval_retrieval import DEFAULT_KS as RETRIEVED_KS
@@ -50,8 +50,7 @@ def evaluate_files(files, ontology=None, gold_path=None, spans=False, ks=None, f
     if spans:
         summary = span_summary(files, ontology, gold_path, skip_invalid)
     elif retrieved:
-        from ontolink.steps.eval_retrieval import aggregate_folds, render_retrieval, retrieval_metrics, \
-            validate_retrieved
+        from ontolink.steps.eval_retrieval import aggregate_folds, render_retrieval, retrieval_metrics
 
         summary = aggregate_folds([retrieval_metrics(read_records(path, validate=validate_retrieved,
                                                                   skip_invalid=skip_invalid),
