@@ -9,7 +9,7 @@ from ontolink import records
 
 PACKAGE = Path(records.__file__).resolve().parent
 # (module, function) validators kept outside records.py, each with its reason
-ELSEWHERE = {("ontology/loaders.py", "validate")}  # the Entity JSONL loader's check, to move with its typed checks
+ELSEWHERE = set()
 
 
 def test_record_validators_live_in_records():

@@ -13,6 +13,9 @@ MODEL_FOLDER = {"linked": "retriever", "reranked": "reranker", "reranked-res-fro
 
 
 def cell(value):
+    """A metric of one run (a number) or of several ({mean, std})."""
+    if not isinstance(value, dict):
+        return f"{value:.3f}"
     return f"{value['mean']:.3f} ± {value['std']:.3f}" if value["std"] else f"{value['mean']:.3f}"
 
 

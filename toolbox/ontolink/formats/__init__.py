@@ -9,7 +9,7 @@ annotation carries ``source = (file, line)`` for error messages.
 
 from ontolink.errors import InputError
 from ontolink.file_formats import FileFormat, FormatRegistry
-from ontolink.io import display_name, open_input_lines, warn
+from ontolink.io import OverlongLine, display_name, open_input_lines, warn
 
 
 class DocumentFormat(FileFormat):
@@ -94,6 +94,9 @@ def decoded_lines(path, problems):
     name = display_name(path)
     with open_input_lines(path) as lines:
         for number, raw in enumerate(lines, 1):
+            if isinstance(raw, OverlongLine):
+                problems.report(raw.message(), name, number)
+                continue
             try:
                 yield number, raw.decode("utf-8-sig" if number == 1 else "utf-8").rstrip("\r\n")
             except UnicodeDecodeError as error:

@@ -12,6 +12,7 @@ import re
 
 from bioc import BioCAnnotation, BioCDocument, BioCLocation, BioCPassage
 
+from ontolink.errors import InputError
 from ontolink.formats import DOCUMENT_FORMATS, DocumentFormat, decoded_lines, document_text, top_link
 from ontolink.io import display_name
 
@@ -103,6 +104,9 @@ def read_pubtator(path, problems):
         yield finish()
 
 
+_BREAKS = re.compile(r"[\t\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+
+
 def pubtator_lines(document, annotations):
     """PubTator lines of a document: its title and abstract as read, then ``annotations``
     as (start, end, text, type, id) tuples."""
@@ -118,11 +122,17 @@ def pubtator_lines(document, annotations):
 
 
 def pubtator_annotations(links):
-    """(start, end, text, type, id) per link: the best candidate's id, -1 for NIL."""
+    """(start, end, text, type, id) per link: the best candidate's id, -1 for NIL. A field holding a tab or a
+    line break would cut the annotation line: refused, naming the mention."""
     for record in links:
         best = top_link(record)
-        yield record["start"], record["end"], record["mention"], record.get("type") or "Entity", \
-            best[0] if best else "-1"
+        annotation = (record["start"], record["end"], record["mention"], record.get("type") or "Entity",
+                      best[0] if best else "-1")
+        for field, value in zip(("mention", "type", "entity id"), annotation[2:]):
+            if not isinstance(value, str) or _BREAKS.search(value):
+                raise InputError(f"mention {record.get('id')!r}: its {field} {value!r} is not a string without "
+                                 "a tab or line break, which PubTator cannot write")
+        yield annotation
 
 
 class PubTatorWriter:

@@ -156,7 +156,7 @@ def ranker_queries(loaded_index, pairs=(), synonym_count=2000, hold_out=0.5, see
 
 
 def train_ranker(loaded_index, directory, queries, groups=DEFAULT_GROUPS, prior="auto", top_k=64,
-                 regularisation=0.01, described=None, second_encoder=None, gate_coverage=None):
+                 regularisation=0.01, described=None, second_encoder=None, gate_coverage=None, force=False):
     """Fit a ranker on ``queries`` (``ranker_queries``) over ``loaded_index`` and write it to ``directory``;
     returns its manifest. No gold label is read."""
     from ontolink.artifacts.ranker import resolve_prior, save_ranker
@@ -177,4 +177,4 @@ def train_ranker(loaded_index, directory, queries, groups=DEFAULT_GROUPS, prior=
                      "prior": str(prior), "top_k": top_k, "regularisation": regularisation, **(described or {})},
         "report": report,
     }
-    return save_ranker(directory, weights, manifest)
+    return save_ranker(directory, weights, manifest, force=force)

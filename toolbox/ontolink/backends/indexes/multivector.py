@@ -85,7 +85,8 @@ class MultiVectorNameIndex(NameIndex):
             raise InputError(f"{OFFSETS_FILE} is damaged or truncated ({error}); rebuild the index", directory) from None
         if index.d != encoder.dimension:
             raise InputError(f"token index has dimension {index.d} but the model gives {encoder.dimension}", directory)
-        if offsets[-1] != index.ntotal or len(offsets) != len(texts) + 1:
+        if (offsets.ndim != 1 or len(offsets) != len(texts) + 1 or offsets.dtype.kind not in "iu" or offsets[0] != 0
+                or offsets[-1] != index.ntotal or np.any(np.diff(offsets) < 0)):
             raise InputError(f"{TOKENS_FILE} and {OFFSETS_FILE} disagree; rebuild the index", directory)
         return cls(encoder, index, described["faiss"], offsets, texts, token_k=described["token_k"],
                    query_expansion=described.get("query_expansion", False))
