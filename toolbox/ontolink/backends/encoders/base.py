@@ -136,6 +136,8 @@ class Encoder:
         ``known``: vectors to reuse, an object with ``get_many(keys) -> {key: vector}``
         and optionally ``put_many({key: vector})`` (it then receives what was computed).
         ``engine``: where the batches to compute run (an ``Engine``; default: here).
+        ``progress``: a bar updated per batch, in texts; in tokens when its unit is "token" (its total is then
+        set here): names sorted by length make a rate in texts fall as the batches lengthen, one in tokens holds.
         """
         return self.encode_keyed(texts, progress=progress, known=known, engine=engine)[0]
 
@@ -160,8 +162,13 @@ class Encoder:
         for key, row in zip(keys, ids):
             if key not in found:
                 todo.setdefault(slot_of_key[key], row)
+        in_tokens = progress is not None and getattr(progress, "unit", None) == "token"
+        if in_tokens:
+            progress.total = sum(len(row) for row in ids)
+            progress.refresh()
         if progress is not None and found:
-            progress.update(len(unique) - len(todo))
+            progress.update(sum(len(row) for key, row in zip(keys, ids) if key in found) if in_tokens
+                            else len(unique) - len(todo))
         slots = list(todo)
         lengths = [len(todo[slot]) for slot in slots]
         slot_batches = [[slots[row] for row in batch]
@@ -171,7 +178,7 @@ class Encoder:
         for batch_slots, output in zip(slot_batches, outputs):
             vectors[batch_slots] = output
             if progress is not None:
-                progress.update(len(batch_slots))
+                progress.update(sum(len(todo[slot]) for slot in batch_slots) if in_tokens else len(batch_slots))
         if todo and known is not None and self.batch_invariant and hasattr(known, "put_many"):
             key_of_slot = {slot: key for key, slot in slot_of_key.items()}
             known.put_many({key_of_slot[slot]: vectors[slot] for slot in slots})
