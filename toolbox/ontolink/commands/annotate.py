@@ -2,7 +2,8 @@ import time
 
 import click
 
-from ontolink.io import warn as summary
+from ontolink.io import plural, warn as summary
+from ontolink.progress import counting
 from ontolink.options import config_option, device_option, input_options, ontology_option, output_option
 from ontolink.recognition.matcher import NESTING_RULES
 from ontolink.registry import LazyChoice
@@ -15,8 +16,9 @@ def _readers():
 
 
 @click.command("annotate")
-@input_options
-@output_option
+@input_options(help_text="Documents: PubTator, BioC XML or JSON, or plain text (--from, else the file name)"
+                          " ('-' is stdin; .gz is read transparently).")
+@output_option(help_text="Mention records found, JSONL ('-' is stdout; .gz is compressed).")
 @click.option("--from", "source_format", type=LazyChoice(_readers),
               help="Document format.  [default: from the file name; stdin: text]")
 @ontology_option(required=True, help_text="Ontology whose names are looked for: a file or 'hpo'.")
@@ -36,6 +38,10 @@ def _readers():
                    "stems only.")
 @click.option("--max-gaps", type=click.IntRange(0), default=0, show_default=True,
               help="Other content words allowed between a name's words.")
+@click.option("--optional-modifiers/--no-optional-modifiers", default=False, show_default=True,
+              help="Also find a name without its modifiers (words that, added to a parent's name, make the "
+                   "child's name in 25 entities or more: \"vertical talus\" for Congenital vertical talus), where "
+                   "no other name has the words left.")
 @click.option("--coordination/--no-coordination", default=True, show_default=True,
               help="Also the names a coordination abbreviates (\"palmar and plantar pits\": Palmar pits on the "
                    "whole phrase), as GSC+ annotates them.")
@@ -57,7 +63,7 @@ def _readers():
 @device_option
 @config_option
 def command(input_path, skip_invalid, output_path, source_format, ontology, roots, min_chars, nesting, nested,
-            any_order, word_forms, max_gaps, coordination, abbreviations, text_field, entity_type, index_dir, dense_threshold,
+            any_order, word_forms, max_gaps, optional_modifiers, coordination, abbreviations, text_field, entity_type, index_dir, dense_threshold,
             max_words, context_chars, device):
     """Find mentions of an ontology's names in documents: Mention JSONL for `link`.
 
@@ -102,7 +108,7 @@ def command(input_path, skip_invalid, output_path, source_format, ontology, root
             raise InputError(f"--roots: {', '.join(missing)} not in the ontology {loaded.label}")
     started = time.perf_counter()
     matcher = ConceptMatcher(loaded, roots=root_ids, min_characters=min_chars, max_gaps=max_gaps,
-                             word_forms=word_forms, any_order=any_order)
+                             word_forms=word_forms, any_order=any_order, optional_modifiers=optional_modifiers)
     dense = None
     if index_dir:
         from ontolink.artifacts.index import load_index
@@ -115,17 +121,24 @@ def command(input_path, skip_invalid, output_path, source_format, ontology, root
     stats = {}
     documents = Counted(reader.read(input_path, problems))
     with RecordWriter(output_path) as writer:
-        writer.write_all(annotate_documents(documents, matcher, entity_type=entity_type,
+        # a bar per document (on a terminal): with --index the dense spans take seconds a document
+        writer.write_all(annotate_documents(counting(documents, "annotate", "document"), matcher, entity_type=entity_type,
                                             nesting="all" if nested else nesting, coordination=coordination,
                                             abbreviations=abbreviations, dense=dense,
                                             dense_threshold=dense_threshold, max_words=max_words,
                                             context_characters=context_chars, stats=stats), flush_every=1)
     seconds = time.perf_counter() - started
-    skipped = f"; {problems.skipped} invalid lines skipped" if problems.skipped else ""
+    skipped = f"; {plural(problems.skipped, 'invalid line')} skipped" if problems.skipped else ""
     if stats.get("empty"):
-        skipped += f"; {stats['empty']} documents without text"
+        skipped += f"; {plural(stats['empty'], 'document')} without text"
     if stats.get("long"):
-        skipped += f"; {stats['long']} documents over {LONG_DOCUMENT:,} characters (context cut to {LONG_CONTEXT:,})"
-    summary(f"found {writer.count} mentions in {documents.count} documents ({matcher.size} names) in "
+        skipped += (f"; {plural(stats['long'], 'document')} over {LONG_DOCUMENT:,} characters (context cut to "
+                    f"{LONG_CONTEXT:,})")
+    # the names counted as `index` counts them (every name and synonym of the entities looked for), then the
+    # distinct forms they fold to, which is what the matcher holds
+    looked_for = [entity for entity in loaded if matcher.allowed is None or entity.id in matcher.allowed]
+    names = sum(len(loaded.named(entity)) for entity in looked_for)
+    summary(f"found {plural(writer.count, 'mention')} in {plural(documents.count, 'document')} ({plural(names, 'name')} "
+            f"of {plural(len(looked_for), 'entity', 'entities')}, {matcher.size} distinct once folded) in "
             f"{seconds:.1f} s{skipped}")
 

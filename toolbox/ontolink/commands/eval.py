@@ -25,7 +25,8 @@ from ontolink.ontology.hierarchy import DEFAULT_WITHIN
                    "table on a terminal, json otherwise]")
 @click.option("--table", "table_name", metavar="NAME",
               help="TSV / Markdown: the table to print (one per stream): metrics, errors or nil.  [default: metrics]")
-@output_option
+@output_option(help_text="The report: a table, JSON, Markdown, TSV or an HTML page (--format) ('-' is stdout; .gz "
+                         "is compressed).")
 @click.option("--errors", "errors_path", metavar="FILE.jsonl", type=click.Path(dir_okay=False, allow_dash=True),
               help="Write one JSON record per miss (per span error with --spans): mention, context, gold and "
                    "predicted id and name, rank of gold, score, error class, is_a path between them.")

@@ -16,8 +16,8 @@ from ontolink.registry import registry_choice
 
 
 @click.command("gen-aliases")
-@input_options
-@output_option
+@input_options(help_text="Selected-entity records, JSONL (from select-entities) ('-' is stdin; .gz is read transparently).")
+@output_option(help_text="Aliases records, JSONL ('-' is stdout; .gz is compressed).")
 @ontology_option(help_text="Ontology the in-context examples are drawn from (file or 'hpo'): normally the "
                            "one the entities come from.")
 @click.option("--backend", type=registry_choice(LLM_BACKENDS), default=DEFAULT_BACKEND,
@@ -85,7 +85,8 @@ def command(input_path, skip_invalid, output_path, ontology, backend, model, dom
     from ontolink.backends.llm import load_backend
     from ontolink.io import ReadStats, RecordWriter, read_records, warn
     from ontolink.llm_cache import ResponseCache
-    from ontolink.steps.gen_aliases import GenerationStats, generate_aliases, validate_selected_entity
+    from ontolink.records import validate_selected_entity
+    from ontolink.steps.gen_aliases import GenerationStats, generate_aliases
 
     if backend == "openai" and not model:
         raise click.UsageError("--backend openai needs --model (the name the endpoint serves)")
