@@ -349,32 +349,3 @@ def train_retriever(pairs, ontology, output, backbone=None, negatives="base", ep
                         "the starting model" if kept_epoch == 0 else f"epoch {kept_epoch}")
     checkpoints.finish(manifest, best=bool(held_out))
     return manifest
-
-
-def pair_validator(ontology, accept_gold=False):
-    """A reader's ``validate`` for training pairs: Pair records whose entity_id is (or resolves to) a
-    live entity of the ontology.
-
-    With ``accept_gold``, labeled Mention records ({"gold": [ids]}) are taken too. Every record
-    gets "golds": the live ids it stands for (its entity_id first).
-    """
-    from ontolink.records import validate_mention
-
-    def validate(record):
-        validate_mention(record)
-        entity_id = record.get("entity_id")
-        if accept_gold and entity_id is None and record.get("gold"):
-            golds = [live for gold in record["gold"] for live in ontology.resolve(gold)]
-            if not golds:
-                raise ValueError(f"none of the gold ids {record['gold']} is in ontology {ontology.label}")
-            record["entity_id"], record["golds"] = golds[0], list(dict.fromkeys(golds))
-            return
-        if not isinstance(entity_id, str):
-            wanted = "'entity_id' (a string) or 'gold' (a list)" if accept_gold else "'entity_id' (a string)"
-            raise ValueError(f"missing field {wanted}: is this the output of make-pairs?")
-        resolved = ontology.resolve(entity_id)
-        if not resolved:
-            raise ValueError(f"entity_id {entity_id!r} is not in ontology {ontology.label}")
-        record["entity_id"], record["golds"] = resolved[0], resolved[:1]
-
-    return validate

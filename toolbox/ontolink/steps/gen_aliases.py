@@ -47,21 +47,6 @@ ALIAS_MAX_WORDS = 12
 # ---------------------------------------------------------------------------------------------- records
 
 
-def validate_selected_entity(record):
-    """Selected-entity records (docs/records.md): id and name are required strings; definition a string if present."""
-    for field in ("id", "name"):
-        if field not in record:
-            raise ValueError(f"missing required field {field!r}")
-        if not isinstance(record[field], str):  # a ValueError, which read_records reports with FILE:LINE
-            raise ValueError(f"field {field!r} must be a string, got {type(record[field]).__name__}")
-    definition = record.get("definition")
-    if definition is not None and not isinstance(definition, str):
-        raise ValueError(f"field 'definition' must be a string, got {type(definition).__name__}")
-    count = record.get("mention_count")
-    if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 0):
-        raise ValueError("field 'mention_count' must be a non-negative integer")
-
-
 # ---------------------------------------------------------------------------------------------- prompt
 
 

@@ -38,7 +38,9 @@ def build_index(ontology, directory, method="dense", model=None, device="auto", 
         return build_multivector_index(ontology, directory, model=model, device=device, precision=precision,
                                        faiss_type=faiss_type, seed=seed, force=force, **index_options)
     texts, owners, kinds = index_rows(ontology)
-    with progress_bar(total=len(texts), desc=f"index ({method})", unit="name") as progress:
+    # an encoder counts in tokens (sets the total itself): names come sorted by length, so names/s falls
+    with progress_bar(total=None if index_type.uses_encoder else len(texts), desc=f"index ({method})",
+                      unit="token" if index_type.uses_encoder else "name") as progress:
         if index_type.uses_encoder:
             from ontolink.backends.encoders import load_encoder
 

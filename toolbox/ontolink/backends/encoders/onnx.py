@@ -29,7 +29,7 @@ class UnsupportedModel(OntolinkError):
 
 def model_directory(name):
     """A local directory for a packaged name, a path, or a hub name (downloaded once by huggingface_hub)."""
-    from ontolink.backends.encoders.sentence import resolve_model_path
+    from ontolink.backends.encoders.sentence import hub_hint, resolve_model_path
 
     path = Path(resolve_model_path(name))
     if path.is_dir():
@@ -39,8 +39,7 @@ def model_directory(name):
 
         return Path(snapshot_download(name))
     except Exception as error:
-        raise OntolinkError(f"cannot load encoder {name!r}: {type(error).__name__} (not a local directory; hub "
-                            "names need network access, or pass a local path)") from None
+        raise OntolinkError(f"cannot load encoder {name!r}: {type(error).__name__}{hub_hint()}") from None
 
 
 def pooling_of(directory):

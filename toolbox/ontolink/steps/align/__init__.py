@@ -21,7 +21,7 @@ import numpy as np
 
 from ontolink.artifacts.alignment import ARTIFACT, CURVE, HEADS_FILE, PROJECTION
 from ontolink.artifacts.alignment.encoding import triple_encoding
-from ontolink.artifacts.alignment.pairs import group_of, pair_triple, validate_triple_pair
+from ontolink.artifacts.alignment.pairs import group_of, pair_triple
 from ontolink.artifacts.alignment.scorers import AlignedScorer, VerbalizedScorer
 from ontolink.artifacts.alignment.text import TextEmbedder
 from ontolink.errors import InputError
@@ -33,20 +33,6 @@ from ontolink.steps.align.fit_heads import TrainOptions, train_alignment_model
 from ontolink.steps.align.retrieve import RETRIEVALS, retrieved_records
 
 CV_ARTIFACT = "align-cv"
-
-
-def triple_pair_validator(kg=None):
-    """A reader's ``validate`` for text–triple pairs; with ``kg``, a pair whose entity or relation has no
-    embedding is refused with the name of what is missing."""
-
-    def validate(record):
-        validate_triple_pair(record)
-        if kg is not None:
-            problem = kg.missing(*pair_triple(record))
-            if problem:
-                raise ValueError(f"pair {record['pair_id']!r}: {problem}")
-
-    return validate
 
 
 def _check_pairs(pairs, name="pairs"):
