@@ -38,6 +38,10 @@ def _readers():
                    "stems only.")
 @click.option("--max-gaps", type=click.IntRange(0), default=0, show_default=True,
               help="Other content words allowed between a name's words.")
+@click.option("--optional-modifiers/--no-optional-modifiers", default=False, show_default=True,
+              help="Also find a name without its modifiers (words that, added to a parent's name, make the "
+                   "child's name in 25 entities or more: \"vertical talus\" for Congenital vertical talus), where "
+                   "no other name has the words left.")
 @click.option("--coordination/--no-coordination", default=True, show_default=True,
               help="Also the names a coordination abbreviates (\"palmar and plantar pits\": Palmar pits on the "
                    "whole phrase), as GSC+ annotates them.")
@@ -59,7 +63,7 @@ def _readers():
 @device_option
 @config_option
 def command(input_path, skip_invalid, output_path, source_format, ontology, roots, min_chars, nesting, nested,
-            any_order, word_forms, max_gaps, coordination, abbreviations, text_field, entity_type, index_dir, dense_threshold,
+            any_order, word_forms, max_gaps, optional_modifiers, coordination, abbreviations, text_field, entity_type, index_dir, dense_threshold,
             max_words, context_chars, device):
     """Find mentions of an ontology's names in documents: Mention JSONL for `link`.
 
@@ -104,7 +108,7 @@ def command(input_path, skip_invalid, output_path, source_format, ontology, root
             raise InputError(f"--roots: {', '.join(missing)} not in the ontology {loaded.label}")
     started = time.perf_counter()
     matcher = ConceptMatcher(loaded, roots=root_ids, min_characters=min_chars, max_gaps=max_gaps,
-                             word_forms=word_forms, any_order=any_order)
+                             word_forms=word_forms, any_order=any_order, optional_modifiers=optional_modifiers)
     dense = None
     if index_dir:
         from ontolink.artifacts.index import load_index
