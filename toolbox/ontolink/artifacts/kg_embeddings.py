@@ -4,6 +4,8 @@ The directory holds ``manifest.json``, ``embeddings.safetensors`` (``entity``: (
 (R, d_r), float32, plus any further representation) and ``ids.json`` (the row order of both).
 """
 
+from __future__ import annotations
+
 from pathlib import Path
 
 from ontolink.errors import InputError
@@ -63,7 +65,7 @@ def check_kg_ontology(kg, ontology):
     return True
 
 
-def load_kg_embeddings(directory):
+def load_kg_embeddings(directory: str | Path) -> KGEmbeddings:
     """Open an embeddings directory made by ``embed_kg``, refusing a truncated or altered one."""
     from ontolink.artifact_files import load_tensors, read_json
 
