@@ -104,8 +104,8 @@ def load_index(directory, ontology=None, device="auto", precision=None):
 
 
 def _load_multivector(directory, manifest, names, device, precision):
-    from ontolink.backends.encoders.token import TokenEncoder
     from ontolink.backends.indexes.multivector import MultiVectorNameIndex
+    from ontolink.backends.indexes.token_encoder import TokenEncoder
     from ontolink.device import resolve_device
 
     described = manifest["index"]

@@ -35,10 +35,10 @@ def _decide(alias, anchor, drift, drift_to, tau):
 def filter_aliases(records, ontology, encoder, tau=DEFAULT_TAU, with_siblings=True, batch_size=64, stats=None,
                    source="<stdin>"):
     """Yield each Aliases record with ``aliases`` = kept ones and ``decisions`` for all."""
-    from ontolink.steps.link import batches
+    from ontolink.io import record_batches
 
     stats = stats if stats is not None else FilterStats()
-    for batch in batches(records, batch_size):
+    for batch in record_batches(records, batch_size):
         plans = []
         texts = []
         for record in batch:

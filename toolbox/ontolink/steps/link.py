@@ -1,6 +1,6 @@
 """`ontolink link`: top-K entities for each mention, streamed in batches."""
 
-from ontolink.io import record_batches as batches
+from ontolink.io import record_batches
 from ontolink.linker import Linker
 
 # Mentions a batch: large batches give the encoder and the search large blocks (6,284 mentions linked 1.5x
@@ -86,7 +86,7 @@ def link_mentions(records, loaded_index, top_k=64, batch_size=LINK_BATCH_SIZE, r
     link_batch = LinkBatches(loaded_index, top_k=top_k, reranker=reranker, device=device, ranker=ranker,
                              prior=prior, with_features=with_features)
     engine = engine or open_engine()
-    for linked in engine.map(link_batch, batches(records, batch_size)):
+    for linked in engine.map(link_batch, record_batches(records, batch_size)):
         yield from linked
 
 
