@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ontolink.backends.encoders import ENCODERS
 from ontolink.backends.encoders.base import Encoder, pad
-from ontolink.backends.encoders.model_files import directory_fingerprint, resolve_model_path
+from ontolink.backends.encoders.model_files import DEFAULT_ENCODER, directory_fingerprint, resolve_model_path
 from ontolink.errors import InputError, OntolinkError
 
 def _retriever_manifest(path):

@@ -14,8 +14,9 @@ class FeatureGroupRegistry(Registry):
         add = super().register(name)
 
         def decorator(cls):
+            add(cls)  # checks the base class first
             cls.name = name
-            return add(cls)
+            return cls
         return decorator
 
 
