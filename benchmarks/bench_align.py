@@ -6,7 +6,7 @@ Measures, on this machine's CPU, with the step functions the CLI calls:
   encode (cold)    the same into an empty cache (--cold; the all-MiniLM-L6-v2 fp32 forward pass),
                    i.e. what every run of a grid would pay without the cache
   train HEAD       train_alignment_model (text2kg, concat) on all pairs, 15% held out by group
-                   for early stopping, METHODS.md §2 settings (≤100 epochs, patience 15)
+                   for early stopping, the published settings (≤100 epochs, patience 15)
   retrieve         D2T and T2D of every pair over the full pool (4,835 × 4,835), linear head
 
 Measured here (2 shared CPU cores, --threads 1, RDF2Vec 200-d from the example, --cold):
@@ -28,6 +28,8 @@ from pathlib import Path
 
 import numpy as np
 from tabulate import tabulate
+
+from results_file import run_and_record  # beside this script
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_PAIRS = REPO / ".." / "shared" / "data" / "align" / "pairs.jsonl"
@@ -111,4 +113,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_and_record(main, __file__))

@@ -26,6 +26,7 @@ from pathlib import Path
 from tabulate import tabulate
 
 from setup_work import ONTOLINK, hpo_index, working_folder  # beside this script
+from results_file import run_and_record  # beside this script
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared" / "data"
@@ -92,9 +93,10 @@ def main():
     index = hpo_index(work / "idx-hpo")
     settings = [("dictionary, all of HPO", []),
                 ("dictionary, under HP:0000118", ["--roots", "HP:0000118"]),
-                ("dictionary --nested, under HP:0000118", ["--roots", "HP:0000118", "--nested"])]
-    settings += [(f"dictionary --nested + dense n-grams >= {threshold}, under HP:0000118",
-                  ["--roots", "HP:0000118", "--nested", "--index", str(index), "--dense-threshold", str(threshold)])
+                ("dictionary --nesting all, under HP:0000118", ["--roots", "HP:0000118", "--nesting", "all"]),
+                ("dictionary --nesting ancestor, under HP:0000118", ["--roots", "HP:0000118"])]
+    settings += [(f"dictionary + dense n-grams >= {threshold}, under HP:0000118",
+                  ["--roots", "HP:0000118", "--index", str(index), "--dense-threshold", str(threshold)])
                  for threshold in args.dense_threshold]
     rows = []
     for name, options in settings:
@@ -108,9 +110,9 @@ def main():
         seconds = time.perf_counter() - started
         metrics = json.loads(scored.read_text())["metrics"]
         strict, overlap, spans = metrics["strict"], metrics["overlap"], metrics["span"]
-        rows.append([name, f"{strict['predicted']['mean']:.0f}", f"{strict['P']['mean']:.3f}",
-                     f"{strict['R']['mean']:.3f}", f"{strict['F1']['mean']:.3f}", f"{overlap['F1']['mean']:.3f}",
-                     f"{spans['F1']['mean']:.3f}", f"{seconds:.0f}"])
+        rows.append([name, f"{_value(strict['predicted']):.0f}", f"{_value(strict['P']):.3f}",
+                     f"{_value(strict['R']):.3f}", f"{_value(strict['F1']):.3f}", f"{_value(overlap['F1']):.3f}",
+                     f"{_value(spans['F1']):.3f}", f"{seconds:.0f}"])
     for name, precision, recall, f1 in PUBLISHED:
         rows.append([f"published: {name}", "", precision or "", recall or "", f1, "", "", ""])
     print()
@@ -118,5 +120,10 @@ def main():
                                   "seconds"], tablefmt="github", disable_numparse=True))
 
 
+def _value(metric):
+    """`eval --format json` gives one run's metric as a number (several runs: {"mean", "std"})."""
+    return metric["mean"] if isinstance(metric, dict) else metric
+
+
 if __name__ == "__main__":
-    main()
+    sys.exit(run_and_record(main, __file__))

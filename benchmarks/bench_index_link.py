@@ -40,6 +40,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from results_file import nothing_measured, run_and_record  # beside this script
+
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
 TOP_K = 64
@@ -181,7 +183,7 @@ def main():
     gsc = SHARED / "data" / "gscplus" / "mentions.jsonl"
     ncbi = SHARED / "data" / "ncbi_disease" / "unlabeled_mentions.jsonl"
     if not gsc.exists() or not ncbi.exists():
-        print(f"needs the shared data ({gsc.parent.parent}); nothing measured")
+        nothing_measured(f"needs the shared data ({gsc.parent.parent}); nothing measured")
         return 0
     from ontolink.ontology import load_ontology
 
@@ -269,4 +271,4 @@ def _hpo_path():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_and_record(main, __file__))

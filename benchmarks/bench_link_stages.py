@@ -12,12 +12,14 @@ operations are split across the same threads: the ratio is what the sessions giv
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
 from setup_work import hpo_index, working_folder  # beside this script
+from results_file import run_and_record  # beside this script
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared" / "data"
@@ -114,4 +116,4 @@ def main():
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(run_and_record(main, __file__))

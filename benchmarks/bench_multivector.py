@@ -40,6 +40,7 @@ from ontolink.steps.fine_tune_multivector import train_multivector
 from ontolink.steps.fine_tune_retriever import pair_validator, train_retriever
 
 from setup_work import working_folder  # beside this script
+from results_file import run_and_record  # beside this script
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared" / "data"
@@ -141,4 +142,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_and_record(main, __file__))

@@ -19,6 +19,7 @@ from pathlib import Path
 from tabulate import tabulate
 
 from setup_work import ONTOLINK, hpo_index, working_folder  # beside this script
+from results_file import run_and_record  # beside this script
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared" / "data"
@@ -93,4 +94,4 @@ def _row(name, records, hits, nil_metrics):
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_and_record(main, __file__))

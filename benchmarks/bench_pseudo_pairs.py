@@ -29,6 +29,7 @@ from pathlib import Path
 from tabulate import tabulate
 
 from setup_work import ONTOLINK, working_folder  # beside this script
+from results_file import run_and_record  # beside this script
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared" / "data"
@@ -133,4 +134,4 @@ def _hit_ids(ontology_spec):
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_and_record(main, __file__))

@@ -25,6 +25,8 @@ SHARED = REPO.parent / "shared" / "data"
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
+from results_file import run_and_record  # noqa: E402  (beside this script)
+
 DEFAULT = ("dense", "lexical", "prior", "abbreviation", "depth", "kind")
 
 
@@ -365,4 +367,4 @@ def link_speed(work, index, corpora, repeats=3):
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_and_record(main, __file__))

@@ -18,6 +18,7 @@ their options), so a rerun only links again.
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -33,6 +34,7 @@ from ontolink.steps.make_pairs import build_matcher, make_pairs
 from ontolink.steps.fine_tune_retriever import pair_validator, train_retriever
 
 from setup_work import working_folder  # beside this script
+from results_file import run_and_record  # beside this script
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared" / "data"
@@ -119,4 +121,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_and_record(main, __file__))

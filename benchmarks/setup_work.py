@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from results_file import nothing_measured
+
 ONTOLINK = [sys.executable, "-m", "ontolink"]
 
 
@@ -12,7 +14,7 @@ def working_folder(workdir, *required):
     """The created ``workdir``, or None (said on stdout) when a required shared data file is absent."""
     absent = [str(path) for path in required if not Path(path).exists()]
     if absent:
-        print(f"{absent[0]} is absent (the project's shared data sits beside the repository); nothing to do")
+        nothing_measured(f"{absent[0]} is absent (the project's shared data sits beside the repository); nothing to do")
         return None
     work = Path(workdir)
     work.mkdir(parents=True, exist_ok=True)

@@ -18,11 +18,35 @@ def shared_path(*parts):
     return path
 
 
+# Copies derived from models shipped in PyPI packages (the ONNX export of all-MiniLM-L6-v2, the safetensors copy of
+# the SmolLM2 GGUF) are the same in every session and take half a minute each to make on a busy 2-core machine: they
+# are kept here between sessions. Each is written under a temporary name and renamed, so sessions can share them.
+MODEL_CACHE = Path(os.environ.get("ONTOLINK_TEST_MODEL_CACHE", Path.home() / ".cache" / "ontolink-test"))
+KEPT_BETWEEN_SESSIONS = ("onnx", "models")
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _isolated_cache(tmp_path_factory):
-    """Parsed ontologies are cached per test session, never in the user's cache."""
-    os.environ["ONTOLINK_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
+    """Parsed ontologies, embeddings and responses are cached per test session, never in the user's cache; model
+    exports and conversions are shared with other test sessions through ``MODEL_CACHE``."""
+    root = tmp_path_factory.mktemp("cache")
+    for part in KEPT_BETWEEN_SESSIONS:
+        kept = MODEL_CACHE / part
+        try:
+            kept.mkdir(parents=True, exist_ok=True)
+            (root / part).symlink_to(kept, target_is_directory=True)
+        except OSError:  # a read-only home: this session makes its own
+            pass
+    os.environ["ONTOLINK_CACHE_DIR"] = str(root)
     yield
+
+
+@pytest.fixture(scope="session")
+def default_encoder():
+    """The default CPU encoder (all-MiniLM-L6-v2 from its PyPI package, ONNX int8), loaded once for the session."""
+    from ontolink.backends.encoders import load_encoder
+
+    return load_encoder(device="cpu")
 
 
 @pytest.fixture(scope="session")

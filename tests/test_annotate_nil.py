@@ -5,7 +5,8 @@ import json
 import pytest
 
 from conftest import jsonl, parse_jsonl, run, shared_path
-from ontolink.steps.annotate import NameMatcher, fold
+from ontolink.recognition.matcher import ConceptMatcher
+from ontolink.recognition.wordforms import fold
 
 TEXT = ("The boy had seizures and Abnormalities of the eyes; his epileptic seizures began early. "
         "All of this was mild.")
@@ -21,16 +22,16 @@ def test_matcher_longest_match_on_word_boundaries(small_ontology_path):
     from ontolink.ontology import load_ontology
 
     ontology = load_ontology(small_ontology_path)
-    matcher = NameMatcher(ontology)
+    matcher = ConceptMatcher(ontology)
     found = [(TEXT[start:end], ids) for start, end, ids in matcher.matches(TEXT)]
     assert ("seizures", ["HP:0001250"]) in found
     assert ("Abnormalities of the eyes", ["HP:0000478"]) in found  # plural, case, several words
     assert any(text == "epileptic seizures" for text, _ in found)  # longest match wins over "seizures"
     assert all(text != "seizure" for text, _ in found)
     assert not matcher.matches("Seizuresque fits")  # word boundaries: no match inside a word
-    nested = [TEXT[start:end] for start, end, _ in matcher.matches(TEXT, nested=True)]
+    nested = [TEXT[start:end] for start, end, _ in matcher.matches(TEXT, nesting="all")]
     assert nested.count("seizures") == 2  # the one inside "epileptic seizures" too
-    rooted = NameMatcher(ontology, roots=["HP:0000478"])
+    rooted = ConceptMatcher(ontology, roots=["HP:0000478"])
     assert [TEXT[s:e] for s, e, _ in rooted.matches(TEXT)] == ["Abnormalities of the eyes"]
 
 
@@ -52,8 +53,8 @@ def test_annotate_pipes_into_link_and_eval_spans(small_ontology_path, tfidf_inde
     assert scored.exit_code == 0, scored.stderr
     metrics = json.loads(scored.stdout)["metrics"]
     strict = metrics["strict"]
-    assert strict["gold"]["mean"] == 2 and strict["predicted"]["mean"] == len(mentions)
-    assert strict["R"]["mean"] == 0.5 and strict["P"]["mean"] == pytest.approx(1 / len(mentions))
+    assert strict["gold"] == 2 and strict["predicted"] == len(mentions)
+    assert strict["R"] == 0.5 and strict["P"] == pytest.approx(1 / len(mentions))
     assert run("eval", "--spans", input=linked.stdout).exit_code == 2  # needs --gold
 
 
@@ -100,13 +101,16 @@ def test_link_nil_threshold_marks_and_eval_reports_nil(tfidf_index, tmp_path):
     result = run("link", "--index", tfidf_index, "--top-k", 3, "--nil-threshold", cut, input=jsonl(mentions))
     marked = parse_jsonl(result.stdout)
     assert [m["nil"] for m in marked] == [False, True, False] and len(marked[1]["candidates"]) == 3
-    scored = json.loads(run("eval", "--format", "json", input=result.stdout).stdout)["metrics"]
-    assert scored["all"]["n"]["mean"] == 2  # the NIL-gold mention is not ranked
-    nil = scored["NIL"]
-    assert (nil["P"]["mean"], nil["R"]["mean"], nil["F1"]["mean"]) == (1.0, 1.0, 1.0)
-    assert nil["R@1_linkable"]["mean"] == 1.0
+    scored = json.loads(run("eval", "--format", "json", input=result.stdout).stdout)
+    assert scored["metrics"]["all"]["n"] == 2  # the NIL-gold mention is not ranked
+    nil = scored["nil"]["NIL"]
+    assert (nil["P"], nil["R"], nil["F1"]) == (1.0, 1.0, 1.0)
+    assert nil["R@1_linkable"] == 1.0
     table = run("eval", "--format", "markdown", input=result.stdout).stdout
-    assert "| NIL" in table
+    assert "| all" in table and "NIL" not in table  # one table per stream
+    assert "| NIL" in run("eval", "--format", "markdown", "--table", "nil", input=result.stdout).stdout
+    unmarked = json.loads(run("eval", "--format", "json", input=jsonl(plain[:1])).stdout)
+    assert "nil" not in unmarked  # no NIL in gold or predictions: no NIL table
     auto = run("link", "--index", tfidf_index, "--nil-threshold", "auto", input=jsonl(mentions))
     assert auto.exit_code == 0 and "NIL threshold" in auto.stderr
     assert all(isinstance(m["nil"], bool) for m in parse_jsonl(auto.stdout))
@@ -133,6 +137,6 @@ def test_eval_accepts_pubtator_gold(tfidf_index, tmp_path):
     linked = run("link", "--index", tfidf_index, "--top-k", 3, input=unlabeled).stdout
     scored = run("eval", "--gold", pubtator, "--format", "json", input=linked)
     assert scored.exit_code == 0, scored.stderr
-    metrics = json.loads(scored.stdout)["metrics"]
-    assert metrics["all"]["n"]["mean"] == 2 and metrics["all"]["R@1"]["mean"] == 1.0
-    assert metrics["NIL"]["nil_gold"]["mean"] == 1  # "-1" is an unlinkable mention
+    report = json.loads(scored.stdout)
+    assert report["metrics"]["all"]["n"] == 2 and report["metrics"]["all"]["R@1"] == 1.0
+    assert report["nil"]["NIL"]["nil_gold"] == 1  # "-1" is an unlinkable mention

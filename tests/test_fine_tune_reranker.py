@@ -74,4 +74,4 @@ def test_the_reranker_head_gets_its_own_learning_rate():
     assert (body["lr"], head["lr"]) == (2e-5, 1e-3)
     assert {id(p) for p in head["params"]} == {id(p) for p in model.classifier.parameters()}
     assert len(body["params"]) + len(head["params"]) == len(list(model.parameters()))
-    assert head_and_body(model, 2e-5, None)[1]["lr"] == 2e-5  # no --head-lr: one rate, as METHODS.md says
+    assert head_and_body(model, 2e-5, None)[1]["lr"] == 2e-5  # no --head-lr: one rate, the published setting

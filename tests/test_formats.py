@@ -136,7 +136,14 @@ def test_sssom_output_is_valid(cdr, tfidf_index, tmp_path):
     assert table.metadata["license"] and table.converter.expand("HP:0000001").startswith("http://purl.obolibrary")
     frame = table.df
     assert len(frame) == 2 * len(records) - 1
-    assert set(frame["mapping_justification"]) == {"semapv:SemanticSimilarityThresholdMatching"}
+    # how each candidate was matched: a name of it once folded, or by the TF-IDF index; NIL: unspecified
+    justifications = {"exact": "semapv:LexicalMatching", "tfidf": "semapv:LexicalSimilarityThresholdMatching"}
+    expected = {justifications[candidate["matched_by"]] for record in records if not record.get("nil")
+                for candidate in record["candidates"][:2]} | {"semapv:UnspecifiedMatching"}
+    assert set(frame["mapping_justification"]) == expected
+    ranked = frame[frame["object_id"] != "sssom:NoTermFound"]
+    assert sorted(ranked["predicate_id"].value_counts().items()) == [("skos:closeMatch", len(records) - 1),
+                                                                      ("skos:exactMatch", len(records) - 1)]
     first = frame[frame["subject_id"] == f"mention:{records[0]['id']}"].sort_values("confidence").iloc[-1]
     assert first["subject_label"] == records[0]["mention"]
     assert first["object_id"] == records[0]["candidates"][0]["id"]

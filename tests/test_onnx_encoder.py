@@ -1,4 +1,7 @@
-"""The default CPU encoder (ONNX Runtime, int8 per token): batch invariance, the embedding cache, name reuse."""
+"""The default CPU encoder (ONNX Runtime, int8 per token): batch invariance, the embedding cache, name reuse.
+
+Batch invariance is in the fast suite (the session's encoder and a 60-mention GSC+ slice); the comparisons with
+PyTorch and the rebuilds are ``slow``."""
 
 import json
 
@@ -14,23 +17,22 @@ from ontolink.ontology import load_ontology
 from ontolink.steps.index import build_index
 from ontolink.steps.link import link_mentions
 
-pytestmark = pytest.mark.slow
-
 TEXTS = ["Seizure", "seizures", "Abnormality of the eye", "a much longer phrase about the optic nerve head and the "
          "retina, with many more word pieces than the others", "cataract", "generalized tonic-clonic seizures",
          "red eye", "x"]
 
 
 @pytest.fixture(scope="module")
-def encoder():
-    return load_encoder(device="cpu")
+def encoder(default_encoder):
+    return default_encoder
 
 
 @pytest.fixture(scope="module")
 def gscplus_slice():
-    return list(read_records(shared_path("gscplus", "mentions.jsonl")))[:300]
+    return list(read_records(shared_path("gscplus", "mentions.jsonl")))[:60]
 
 
+@pytest.mark.slow
 def test_default_cpu_encoder_is_onnx_int8_and_close_to_fp32(encoder):
     assert isinstance(encoder, OnnxSentenceEncoder)
     assert encoder.describe()["runtime"] == "onnx"
@@ -75,7 +77,7 @@ def test_same_links_at_any_batch_size_and_across_shards(dense_index, gscplus_sli
         assert result.exit_code == 0, result.output
         outputs[size] = [json.loads(line) for line in result.stdout.splitlines()]
     halves = [run("link", "--index", dense_index, "--top-k", 5, input=jsonl(part)).stdout
-              for part in (gscplus_slice[:137], gscplus_slice[137:])]
+              for part in (gscplus_slice[:27], gscplus_slice[27:])]
     outputs["shards"] = [json.loads(line) for line in "".join(halves).splitlines()]
     reference = outputs[256]
     for label, records in outputs.items():
@@ -84,6 +86,7 @@ def test_same_links_at_any_batch_size_and_across_shards(dense_index, gscplus_sli
         assert np.abs(scores - np.array([[c["score"] for c in r["candidates"]] for r in reference])).max() <= 1e-4
 
 
+@pytest.mark.slow
 def test_a_rebuild_reuses_the_embedding_cache(small_ontology_path, tmp_path, monkeypatch, encoder):
     from ontolink.cache import cache_dir
 
@@ -148,6 +151,7 @@ def test_an_index_of_another_export_links_without_reusing_its_vectors(dense_inde
     assert linked[0]["candidates"][0]["id"] == loaded.entity_ids[loaded.entity_of_name[0]]
 
 
+@pytest.mark.slow
 def test_a_torch_index_still_links_with_torch(small_ontology_path, tmp_path):
     ontology = load_ontology(small_ontology_path)
     manifest = build_index(ontology, tmp_path / "torch", device="cpu", precision="fp32", runtime="torch")

@@ -165,7 +165,7 @@ def test_filter_keeps_anchored_aliases_and_drops_drift(small_ontology_path, slic
     decisions = {decision["alias"]: decision for decision in out["decisions"]}
     assert list(decisions) == aliases  # the empty alias is no decision
 
-    # s_anchor and s_drift as METHODS §1.3 defines them, from the same encoder (fp32, the filter's default)
+    # s_anchor and s_drift as docs/methods.md defines them, from the same encoder (fp32, the filter's default)
     neighbours = slice_ontology.neighbours("HP:0001250")
     names = [entity.name] + [slice_ontology[n].name for n in neighbours]
     vectors = SentenceEncoder(device="cpu", precision="fp32").encode(names + aliases)

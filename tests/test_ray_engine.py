@@ -80,7 +80,7 @@ def test_a_bad_record_on_ray_is_the_local_error_after_the_records_before_it(ray_
     assert skipped.exit_code == 0, skipped.output
     assert len(skipped.stdout.splitlines()) == 60
     assert f"{bad}:41: " in skipped.stderr and "(skipped)" in skipped.stderr
-    assert "read 60 records, 1 invalid lines skipped" in skipped.stderr
+    assert "read 60 records, 1 invalid line skipped" in skipped.stderr
 
 
 def test_a_killed_actor_is_restarted_and_its_batch_redone(ray_cluster, dense_index, mentions, tmp_path, capsys):

@@ -1,7 +1,7 @@
 """Collect `ontolink eval --format json` files of the grid into one Markdown table.
 
-Retrievers are judged by Recall@64 and rerankers (reranker: BLINK-style; res-frozen, res-cross: ReS) by Recall@1 (METHODS.md §1.7): the HO/LO/NO
-columns give that metric per overlap group. Training seconds come from each model's manifest.
+Retrievers are judged by Recall@64 and rerankers (reranker: BLINK-style; res-frozen, res-cross: ReS) by Recall@1
+(docs/evaluation.md): the HO/LO/NO columns give that metric per overlap group. Training seconds come from each model's manifest.
 """
 
 import json
@@ -13,6 +13,9 @@ MODEL_FOLDER = {"linked": "retriever", "reranked": "reranker", "reranked-res-fro
 
 
 def cell(value):
+    """A metric of one run (a number) or of several ({mean, std})."""
+    if not isinstance(value, dict):
+        return f"{value:.3f}"
     return f"{value['mean']:.3f} ± {value['std']:.3f}" if value["std"] else f"{value['mean']:.3f}"
 
 

@@ -8,10 +8,12 @@ is unpickled).
 """
 
 import sqlite3
+from contextlib import contextmanager
 
 import numpy as np
 
 from ontolink.cache import cache_dir
+from ontolink.errors import InputError
 
 _CHUNK = 900  # below SQLite's default limit of host parameters per statement
 
@@ -21,25 +23,38 @@ class EmbeddingCache:
         self.fingerprint = fingerprint
         self.dimension = dimension
         self.path = path or cache_dir() / "embeddings.sqlite"
-        self._connection = sqlite3.connect(str(self.path), timeout=60)
-        self._connection.execute("CREATE TABLE IF NOT EXISTS vectors (fingerprint TEXT, key BLOB, vector BLOB, "
-                                 "PRIMARY KEY (fingerprint, key)) WITHOUT ROWID")
+        with self._damage_named():
+            self._connection = sqlite3.connect(str(self.path), timeout=60)
+            self._connection.execute("CREATE TABLE IF NOT EXISTS vectors (fingerprint TEXT, key BLOB, vector BLOB, "
+                                     "PRIMARY KEY (fingerprint, key)) WITHOUT ROWID")
+
+    @contextmanager
+    def _damage_named(self):
+        """A damaged cache file (not SQLite, a cut-off page) is named, with the two ways out."""
+        try:
+            yield
+        except sqlite3.DatabaseError as error:
+            if isinstance(error, sqlite3.OperationalError) and "locked" in str(error):
+                raise
+            raise InputError(f"the embedding cache is damaged ({error}): delete the file, or run with --no-cache "
+                             "(`ontolink index`; ONTOLINK_CACHE_DIR moves the cache)", self.path) from None
 
     def get_many(self, keys):
         found = {}
-        for start in range(0, len(keys), _CHUNK):
-            chunk = keys[start:start + _CHUNK]
-            rows = self._connection.execute(
-                f"SELECT key, vector FROM vectors WHERE fingerprint = ? AND key IN ({','.join('?' * len(chunk))})",
-                [self.fingerprint, *chunk])
-            for key, blob in rows:
-                vector = np.frombuffer(blob, dtype=np.float32)
-                if vector.shape == (self.dimension,):
-                    found[key] = vector
+        with self._damage_named():
+            for start in range(0, len(keys), _CHUNK):
+                chunk = keys[start:start + _CHUNK]
+                rows = self._connection.execute(
+                    f"SELECT key, vector FROM vectors WHERE fingerprint = ? AND key IN ({','.join('?' * len(chunk))})",
+                    [self.fingerprint, *chunk])
+                for key, blob in rows:
+                    vector = np.frombuffer(blob, dtype=np.float32)
+                    if vector.shape == (self.dimension,):
+                        found[key] = vector
         return found
 
     def put_many(self, vectors):
-        with self._connection:
+        with self._damage_named(), self._connection:
             self._connection.executemany(
                 "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
                 [(self.fingerprint, key, np.asarray(vector, dtype=np.float32).tobytes())

@@ -1,4 +1,4 @@
-"""How mentions and entities are written as encoder inputs (METHODS.md §1.5–1.6).
+"""How mentions and entities are written as encoder inputs (docs/methods.md: the retriever and the reranker).
 
 A fine-tuned retriever or reranker reads ``left [Ms] mention [Me] right`` and
 ``name [ENT] definition``; a frozen sentence encoder, and a retriever trained

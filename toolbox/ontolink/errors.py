@@ -11,7 +11,7 @@ class InputError(OntolinkError):
     """Bad input data: a malformed line, file or artifact (exit status 2).
 
     Messages start with ``FILE:LINE:`` (or ``FILE:`` for whole-file problems),
-    as CONTRACT.md asks.
+    as docs/records.md describes.
     """
 
     exit_code = 2

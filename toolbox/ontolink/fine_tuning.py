@@ -60,8 +60,9 @@ def load_optimizer(optimizer, directory):
 class Checkpoints:
     """Per-epoch checkpoints of one training run (``kind`` names the artifact)."""
 
-    def __init__(self, output, kind, options):
+    def __init__(self, output, kind, options, force=False):
         self.output = Path(output)
+        self.force = force  # replace OUTPUT (and its checkpoints) whatever they hold
         self.path = checkpoint_path(output)
         self.best_path = checkpoint_path(output, "best")
         self.kind = f"{kind}-checkpoint"
@@ -96,14 +97,14 @@ class Checkpoints:
 
     def save(self, epoch, losses, save_model, optimizer, extra=None):
         with artifact_directory(self.path, {"artifact": self.kind, "epoch": epoch, "options": self.options,
-                                            "losses": losses, **(extra or {})}) as directory:
+                                            "losses": losses, **(extra or {})}, force=self.force) as directory:
             save_model(directory)
             save_optimizer(optimizer, directory)
 
     def save_best(self, epoch, save_model):
         """Keep the model after ``epoch`` (0: the starting model) as the best so far."""
         with artifact_directory(self.best_path, {"artifact": f"{self.kind}-best", "epoch": epoch,
-                                                 "options": self.options}) as directory:
+                                                 "options": self.options}, force=self.force) as directory:
             save_model(directory)
 
     def best_epoch(self):
@@ -121,7 +122,7 @@ class Checkpoints:
         source = self.best_path if best else self.path
         if not self.path.exists():
             raise InputError("no epoch was trained (check --epochs)", self.output)
-        with artifact_directory(self.output, manifest) as directory:
+        with artifact_directory(self.output, manifest, force=self.force) as directory:
             for item in source.iterdir():
                 if item.name not in ("manifest.json", *OPTIMIZER_FILES):
                     (shutil.copytree if item.is_dir() else shutil.copy2)(item, directory / item.name)

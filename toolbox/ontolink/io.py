@@ -11,13 +11,15 @@ Writing: ``-`` is stdout and a ``.gz`` name is compressed.
 import gzip
 import itertools
 import json
+import os
 import sys
 import zlib
 from contextlib import contextmanager, nullcontext
 
 import orjson
 
-from ontolink.errors import InputError
+from ontolink import signal_guard
+from ontolink.errors import InputError, OntolinkError
 
 
 def display_name(path):
@@ -30,40 +32,126 @@ def warn(message):
 
 
 GZIP_MAGIC = b"\x1f\x8b"
+DEFAULT_MAX_LINE_BYTES = 64 << 20
+MAX_LINE_BYTES_VARIABLE = "ONTOLINK_MAX_LINE_BYTES"
+_READ_SIZE = 1 << 16
+_GUNZIP_SIZE = 1 << 20  # output per decompression call: a gzip bomb is inflated a megabyte at a time
 
 
-def _gzip_lines(stream):
-    """Lines of a gzip stream, decompressed chunk by chunk so that the records
-    before a truncation point are still delivered; the truncation then raises."""
-    decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    pending = b""
+def max_line_bytes():
+    """The longest input line accepted, in bytes: 64 MiB, or ``ONTOLINK_MAX_LINE_BYTES`` (a number, with an
+    optional K, M or G suffix). A longer line is bad data, so that one line cannot take all memory."""
+    text = os.environ.get(MAX_LINE_BYTES_VARIABLE, "").strip()
+    if not text:
+        return DEFAULT_MAX_LINE_BYTES
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1].upper(), 1)
+    try:
+        value = int(text[:-1] if scale > 1 else text) * scale
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise OntolinkError(f"{MAX_LINE_BYTES_VARIABLE}={text!r} is not a positive number of bytes (e.g. 256M)")
+    return value
+
+
+class OverlongLine(bytes):
+    """Stands for an input line longer than ``max_line_bytes()``, its bytes dropped as they were read:
+    ``length`` is how long it was. Readers report it as a bad line."""
+
+    def __new__(cls, length, limit):
+        line = super().__new__(cls, b"")
+        line.length, line.limit = length, limit
+        return line
+
+    def message(self):
+        return (f"line of {self.length:,} bytes is longer than the limit of {self.limit:,} bytes "
+                f"(set {MAX_LINE_BYTES_VARIABLE} to raise it)")
+
+
+def _split_lines(chunks, limit):
+    """Byte lines (newline kept) of a stream of byte chunks, each at most ``limit`` bytes; a longer line comes
+    out as one ``OverlongLine`` and is never held whole. Linear in the input, however long its lines."""
+    pending, pending_size = [], 0
+    overlong = 0  # bytes of a too-long line seen so far (0: none)
+    for chunk in chunks:
+        pieces = chunk.split(b"\n")
+        for position, piece in enumerate(pieces):
+            ends_line = position < len(pieces) - 1
+            if overlong:
+                overlong += len(piece) + ends_line
+            elif pending_size + len(piece) > limit:
+                overlong = pending_size + len(piece) + ends_line
+                pending, pending_size = [], 0
+            elif ends_line:
+                if pending:
+                    pending.append(piece)
+                    piece = b"".join(pending)
+                    pending, pending_size = [], 0
+                yield piece + b"\n"
+                continue
+            elif piece:
+                pending.append(piece)
+                pending_size += len(piece)
+            if ends_line and overlong:
+                yield OverlongLine(overlong, limit)
+                overlong = 0
+    if overlong:
+        yield OverlongLine(overlong, limit)
+    elif pending:
+        yield b"".join(pending)
+
+
+def _chunks(stream):
+    """What a binary stream holds, as soon as it arrives (``read1``: a pipe is not waited on to fill 64 KB)."""
+    read = getattr(stream, "read1", stream.read)
     while True:
-        chunk = stream.read(1 << 16)
+        chunk = read(_READ_SIZE)
         if not chunk:
-            break
-        data = decompressor.decompress(chunk)
-        while decompressor.eof and decompressor.unused_data:  # concatenated gzip members
-            rest = decompressor.unused_data
-            decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
-            data += decompressor.decompress(rest)
-        pending += data
-        *lines, pending = pending.split(b"\n")
-        for line in lines:
-            yield line + b"\n"
+            return
+        yield chunk
+
+
+def _gunzipped(chunks):
+    """The decompressed chunks of gzip data (concatenated members too), at most a megabyte each, so the
+    records before a truncation point are still delivered; the truncation then raises EOFError."""
+    decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    for data in chunks:
+        more = True
+        while more:
+            if decompressor.eof:
+                if not data:
+                    break
+                decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)  # the next member
+            out = decompressor.decompress(data, _GUNZIP_SIZE)
+            if out:
+                yield out
+            data = decompressor.unused_data if decompressor.eof else decompressor.unconsumed_tail
+            more = bool(data) or (len(out) == _GUNZIP_SIZE and not decompressor.eof)
     if not decompressor.eof:
         raise EOFError("compressed data ends before the end-of-stream marker")
-    if pending:
-        yield pending
+
+
+def _gzip_lines(stream, limit=None):
+    """Lines of a gzip stream (see ``_gunzipped`` and ``_split_lines``)."""
+    return _split_lines(_gunzipped(_chunks(stream)), limit or max_line_bytes())
+
+
+def _stdin_buffer():
+    if sys.stdin is None:
+        raise InputError("stdin is closed: give the input with -i FILE", "<stdin>")
+    return sys.stdin.buffer
 
 
 @contextmanager
 def open_input_lines(path):
-    """Yield an iterator over the raw lines of a file or stdin, gunzipping when needed."""
+    """Yield an iterator over the raw lines of a file or stdin, gunzipping when needed. A line longer
+    than ``max_line_bytes()`` comes as an ``OverlongLine``."""
+    limit = max_line_bytes()
     if path in (None, "-"):
-        stream = sys.stdin.buffer
+        stream = _stdin_buffer()
         # A gzipped stdin (`zcat` forgotten) is recognised by its magic bytes.
         gzipped = hasattr(stream, "peek") and stream.peek(2)[:2] == GZIP_MAGIC
-        yield _gzip_lines(stream) if gzipped else iter(stream)
+        yield _gzip_lines(stream, limit) if gzipped else _split_lines(_chunks(stream), limit)
         return
     path = str(path)
     try:
@@ -72,8 +160,10 @@ def open_input_lines(path):
         raise InputError("no such file", path) from None
     except IsADirectoryError:
         raise InputError("is a directory, not a JSONL file", path) from None
+    except PermissionError:
+        raise InputError("cannot be read (permission denied)", path) from None
     with handle:
-        yield _gzip_lines(handle) if path.endswith(".gz") else iter(handle)
+        yield _gzip_lines(handle, limit) if path.endswith(".gz") else _split_lines(_chunks(handle), limit)
 
 
 def open_input(path, binary=False, encoding="utf-8-sig"):
@@ -85,15 +175,93 @@ def open_input(path, binary=False, encoding="utf-8-sig"):
     return open(path, "rb") if binary else open(path, encoding=encoding)
 
 
+def refuse_output_over_inputs(output, inputs=()):
+    """Refuse, before anything is opened, an output file that is one of the inputs (by another name or a
+    symbolic link too) or the file on stdin: opening it for writing would empty it before it is read."""
+    if output in (None, "-"):
+        return
+    try:
+        written = os.stat(output)
+    except OSError:
+        return  # not there yet: it cannot be an input
+    if sys.stdin is not None:
+        try:
+            on_stdin = os.fstat(sys.stdin.fileno())
+        except (OSError, ValueError, AttributeError):  # no real stdin (a test runner's buffer)
+            on_stdin = None
+        if on_stdin is not None and (on_stdin.st_dev, on_stdin.st_ino) == (written.st_dev, written.st_ino):
+            raise InputError("is also the input on stdin: writing it would empty it before it is read; "
+                             "give another output file", output)
+    for path in inputs:
+        if path in (None, "-"):
+            continue
+        try:
+            same = os.path.samefile(path, output)
+        except OSError:
+            continue
+        if same:
+            raise InputError(f"is also the input {display_name(path)}: writing it would empty it before it is "
+                             "read; give another output file", output)
+
+
+def _stdout():
+    if sys.stdout is None:
+        raise InputError("stdout is closed: give the output with -o FILE", "<stdout>")
+    return sys.stdout
+
+
+class _HeldOutput:
+    """An output file whose writes SIGINT and SIGTERM wait for (``signal_guard``), so that an interrupted
+    command closes a whole file: a .gz one with its CRC and length right, holding every record written."""
+
+    def __init__(self, stream):
+        self._stream = stream
+        self._held = signal_guard.hold()
+
+    def write(self, data):
+        with signal_guard.uninterrupted:
+            return self._stream.write(data)
+
+    def flush(self):
+        with signal_guard.uninterrupted:
+            self._stream.flush()
+
+    def close(self):
+        try:
+            with signal_guard.uninterrupted:
+                self._stream.close()
+        finally:
+            if self._held:
+                self._held = False
+                signal_guard.release()
+
+    @property
+    def closed(self):
+        return self._stream.closed
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
 def open_output(path, binary=False):
     """stdout (``-``) or a file (.gz compressed) for writing, text or binary; closing it never closes
-    stdout."""
+    stdout. A file that is also the input on stdin is refused; SIGINT and SIGTERM wait for each write."""
     if path in (None, "-"):
-        return nullcontext(sys.stdout.buffer if binary else sys.stdout)
+        stdout = _stdout()
+        return nullcontext(stdout.buffer if binary else stdout)
+    refuse_output_over_inputs(path)
     path = str(path)
     if path.endswith(".gz"):
-        return gzip.open(path, "wb") if binary else gzip.open(path, "wt", encoding="utf-8", newline="")
-    return open(path, "wb") if binary else open(path, "w", encoding="utf-8", newline="")
+        stream = gzip.open(path, "wb") if binary else gzip.open(path, "wt", encoding="utf-8", newline="")
+    else:
+        stream = open(path, "wb") if binary else open(path, "w", encoding="utf-8", newline="")
+    return _HeldOutput(stream)
 
 
 class ReadStats:
@@ -111,12 +279,17 @@ class ReadStats:
         self.duplicates += other.duplicates
 
     def summary(self):
-        parts = [f"{self.records} records"]
+        parts = [plural(self.records, "record")]
         if self.skipped:
-            parts.append(f"{self.skipped} invalid lines skipped")
+            parts.append(f"{plural(self.skipped, 'invalid line')} skipped")
         if self.duplicates:
-            parts.append(f"{self.duplicates} duplicate ids")
+            parts.append(plural(self.duplicates, "duplicate id"))
         return ", ".join(parts)
+
+
+def plural(count, singular, plural_form=None):
+    """"1 record", "2 records": a count with its noun, for summary lines."""
+    return f"{count} {singular if count == 1 else plural_form or singular + 's'}"
 
 
 def read_records(path="-", validate=None, skip_invalid=False, stats=None, check_duplicate_ids=False):
@@ -130,16 +303,21 @@ def read_records(path="-", validate=None, skip_invalid=False, stats=None, check_
         yield from parse_jsonl(lines, display_name(path), validate, skip_invalid, stats, check_duplicate_ids)
 
 
-def record_batches(records, size):
+def record_batches(records, size, first_size=None):
     """Lists of up to ``size`` records. When reading fails (a bad line), the
-    records read before it are still yielded, then the error propagates."""
+    records read before it are still yielded, then the error propagates.
+
+    ``first_size``: the first list holds this many, each next one twice as many up to ``size``, so that
+    output (and a progress bar) starts moving early while long runs keep large batches."""
     batch = []
+    limit = min(size, first_size or size)
     try:
         for record in records:
             batch.append(record)
-            if len(batch) >= size:
+            if len(batch) >= limit:
                 yield batch
                 batch = []
+                limit = min(size, limit * 2)
     except InputError:
         if batch:
             yield batch
@@ -152,13 +330,14 @@ class RecordBatchReader:
     """``reader(path, stats)``: the records of one JSONL input (``read_records``) in lists of up to
     ``batch_size``; picklable, so that an engine can read its files elsewhere."""
 
-    def __init__(self, batch_size, validate=None, skip_invalid=False, check_duplicate_ids=False):
+    def __init__(self, batch_size, validate=None, skip_invalid=False, check_duplicate_ids=False, first_size=None):
         self.batch_size = batch_size
+        self.first_size = first_size  # see record_batches
         self.options = {"validate": validate, "skip_invalid": skip_invalid,
                         "check_duplicate_ids": check_duplicate_ids}
 
     def __call__(self, path, stats):
-        return record_batches(read_records(path, stats=stats, **self.options), self.batch_size)
+        return record_batches(read_records(path, stats=stats, **self.options), self.batch_size, self.first_size)
 
 
 SHARD_SUFFIXES = (".jsonl", ".jsonl.gz")
@@ -219,6 +398,9 @@ def _lines_of_text(lines, name, bad):
         except (EOFError, zlib.error) as error:
             raise InputError(f"gzip data is truncated or corrupt after line {line_number} ({error})", name) from None
         line_number += 1
+        if isinstance(raw, OverlongLine):
+            bad(line_number, raw.message())
+            continue
         try:
             yield line_number, raw.decode("utf-8-sig" if line_number == 1 else "utf-8")
         except UnicodeDecodeError as error:
@@ -248,6 +430,9 @@ def parse_jsonl(lines, name, validate=None, skip_invalid=False, stats=None, chec
             record = loads(text)
         except json.JSONDecodeError as error:
             bad(line_number, f"invalid JSON: {error.msg} at column {error.colno}")
+            continue
+        except ValueError as error:  # nested too deep, a lone surrogate
+            bad(line_number, f"invalid JSON: {error}")
             continue
         if not isinstance(record, dict):
             bad(line_number, "expected a JSON object, got "
@@ -303,7 +488,7 @@ def peek_first_record(path):
 
     Stdin is peeked without being consumed (its first line stays in the buffer)."""
     if path in (None, "-"):
-        stream = sys.stdin.buffer
+        stream = _stdin_buffer()
         if hasattr(stream, "peek"):
             line = stream.peek(1 << 16).split(b"\n", 1)[0]
         elif stream.seekable():
@@ -331,19 +516,57 @@ def write_text(path, text):
         handle.flush()
 
 
+MAX_JSON_DEPTH = 1024  # orjson's limit; the standard library's parser would exhaust Python's stack
+
+
+class NonFiniteNumber(float):
+    """NaN, Infinity or -Infinity read from a record: kept as a float, and written back as it was read
+    (orjson would write null) because fields a command does not know pass through unchanged."""
+
+
+def _has_lone_surrogate(value):
+    """Whether a string anywhere in ``value`` (keys too) cannot be encoded as UTF-8 (iteratively: a value may
+    nest almost as deep as Python's recursion limit)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
 def loads(text):
     """One JSON value: orjson (5x faster on linked records), the standard library where orjson refuses
-    (NaN, integers past 64 bits, lone surrogates) or to word the error of an invalid line."""
+    (NaN, integers past 64 bits, lone surrogates) or to word the error of an invalid line.
+
+    Raises ValueError (``json.JSONDecodeError`` for a syntax error) for text that is not JSON, for nesting
+    deeper than ``MAX_JSON_DEPTH`` and for an escaped lone surrogate (``"\\ud800"``: no UTF-8 writer can
+    write it back)."""
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError:
-        return json.loads(text)
+        pass
+    try:
+        value = json.loads(text, parse_constant=NonFiniteNumber)
+    except RecursionError:
+        raise ValueError(f"nested deeper than {MAX_JSON_DEPTH} levels") from None
+    if ("\\ud" in text or "\\uD" in text) and _has_lone_surrogate(value):
+        raise ValueError("a lone UTF-16 surrogate (\\ud800-\\udfff) is not a character")
+    return value
 
 
 def dumps(record):
     """One compact JSON line: orjson (7x faster than the standard library on a linked record of 64
     candidates), which writes NaN as null; the standard library for what orjson cannot write (numpy
-    scalars, integers past 64 bits, keys that are not strings)."""
+    scalars, integers past 64 bits, keys that are not strings, NaN and Infinity as they were read)."""
     try:
         return orjson.dumps(record).decode("utf-8")
     except TypeError:
@@ -360,7 +583,7 @@ class RecordWriter:
     def __init__(self, path="-"):
         self.path = path
         self._owned = path not in (None, "-")
-        self._stream = open_output(path) if self._owned else sys.stdout
+        self._stream = open_output(path) if self._owned else _stdout()
         self.count = 0
 
     def write(self, record):

@@ -55,11 +55,21 @@ class Linker:
         return self.candidate_lists(self.search_rows(texts))
 
     def candidate_lists(self, found):
-        """Candidate records ({"id", "name", "score"}) of ``search_rows`` results."""
+        """Candidate records of ``search_rows`` results: {"id", "name", "score", "matched_name"} and, where
+        the index records it, "matched_kind" (the matched name's kind: "name", or its synonym scope)."""
         entity_ids, entity_names = self.index.entity_ids, self.index.entity_names
-        return [[{"id": entity_ids[entity], "name": entity_names[entity], "score": score}
-                 for entity, score in zip(entities.tolist(), np.round(scores.astype(np.float64), 6).tolist())]
-                for entities, scores, _ in found]
+        names, kinds = self.index.names, self.index.name_kinds
+        if kinds is None:
+            return [[{"id": entity_ids[entity], "name": entity_names[entity], "score": score,
+                      "matched_name": names[row]}
+                     for entity, score, row in zip(entities.tolist(), np.round(scores.astype(np.float64), 6).tolist(),
+                                                   rows.tolist())]
+                    for entities, scores, rows in found]
+        return [[{"id": entity_ids[entity], "name": entity_names[entity], "score": score, "matched_name": names[row],
+                  "matched_kind": kinds[row]}
+                 for entity, score, row in zip(entities.tolist(), np.round(scores.astype(np.float64), 6).tolist(),
+                                               rows.tolist())]
+                for entities, scores, rows in found]
 
     def search_rows(self, texts, exclude=None):
         """For each text, (entity rows, scores, best name rows) of its top-K entities, best first.

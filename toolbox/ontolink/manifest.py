@@ -1,4 +1,4 @@
-"""Artifact directories: built under a temporary name, renamed when complete, checked on load."""
+"""Artifact directories: built under a temporary name, swapped in when complete, checked on load."""
 
 import hashlib
 import json
@@ -8,11 +8,14 @@ import shutil
 import sys
 import time
 from contextlib import contextmanager
+from glob import escape as glob_escape
 from importlib import metadata
 from pathlib import Path
 
 from ontolink import __version__
+from ontolink.artifact_files import read_json
 from ontolink.errors import InputError
+from ontolink.swap import replace
 
 MANIFEST = "manifest.json"
 
@@ -36,14 +39,86 @@ def library_versions(*packages):
     return versions
 
 
-@contextmanager
-def artifact_directory(target, manifest):
-    """Yield a temporary directory; on success write the manifest and rename it to ``target``.
+def check_replaceable(target, kind, force=False):
+    """Refuse to write an artifact of ``kind`` over ``target`` unless it is absent, an empty directory
+    or an ontolink artifact of the same kind: replacing deletes what was there, and a directory of a
+    user's own files (or another artifact) must not go without being asked (``force``)."""
+    target = Path(target)
+    if force or not (target.exists() or target.is_symlink()):
+        return
+    if not target.is_dir():
+        raise InputError(f"exists and is not a directory: refusing to replace it with an ontolink {kind} "
+                         "(pass --force to replace it)", target)
+    if not any(target.iterdir()):
+        return
+    try:
+        existing = peek_manifest(target)
+    except (OSError, ValueError, UnicodeDecodeError):
+        existing = None
+    if not isinstance(existing, dict) or existing.get("artifact") is None:
+        raise InputError(f"is a directory that is not an ontolink artifact: refusing to delete its files to write "
+                         f"an ontolink {kind} there (choose another directory, or pass --force to replace it)", target)
+    if kind is not None and existing["artifact"] != kind:
+        raise InputError(f"holds an ontolink {existing['artifact']}, not an ontolink {kind}: refusing to replace it "
+                         "(choose another directory, or pass --force to replace it)", target)
 
-    A failure (or Ctrl-C) leaves any previous ``target`` untouched.
+
+def _usual_permissions(directory):
+    """Every file as the user's umask makes files (a writer that goes through a private temporary file, as
+    safetensors' does, leaves it 0600 where the rest of the artifact is 0644)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    for path in Path(directory).rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            os.chmod(path, 0o666 & ~umask)
+    os.chmod(directory, 0o777 & ~umask)
+
+
+def _remove(path):
+    path = Path(path)
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def remove_leftovers(target):
+    """Delete ``.NAME.tmp-PID`` and ``.NAME.old-PID`` beside ``target`` left by a run that was killed (its
+    process is gone): a build cut short, or the previous artifact not yet deleted after the swap."""
+    target = Path(target)
+    if not target.parent.is_dir():
+        return
+    for kind in ("tmp", "old"):
+        for leftover in target.parent.glob(f".{glob_escape(target.name)}.{kind}-*"):
+            pid = leftover.name.rsplit("-", 1)[-1]
+            if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+                _remove(leftover)
+
+
+@contextmanager
+def artifact_directory(target, manifest, force=False):
+    """Yield a temporary directory; on success write the manifest and put it at ``target`` in one atomic
+    swap (``swap.replace``): the path holds the old artifact or the new one, never nothing.
+
+    A failure (or Ctrl-C) leaves any previous ``target`` untouched; what a killed run left beside it is
+    deleted first (``remove_leftovers``). ``target`` must be absent, an empty
+    directory or an artifact of the manifest's kind; ``force`` replaces whatever it is
+    (``check_replaceable``, checked before and again after the build, when the manifest is complete).
     """
     target = Path(target)
+    check_replaceable(target, manifest.get("artifact"), force)
     target.parent.mkdir(parents=True, exist_ok=True)
+    remove_leftovers(target)
     temporary = target.parent / f".{target.name}.tmp-{os.getpid()}"
     if temporary.exists():
         shutil.rmtree(temporary)
@@ -56,13 +131,11 @@ def artifact_directory(target, manifest):
         with open(temporary / MANIFEST, "w", encoding="utf-8") as handle:
             json.dump(manifest, handle, indent=2, ensure_ascii=False)
             handle.write("\n")
-        old = None
-        if target.exists():
-            old = target.parent / f".{target.name}.old-{os.getpid()}"
-            os.rename(target, old)
-        os.rename(temporary, target)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        _usual_permissions(temporary)
+        check_replaceable(target, manifest.get("artifact"), force)
+        old = target.parent / f".{target.name}.old-{os.getpid()}"
+        if replace(temporary, target, old):
+            _remove(old)
     except BaseException:
         shutil.rmtree(temporary, ignore_errors=True)
         raise
@@ -85,14 +158,15 @@ def read_manifest(directory, kind, required_files=()):
     path = directory / MANIFEST
     if not path.exists():
         raise InputError(f"no {MANIFEST}: not an ontolink {kind}, or an incomplete one", directory)
-    try:
-        with open(path, encoding="utf-8") as handle:
-            manifest = json.load(handle)
-    except (ValueError, UnicodeDecodeError) as error:
-        raise InputError(f"{MANIFEST} is damaged ({error})", directory) from None
+    manifest = read_json(path)
+    if not isinstance(manifest, dict):
+        raise InputError(f"holds a JSON {type(manifest).__name__}, not an object; rebuild the {kind}", path)
     if manifest.get("artifact") != kind:
         raise InputError(f"is a {manifest.get('artifact', 'unknown artifact')!r}, not an {kind}", directory)
-    for name in list(required_files) + list(manifest.get("files", [])):
+    listed = manifest.get("files", [])
+    if not isinstance(listed, list) or not all(isinstance(name, str) for name in listed):
+        raise InputError("'files' must be a list of file names; rebuild the " + kind, path)
+    for name in list(required_files) + listed:
         if not (directory / name).exists():
             raise InputError(f"{kind} is truncated: {name} is missing; rebuild it", directory)
     return manifest

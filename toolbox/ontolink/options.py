@@ -5,7 +5,7 @@ import functools
 import click
 
 from ontolink.errors import InputError
-from ontolink.io import open_input
+from ontolink.io import open_input, refuse_output_over_inputs
 from ontolink.registry import LazyChoice
 
 
@@ -45,13 +45,27 @@ def _load_config(ctx, param, path):
                     if str(sub_key) not in own:
                         raise click.BadParameter(f"{path}: {ctx.info_name} has no option {sub_key!r}", ctx=ctx,
                                                  param=param)
-                    defaults[own[str(sub_key)]] = sub_value
+                    defaults[own[str(sub_key)]] = _config_value(ctx, param, path, sub_key, sub_value)
             continue
         if key in own:
-            defaults.setdefault(own[key], value)
+            defaults.setdefault(own[key], _config_value(ctx, param, path, key, value))
         elif key not in anyone and key not in command_names:
             raise click.BadParameter(f"{path}: no command has an option {key!r}", ctx=ctx, param=param)
     ctx.default_map = {**(ctx.default_map or {}), **defaults}
+
+
+def _config_value(ctx, param, path, key, value):
+    """A config value of the shape its option takes: one value (not a list or a mapping) for a plain
+    option, a list (or one value) for a repeatable one; click converts and range-checks it later."""
+    name = _option_keys(ctx.command)[str(key)]
+    option = next(parameter for parameter in ctx.command.params if parameter.name == name)
+    takes_many = getattr(option, "multiple", False) or option.nargs != 1
+    if isinstance(value, dict) or (isinstance(value, list) and not takes_many):
+        kind = "mapping" if isinstance(value, dict) else "list"
+        raise click.BadParameter(f"{path}: {key!r} takes one value, got a {kind} ({value!r})", ctx=ctx, param=param)
+    if isinstance(value, list) and any(isinstance(item, (list, dict)) for item in value):
+        raise click.BadParameter(f"{path}: {key!r} takes a list of values, got nested lists", ctx=ctx, param=param)
+    return value
 
 
 def _option_keys(command):
@@ -79,22 +93,52 @@ def config_option(function):
                         help="YAML file of option defaults; options on the command line win.")(function)
 
 
-def input_options(function):
+def input_options(function=None, *, help_text="JSONL input ('-' is stdin; .gz is read transparently)."):
+    """-i/--input and --skip-invalid; ``help_text``: what the command reads (``@input_options(help_text=...)``)."""
+    if function is None:
+        return functools.partial(input_options, help_text=help_text)
+    function = refusing_output_over_inputs(function)
     function = click.option("--skip-invalid", is_flag=True,
                             help="Count, report and skip bad input lines instead of stopping at the first.")(function)
     return click.option("-i", "--input", "input_path", default="-", show_default=True, metavar="FILE",
-                        type=click.Path(allow_dash=True), help="JSONL input ('-' is stdin; .gz is read transparently).")(function)
+                        type=click.Path(allow_dash=True), help=help_text)(function)
 
 
-def output_option(function):
+def refusing_output_over_inputs(function):
+    """Wrap a command so that its -o FILE (``output_path``) is refused before the command starts when it names
+    one of the command's input files (-i, --ontology, a FILE argument; a symbolic link to one too) or the
+    file on stdin: opening it for writing would empty it before it is read. Both -i and -o bring it."""
+    if getattr(function, "refuses_output_over_inputs", False):
+        return function
+
+    @functools.wraps(function)
+    def refusing(*args, **kwargs):
+        inputs = [value for name, value in kwargs.items() if name != "output_path"
+                  for value in (value if isinstance(value, (list, tuple)) else [value])
+                  if isinstance(value, str)]
+        inputs += [kwargs["ontology"].path] if getattr(kwargs.get("ontology"), "path", None) else []
+        refuse_output_over_inputs(kwargs.get("output_path"), inputs)
+        return function(*args, **kwargs)
+
+    refusing.refuses_output_over_inputs = True
+    return refusing
+
+
+def output_option(function=None, *, help_text="JSONL output ('-' is stdout; .gz is compressed)."):
+    """-o/--output (``refusing_output_over_inputs``); ``help_text``: what the command writes there
+    (``@output_option(help_text=...)``)."""
+    if function is None:
+        return functools.partial(output_option, help_text=help_text)
     return click.option("-o", "--output", "output_path", default="-", show_default=True, metavar="FILE",
-                        type=click.Path(dir_okay=False, allow_dash=True), help="JSONL output ('-' is stdout; .gz is compressed).")(function)
+                        type=click.Path(dir_okay=False, allow_dash=True),
+                        help=f"{help_text} Refused when it is one of the input files.")(
+        refusing_output_over_inputs(function))
 
 
 def _ontology_formats():
-    from ontolink.ontology.loaders import FORMATS
+    from ontolink.ontology.loaders import format_names
 
-    return FORMATS
+    return format_names()
 
 
 def ontology_option(required=True, help_text="Ontology: a file (.obo, .owl, .json, .jsonl) or the embedded 'hpo'."):
@@ -102,14 +146,22 @@ def ontology_option(required=True, help_text="Ontology: a file (.obo, .owl, .jso
     argument: an ``OntologySource`` (parsed only when the command calls ``load()``), or None."""
     def decorator(function):
         @functools.wraps(function)
-        def with_source(*args, ontology, ontology_format, synonym_scopes, **kwargs):
+        def with_source(*args, ontology, ontology_format, synonym_scopes, fields, **kwargs):
             source = None
             if ontology is not None:
                 from ontolink.ontology import OntologySource
+                from ontolink.ontology.loaders import parse_fields
 
-                source = OntologySource(ontology, ontology_format, parse_scopes(synonym_scopes))
+                source = OntologySource(ontology, ontology_format, parse_scopes(synonym_scopes), parse_fields(fields))
+            elif fields:
+                raise click.UsageError("--field applies with --ontology")
             return function(*args, ontology=source, **kwargs)
 
+        with_source = click.option("--field", "fields", metavar="FIELD=NAME,...",
+                                   help="JSONL ontologies whose records name the Entity fields otherwise: which "
+                                        "field holds each, e.g. 'id=concept_id,name=canonical_name,"
+                                        "synonyms=aliases' (fields: id, name, definition, synonyms, parents, "
+                                        "alt_ids, obsolete, replaced_by).")(with_source)
         with_source = click.option("--synonym-scopes", default="EXACT,RELATED", show_default=True,
                                    help="Synonym scopes counted as names (EXACT, RELATED, NARROW, BROAD).")(with_source)
         with_source = click.option("--ontology-format", type=LazyChoice(_ontology_formats),
@@ -170,3 +222,21 @@ def engine_options(function):
     return click.option("--engine", type=LazyChoice(_engine_names), default="local", show_default=True,
                         help="Where batches run: local (this process) or ray (Ray Data map_batches over an actor "
                              "pool; output in input order, the same bytes as local).")(with_engine)
+
+
+def force_option(kind):
+    """--force, given to the command as ``force``: replace DIRECTORY even when it holds other files than an
+    ontolink ``kind``. Without it the command refuses such a directory before any work starts (exit 2)."""
+    def decorator(function):
+        @functools.wraps(function)
+        def with_force(*args, force, **kwargs):
+            from ontolink.manifest import check_replaceable
+
+            check_replaceable(kwargs["directory"], kind, force)
+            return function(*args, force=force, **kwargs)
+
+        return click.option("--force", is_flag=True,
+                            help=f"Replace DIRECTORY whatever it holds (its files are deleted). Without it, only "
+                                 f"an absent or empty directory or an earlier ontolink {kind} is replaced; "
+                                 "anything else is refused.")(with_force)
+    return decorator

@@ -1,4 +1,19 @@
-"""Field checks for the record types of CONTRACT.md (raise ValueError naming the field)."""
+"""Field checks for the record types of docs/records.md (raise ValueError naming the field)."""
+
+import unicodedata
+
+# what a string of only these holds nothing to read: control (NUL), format (zero-width space, joiners,
+# byte-order mark) and separator characters
+_INVISIBLE = frozenset(("Cc", "Cf", "Zs", "Zl", "Zp"))
+
+
+def is_blank(text):
+    """Whether ``text`` has no visible character: empty, white space, NUL or zero-width characters only."""
+    if not text.strip():
+        return True
+    if text.isprintable():  # the common case: no control or format character at all
+        return False
+    return all(unicodedata.category(character) in _INVISIBLE for character in text)
 
 
 def string_field(record, field, where="", non_empty=True):
@@ -10,8 +25,9 @@ def string_field(record, field, where="", non_empty=True):
     value = record[field]
     if not isinstance(value, str):
         raise ValueError(f"field {name} must be a string, got {type(value).__name__}")
-    if non_empty and not value.strip():
-        raise ValueError(f"field {name} is empty")
+    if non_empty and is_blank(value):
+        raise ValueError(f"field {name} is empty" + ("" if not value.strip() else
+                                                      " (only control or zero-width characters)"))
     return value
 
 

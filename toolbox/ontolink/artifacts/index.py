@@ -11,6 +11,7 @@ import numpy as np
 
 from ontolink.backends.encoders import load_encoder
 from ontolink.backends.indexes import NAME_INDEXES
+from ontolink.artifact_files import check_rows, field, read_json
 from ontolink.errors import InputError
 from ontolink.manifest import check_same_ontology, read_manifest
 
@@ -74,24 +75,27 @@ def load_index(directory, ontology=None, device="auto", precision=None):
         raise InputError(f"is a {manifest.get('kind')} index, which this version cannot read", directory)
     if ontology is not None:
         check_same_ontology(manifest, ontology, directory)
-    try:
-        with open(directory / NAMES_FILE, encoding="utf-8") as handle:
-            maps = json.load(handle)
-    except ValueError as error:
-        raise InputError(f"{NAMES_FILE} is damaged or truncated ({error}); rebuild the index", directory) from None
-    method = manifest["index"]["method"]
+    maps = checked_names(read_json(directory / NAMES_FILE), directory / NAMES_FILE)
+    manifest_path = directory / "manifest.json"
+    method = field(manifest, manifest_path, "index", "method", kind=str)
     if manifest["kind"] == "multi-vector":
         name_index = _load_multivector(directory, manifest, maps["names"], device, precision)
     else:
+        if method not in NAME_INDEXES.names():
+            raise InputError(f"'index.method' is {method!r}, which this version does not know (known: "
+                             f"{', '.join(NAME_INDEXES.names())}); rebuild it", manifest_path)
         index_type = NAME_INDEXES.get(method)
         encoder = None
         if index_type.uses_encoder:
-            described = manifest["index"]["encoder"]
+            described = field(manifest, manifest_path, "index", "encoder", kind=dict)
+            model = field(manifest, manifest_path, "index", "encoder", "model", kind=str)
             # queries are encoded as the names were: the same runtime (indexes before ONNX were torch;
             # an ONNX index on CUDA is queried in PyTorch) and precision
             runtime = described.get("runtime", "torch")
-            encoder = load_encoder(described["model"], device=device,
-                                   precision=precision or _same_precision(described["precision"], device),
+            encoder = load_encoder(model, device=device,
+                                   precision=precision or _same_precision(
+                                       field(manifest, manifest_path, "index", "encoder", "precision", kind=str),
+                                       device),
                                    runtime="auto" if runtime == "onnx" else runtime,
                                    max_length=described.get("max_length", 128))
         name_index = index_type.load(directory, manifest, encoder)
@@ -103,15 +107,65 @@ def load_index(directory, ontology=None, device="auto", precision=None):
                        maps.get("entity_children"), maps.get("name_kinds"), maps.get("entity_parents"))
 
 
+def checked_names(maps, path):
+    """names.json as ``write_names`` writes it: lists of the right types and lengths, and every row number
+    (a name's entity, an entity's parents) inside the entity list; a wrong one links every mention to a
+    wrong entity, or fails mid-run."""
+    if not isinstance(maps, dict):
+        raise InputError(f"holds a JSON {type(maps).__name__}, not an object; rebuild the index", path)
+
+    def strings(key, optional=False, nullable=False):
+        value = maps.get(key)
+        if value is None and optional:
+            return None
+        allowed = (str, type(None)) if nullable else str
+        if not isinstance(value, list) or not all(isinstance(item, allowed) for item in value):
+            raise InputError(f"{key!r} must be a list of strings; rebuild the index", path)
+        return value
+
+    entity_ids = strings("entity_ids")
+    entity_count = len(entity_ids)
+    names = strings("names")
+    for key, optional, nullable, count in (("entity_names", False, False, entity_count),
+                                           ("entity_definitions", True, True, entity_count),
+                                           ("name_kinds", True, False, len(names))):
+        value = strings(key, optional, nullable)
+        if value is not None and len(value) != count:
+            raise InputError(f"{key!r} lists {len(value)} items for {count} "
+                             f"{'names' if key == 'name_kinds' else 'entities'}; rebuild the index", path)
+    entity_of_name = maps.get("entity_of_name")
+    if not isinstance(entity_of_name, list) or len(entity_of_name) != len(names) or not all(
+            type(row) is int for row in entity_of_name):
+        raise InputError(f"'entity_of_name' must list one entity row (an integer) per name ({len(names)}); "
+                         "rebuild the index", path)
+    check_rows(np.asarray(entity_of_name, dtype=np.int64), entity_count, "'entity_of_name'", path)
+    for key in ("entity_depths", "entity_children"):
+        value = maps.get(key)
+        if value is not None and (not isinstance(value, list) or len(value) != entity_count
+                                  or not all(type(item) is int for item in value)):
+            raise InputError(f"{key!r} must list one integer per entity ({entity_count}); rebuild the index", path)
+    parents = maps.get("entity_parents")
+    if parents is not None:
+        if not isinstance(parents, list) or len(parents) != entity_count or not all(
+                isinstance(rows, list) and all(type(row) is int for row in rows) for rows in parents):
+            raise InputError(f"'entity_parents' must list the parent rows of each entity ({entity_count}); "
+                             "rebuild the index", path)
+        check_rows(np.fromiter((row for rows in parents for row in rows), dtype=np.int64), entity_count,
+                   "'entity_parents'", path)
+    return maps
+
+
 def _load_multivector(directory, manifest, names, device, precision):
     from ontolink.backends.indexes.multivector import MultiVectorNameIndex
     from ontolink.backends.indexes.token_encoder import TokenEncoder
     from ontolink.device import resolve_device
 
-    described = manifest["index"]
-    encoder = TokenEncoder(described["model"], dimension=None, device=resolve_device(device),
-                           max_length=described["encoder"]["max_length"])
-    encoder.set_precision(precision or _same_precision(described["encoder"]["precision"], device))
+    path = directory / "manifest.json"
+    encoder = TokenEncoder(field(manifest, path, "index", "model", kind=str), dimension=None,
+                           device=resolve_device(device),
+                           max_length=field(manifest, path, "index", "encoder", "max_length", kind=int))
+    encoder.set_precision(precision or _same_precision(field(manifest, path, "index", "encoder", "precision",
+                                                             kind=str), device))
     return MultiVectorNameIndex.load(directory, manifest, encoder, names)
 
 

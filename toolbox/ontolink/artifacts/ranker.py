@@ -18,12 +18,12 @@ WEIGHTS_FILE = "ranker.safetensors"
 AUTO_PRIOR = "auto"
 
 
-def save_ranker(directory, weights, manifest):
+def save_ranker(directory, weights, manifest, force=False):
     from safetensors.numpy import save_file
 
     manifest = {"artifact": ARTIFACT, **manifest, "files": [WEIGHTS_FILE],
                 "versions": library_versions("scikit-learn", "abbreviations")}
-    with artifact_directory(directory, manifest) as temporary:
+    with artifact_directory(directory, manifest, force=force) as temporary:
         save_file(weights, str(temporary / WEIGHTS_FILE))
     return manifest
 

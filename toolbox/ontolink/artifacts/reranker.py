@@ -96,7 +96,7 @@ def batched(score, count, batch_size, torch):
 
 def reordered(record, scores):
     """The record with its candidates sorted by ``scores``, the retriever's kept as retriever_score."""
-    rescored = [{"id": c["id"], "name": c["name"], "score": round(float(score), 6), "retriever_score": c["score"]}
+    rescored = [{**c, "score": round(float(score), 6), "retriever_score": c["score"]}
                 for c, score in zip(record["candidates"], scores)]
     rescored.sort(key=lambda candidate: -candidate["score"])  # stable: retriever order breaks ties
     return {**record, "candidates": rescored}

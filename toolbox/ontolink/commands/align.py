@@ -8,6 +8,7 @@ import click
 from ontolink.options import (
     config_option,
     device_option,
+    force_option,
     input_options,
     ontology_option,
     output_option,
@@ -35,7 +36,7 @@ def _encoder_options(function):
 
 
 def _training_options(function):
-    """Composition, head, direction and METHODS.md §2's training settings, shared by train and cv."""
+    """Composition, head, direction and the published training settings (docs/alignment.md), shared by train and cv."""
     options = [
         click.option("--triple-encoding", type=_model_choice("encoding", "TRIPLE_ENCODINGS"), default="kg",
                      show_default=True,
@@ -166,12 +167,14 @@ def command():
 
 
 @command.command("train")
+@force_option("align-model")
 @click.argument("directory", type=click.Path(file_okay=False))
-@input_options
+@input_options(help_text="Text-triple pair records, JSONL ('-' is stdin; .gz is read transparently).")
 @_kg_option(required=False)
 @_fitting_options
 def train_command(directory, input_path, skip_invalid, kg_dir, ontology, encoder, precision, max_length, device, seed,
-                  triple_encoding, combine, compose, head, direction, kg_normalize, validation_fraction, **kwargs):
+                  triple_encoding, combine, compose, head, direction, kg_normalize, validation_fraction, force,
+                  **kwargs):
     """Train an alignment model on Text–triple pairs and write it to DIRECTORY.
 
     DIRECTORY gets manifest.json, heads.safetensors and training_curve.jsonl.
@@ -196,7 +199,8 @@ def train_command(directory, input_path, skip_invalid, kg_dir, ontology, encoder
     manifest = train_alignment(pairs, kg, directory, embedder=_embedder(encoder, device, precision, max_length),
                                compose=compose, head=head, direction=direction, options=_train_options(kwargs),
                                validation_fraction=validation_fraction, normalize=kg_normalize, seed=seed,
-                               device=device, source=input_path, triple_encoding=triple_encoding, combine=combine)
+                               device=device, source=input_path, triple_encoding=triple_encoding, combine=combine,
+                               force=force)
     training = manifest["training"]
     best = (f", best validation MRR {training['best_validation_mrr']:.3f} at epoch {training['best_epoch']}"
             if training["best_validation_mrr"] is not None else "")
@@ -215,10 +219,10 @@ def train_command(directory, input_path, skip_invalid, kg_dir, ontology, encoder
               help="Instead of a model: rank by the frozen text encoder alone (triple verbalised as "
                    "\"subject predicate object\").")
 @_kg_option(required=False)
-@input_options
+@input_options(help_text="Text-triple pair records to rank, JSONL ('-' is stdin; .gz is read transparently).")
 @click.option("--candidates", "candidates_path", metavar="FILE", type=click.Path(allow_dash=True),
               help="Text–triple pairs forming the candidate pool.  [default: the input pairs themselves]")
-@output_option
+@output_option(help_text="Retrieved records, JSONL ('-' is stdout; .gz is compressed).")
 @click.option("--retrieval", type=click.Choice(["d2t", "t2d", "both"]), default="both", show_default=True,
               help="D2T (document → triples), T2D (triple → documents) or both.")
 @click.option("--top-k", type=click.IntRange(0), default=10, show_default=True,
@@ -288,8 +292,9 @@ def retrieve_command(model_dir, baseline, kg_dir, input_path, skip_invalid, cand
 
 
 @command.command("cv")
+@force_option("align-cv")
 @click.argument("directory", type=click.Path(file_okay=False))
-@input_options
+@input_options(help_text="Text-triple pair records, JSONL ('-' is stdin; .gz is read transparently).")
 @_kg_option(required=False)
 @click.option("--baseline", type=click.Choice(["verbalized"]),
               help="Evaluate the frozen-encoder baseline on the same folds instead of training.")
@@ -302,7 +307,7 @@ def retrieve_command(model_dir, baseline, kg_dir, input_path, skip_invalid, cand
 @_fitting_options
 def cv_command(directory, input_path, skip_invalid, kg_dir, baseline, folds, pool, top_k, ontology, encoder, precision,
                max_length, device, seed, triple_encoding, combine, compose, head, direction, kg_normalize,
-               validation_fraction, **kwargs):
+               validation_fraction, force, **kwargs):
     """Grouped k-fold cross-validation of an alignment setting; results in DIRECTORY.
 
     Each fold trains on the other folds (15% of them held out by group for
@@ -336,7 +341,7 @@ def cv_command(directory, input_path, skip_invalid, kg_dir, baseline, folds, poo
                                      options=_train_options(kwargs), folds=folds, pool=pool,
                                      validation_fraction=validation_fraction, normalize=kg_normalize, top_k=top_k,
                                      seed=seed, device=device, source=input_path, triple_encoding=triple_encoding,
-                                     combine=combine)
+                                     combine=combine, force=force)
     _click.echo(table, err=True)
     warn(f"{folds}-fold CV of {len(pairs)} pairs ({manifest['pairs']['groups']} groups) in "
          f"{time.perf_counter() - started:.1f} s into {directory}; read {stats.summary()}")

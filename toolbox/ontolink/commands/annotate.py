@@ -2,23 +2,49 @@ import time
 
 import click
 
-from ontolink.formats import DOCUMENT_FORMATS
 from ontolink.io import warn as summary
 from ontolink.options import config_option, device_option, input_options, ontology_option, output_option
+from ontolink.recognition.matcher import NESTING_RULES
+from ontolink.registry import LazyChoice
+
+
+def _readers():
+    from ontolink.formats import reader_names
+
+    return reader_names()
 
 
 @click.command("annotate")
-@input_options
-@output_option
-@click.option("--from", "source_format", type=click.Choice(DOCUMENT_FORMATS),
+@input_options(help_text="Documents: PubTator, BioC XML or JSON, or plain text (--from, else the file name)"
+                          " ('-' is stdin; .gz is read transparently).")
+@output_option(help_text="Mention records found, JSONL ('-' is stdout; .gz is compressed).")
+@click.option("--from", "source_format", type=LazyChoice(_readers),
               help="Document format.  [default: from the file name; stdin: text]")
 @ontology_option(required=True, help_text="Ontology whose names are looked for: a file or 'hpo'.")
 @click.option("--roots", help="Comma-separated ids: only these entities and their descendants are looked for "
                               "(e.g. HP:0000118, HPO's phenotypic abnormalities).")
 @click.option("--min-chars", type=click.IntRange(1), default=3, show_default=True,
               help="Names shorter than this (after folding) are not looked for.")
-@click.option("--nested", is_flag=True, help="Also names inside a longer match (\"colitis\" in \"ulcerative "
-                                            "colitis\"), as corpora such as GSC+ annotate both.")
+@click.option("--nesting", type=click.Choice(NESTING_RULES), default="ancestor", show_default=True,
+              help="Names inside a longer match that are kept too: none, all, or those whose entity is the outer "
+                   "entity or one of its ancestors (\"colitis\" in \"ulcerative colitis\", as GSC+ annotates).")
+@click.option("--nested", is_flag=True, help="Same as --nesting all.")
+@click.option("--any-order/--in-order", default=True, show_default=True,
+              help="Match a name's content words in any order (\"absence of speech\" for \"Absent speech\").")
+@click.option("--word-forms/--no-word-forms", default=True, show_default=True,
+              help="Join a word's inflections and derivations (Snowball stems, then ending alternations learned "
+                   "from the ontology's synonyms: \"dysplastic\" for \"dysplasia\"); --no-word-forms: "
+                   "stems only.")
+@click.option("--max-gaps", type=click.IntRange(0), default=0, show_default=True,
+              help="Other content words allowed between a name's words.")
+@click.option("--coordination/--no-coordination", default=True, show_default=True,
+              help="Also the names a coordination abbreviates (\"palmar and plantar pits\": Palmar pits on the "
+                   "whole phrase), as GSC+ annotates them.")
+@click.option("--abbreviations/--no-abbreviations", default=False, show_default=True,
+              help="Also each occurrence of a short form defined in the document (\"brachydactyly type C (BDC)\") "
+                   "whose long form is a name.")
+@click.option("--text-field", default="text", show_default=True,
+              help="With --from jsonl (JSON Lines documents, {\"id\", \"text\"}): the field holding the text.")
 @click.option("--type", "entity_type", default="Entity", show_default=True, help="The \"type\" of every mention.")
 @click.option("--index", "index_dir", type=click.Path(file_okay=False),
               help="Also ask this index about word n-grams the dictionary missed.")
@@ -27,21 +53,28 @@ from ontolink.options import config_option, device_option, input_options, ontolo
 @click.option("--max-words", type=click.IntRange(1), default=4, show_default=True,
               help="With --index: longest n-gram asked about.")
 @click.option("--context-chars", type=click.IntRange(0), default=0, show_default=True,
-              help="Context kept on each side of a mention (0: the whole document text).")
+              help="Context kept on each side of a mention (0: the whole document text; 5,000 characters in "
+                   "documents over 100,000).")
 @device_option
 @config_option
-def command(input_path, skip_invalid, output_path, source_format, ontology, roots,
-            min_chars, nested, entity_type, index_dir, dense_threshold, max_words, context_chars, device):
+def command(input_path, skip_invalid, output_path, source_format, ontology, roots, min_chars, nesting, nested,
+            any_order, word_forms, max_gaps, coordination, abbreviations, text_field, entity_type, index_dir, dense_threshold,
+            max_words, context_chars, device):
     """Find mentions of an ontology's names in documents: Mention JSONL for `link`.
 
     Reads plain text (one document per line, 'ID<TAB>text' or just text),
-    PubTator or BioC documents (their annotations are ignored) and writes a
+    JSON Lines documents (--from jsonl, {"id", "text"}; --text-field), PubTator
+    or BioC documents (their annotations are ignored) and writes a
     Mention record per name found: {"id": "DOC:START-END", "doc_id",
     "start", "end", "mention", "context_left", "context_right", "type",
-    "matched_by", "matched_ids"}. Names and synonyms are matched as whole
-    words, case-insensitively (short all-capital abbreviations exactly), with
-    plurals and British spellings folded; overlapping matches keep the longest
-    (--nested: also the names inside it). With --index, word
+    "matched_by", "matched_ids"}. A name or synonym is found where its
+    content words (function words such as "of" and "the" dropped) occur
+    together inside one clause, in any order and in any word form
+    ("malformations of the kidneys" for "Kidney malformation"); a one-word
+    name only in its own plural or spelling variants; short all-capital
+    abbreviations exactly. Overlapping matches keep the one covering more
+    words, then the more specific name; --nesting says which names inside
+    it are kept too. With --index, word
     n-grams the dictionary missed become mentions when their best name
     scores at least --dense-threshold. Documents stream: output pipes into
     `ontolink link`.
@@ -50,11 +83,13 @@ def command(input_path, skip_invalid, output_path, source_format, ontology, root
     Examples:
       ontolink annotate --ontology hpo --roots HP:0000118 -i abstracts.txt | ontolink link --index idx/hpo
       ontolink annotate --ontology hpo -i corpus.pubtator --from pubtator -o mentions.jsonl
+      ontolink annotate --ontology hpo --from jsonl --text-field abstract < docs.jsonl > mentions.jsonl
       ontolink annotate --ontology hpo --index idx/hpo --dense-threshold 0.92 -i abstracts.txt
     """
-    from ontolink.formats import Counted, Problems, read_documents
+    from ontolink.formats import Counted, Problems, document_format, resolve_format
     from ontolink.io import RecordWriter
-    from ontolink.steps.annotate import NameMatcher, annotate_documents
+    from ontolink.recognition.matcher import ConceptMatcher
+    from ontolink.steps.annotate import LONG_CONTEXT, LONG_DOCUMENT, annotate_documents
 
     if source_format is None and input_path == "-":
         source_format = "text"
@@ -67,20 +102,31 @@ def command(input_path, skip_invalid, output_path, source_format, ontology, root
         if missing:
             raise InputError(f"--roots: {', '.join(missing)} not in the ontology {loaded.label}")
     started = time.perf_counter()
-    matcher = NameMatcher(loaded, roots=root_ids, min_characters=min_chars)
+    matcher = ConceptMatcher(loaded, roots=root_ids, min_characters=min_chars, max_gaps=max_gaps,
+                             word_forms=word_forms, any_order=any_order)
     dense = None
     if index_dir:
         from ontolink.artifacts.index import load_index
 
         dense = load_index(index_dir, ontology=loaded, device=device)
     problems = Problems(skip_invalid)
-    documents = Counted(read_documents(input_path, source_format, problems))
+    reader = document_format(resolve_format(input_path, source_format))
+    if hasattr(reader, "text_field"):  # JSON Lines documents
+        reader.text_field = text_field
+    stats = {}
+    documents = Counted(reader.read(input_path, problems))
     with RecordWriter(output_path) as writer:
-        writer.write_all(annotate_documents(documents, matcher, entity_type=entity_type, nested=nested, dense=dense,
+        writer.write_all(annotate_documents(documents, matcher, entity_type=entity_type,
+                                            nesting="all" if nested else nesting, coordination=coordination,
+                                            abbreviations=abbreviations, dense=dense,
                                             dense_threshold=dense_threshold, max_words=max_words,
-                                            context_characters=context_chars), flush_every=1)
+                                            context_characters=context_chars, stats=stats), flush_every=1)
     seconds = time.perf_counter() - started
     skipped = f"; {problems.skipped} invalid lines skipped" if problems.skipped else ""
+    if stats.get("empty"):
+        skipped += f"; {stats['empty']} documents without text"
+    if stats.get("long"):
+        skipped += f"; {stats['long']} documents over {LONG_DOCUMENT:,} characters (context cut to {LONG_CONTEXT:,})"
     summary(f"found {writer.count} mentions in {documents.count} documents ({matcher.size} names) in "
             f"{seconds:.1f} s{skipped}")
 

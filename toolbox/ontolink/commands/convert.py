@@ -1,30 +1,45 @@
 import click
 
-from ontolink.formats import DOCUMENT_FORMATS
-from ontolink.formats.sssom import JUSTIFICATIONS, PREDICATES
+from ontolink.formats.sssom import AUTO, JUSTIFICATIONS, PREDICATES
 from ontolink.io import open_output, warn as summary
 from ontolink.options import config_option, input_options, output_option
+from ontolink.registry import LazyChoice
 
-OUTPUT_FORMATS = ("mentions", "pubtator", "bioc-xml", "bioc-json", "sssom")
+MENTIONS = "mentions"  # Mention JSONL: what documents become
+
+
+def _readers():
+    from ontolink.formats import reader_names
+
+    return reader_names()
+
+
+def _sources():
+    return _readers() + ["jsonl"]
+
+
+def _targets():
+    from ontolink.formats import writer_names
+
+    return [MENTIONS] + writer_names()
 
 
 def _guess_output(path):
-    from ontolink.formats import guess_format
+    from ontolink.formats import DOCUMENT_FORMATS
 
-    name = str(path).lower()
-    if name.endswith((".tsv", ".sssom.tsv")):
-        return "sssom"
-    if name.endswith((".jsonl", ".jsonl.gz")):
-        return "mentions"
-    return guess_format(path)
+    if str(path).lower().endswith((".jsonl", ".jsonl.gz")):
+        return MENTIONS
+    return DOCUMENT_FORMATS.guess(path, "writer")
 
 
 @click.command("convert")
-@input_options
-@output_option
-@click.option("--from", "source_format", type=click.Choice(DOCUMENT_FORMATS + ("jsonl",)),
+@input_options(help_text="Documents (PubTator, BioC XML or JSON, text) or Linked-mention JSONL (--from, else the "
+                          "file name) ('-' is stdin; .gz is read transparently).")
+@output_option(help_text="Mention JSONL, or PubTator, BioC XML / JSON or SSSOM TSV (--to, else the file name)"
+                         " ('-' is stdout; .gz is compressed).")
+@click.option("--from", "source_format", type=LazyChoice(_sources),
               help="Input format.  [default: from the file name; stdin: jsonl unless --to mentions]")
-@click.option("--to", "target_format", type=click.Choice(OUTPUT_FORMATS),
+@click.option("--to", "target_format", type=LazyChoice(_targets),
               help="Output format.  [default: mentions for documents, else from the -o file name]")
 @click.option("--types", help="Comma-separated entity types to keep (e.g. Disease,Chemical); default all.")
 @click.option("--id-prefix", "id_prefix", metavar="PREFIX|TYPE=PREFIX,...",
@@ -33,16 +48,23 @@ def _guess_output(path):
               help="Context kept on each side of a mention (0: the whole document text).")
 @click.option("--documents", "documents_path", metavar="FILE", type=click.Path(),
               help="--to pubtator/bioc-*: the documents the mentions came from (text and offsets are copied).")
-@click.option("--documents-format", type=click.Choice(DOCUMENT_FORMATS),
+@click.option("--documents-format", type=LazyChoice(_readers),
               help="Format of --documents.  [default: from its file name]")
+@click.option("--keep-annotations", is_flag=True,
+              help="--to pubtator/bioc-*: keep the --documents' own annotations beside the linked mentions (by "
+                   "offset; one that a linked mention repeats, same span, type and id, is written once). Without "
+                   "it the output holds the linked mentions only.")
 @click.option("--mapping-set-id", default="https://w3id.org/ontolink/mappings/linked", show_default=True,
               help="SSSOM: mapping_set_id of the table.")
 @click.option("--license", "license_url", default="https://creativecommons.org/publicdomain/zero/1.0/",
               show_default=True, help="SSSOM: license of the table.")
-@click.option("--justification", type=click.Choice(JUSTIFICATIONS), default=JUSTIFICATIONS[0], show_default=True,
-              help="SSSOM: mapping_justification (semapv), e.g. semapv:LexicalMatching for dictionary links.")
-@click.option("--predicate", type=click.Choice(PREDICATES), default=PREDICATES[0], show_default=True,
-              help="SSSOM: predicate_id.")
+@click.option("--justification", type=click.Choice((AUTO,) + JUSTIFICATIONS), default=AUTO, show_default=True,
+              help="SSSOM: mapping_justification (semapv) of every row; auto: from how each candidate was matched "
+                   "(matched_by exact: LexicalMatching, tfidf: LexicalSimilarityThresholdMatching, an encoder or "
+                   "a ranker: SemanticSimilarityThresholdMatching; NIL: UnspecifiedMatching).")
+@click.option("--predicate", type=click.Choice((AUTO,) + PREDICATES), default=AUTO, show_default=True,
+              help="SSSOM: predicate_id of every row; auto: skos:exactMatch for a mention's best candidate, "
+                   "skos:closeMatch for the ones below it (--top-n).")
 @click.option("--top-n", type=click.IntRange(1), default=1, show_default=True,
               help="SSSOM: rows per mention (its best N candidates).")
 @click.option("--object-prefix", default="", help="SSSOM: prefix for entity ids that have none (e.g. 'MESH:').")
@@ -50,8 +72,8 @@ def _guess_output(path):
               help="SSSOM: prefix expansions to add or override (others: http://purl.obolibrary.org/obo/P_).")
 @config_option
 def command(input_path, skip_invalid, output_path, source_format, target_format, types, id_prefix, context_chars,
-            documents_path, documents_format, mapping_set_id, license_url, justification, predicate, top_n,
-            object_prefix, curie_map):
+            documents_path, documents_format, keep_annotations, mapping_set_id, license_url, justification, predicate,
+            top_n, object_prefix, curie_map):
     """Convert PubTator / BioC / plain text to Mention JSONL, and Linked JSONL back.
 
     Documents to mentions (--to mentions): one Mention record per annotation,
@@ -75,34 +97,40 @@ def command(input_path, skip_invalid, output_path, source_format, target_format,
       ontolink convert -i linked.jsonl --to bioc-xml --documents corpus.xml -o linked.xml
       ontolink convert -i linked.jsonl --to sssom --mapping-set-id https://example.org/run1 -o links.sssom.tsv
     """
-    from ontolink.formats import Problems, resolve_format
+    from ontolink.formats import DOCUMENT_FORMATS, Problems, resolve_format
 
     if source_format is None:
         if input_path == "-" or str(input_path).lower().endswith((".jsonl", ".jsonl.gz")):
-            if target_format == "mentions":
+            if target_format == MENTIONS:
                 raise click.UsageError("reading documents from stdin needs --from")
             source_format = "jsonl"
         else:
             source_format = resolve_format(input_path, None)
     if target_format is None:
-        target_format = "mentions" if source_format != "jsonl" else _guess_output(output_path)
-        if target_format is None or (source_format == "jsonl" and target_format == "mentions"):
-            raise click.UsageError("say the output format with --to (pubtator, bioc-xml, bioc-json, sssom)")
-    if (source_format == "jsonl") == (target_format == "mentions"):
-        raise click.UsageError("convert reads documents into mentions (--to mentions), or Linked JSONL "
-                               f"(--from jsonl) into pubtator/bioc-xml/bioc-json/sssom; not {source_format} to "
+        target_format = MENTIONS if source_format != "jsonl" else _guess_output(output_path)
+        if target_format is None or (source_format == "jsonl" and target_format == MENTIONS):
+            raise click.UsageError(f"say the output format with --to ({', '.join(_targets()[1:])})")
+    if (source_format == "jsonl") == (target_format == MENTIONS):
+        raise click.UsageError(f"convert reads documents into mentions (--to {MENTIONS}), or Linked JSONL "
+                               f"(--from jsonl) into {'/'.join(_targets()[1:])}; not {source_format} to "
                                f"{target_format}")
-    if target_format in ("pubtator", "bioc-xml", "bioc-json") and not documents_path:
+    needs_documents = target_format != MENTIONS and DOCUMENT_FORMATS.get(target_format).needs_documents
+    if keep_annotations and not needs_documents:
+        raise click.UsageError("--keep-annotations applies to --to pubtator, bioc-xml or bioc-json (with --documents)")
+    if needs_documents and not documents_path:
         raise click.UsageError(f"--to {target_format} needs --documents FILE: the documents the mentions came from")
     problems = Problems(skip_invalid)
-    if target_format == "mentions":
+    if target_format == MENTIONS:
         _documents_to_mentions(input_path, source_format, output_path, types, id_prefix, context_chars, problems)
-    elif target_format == "sssom":
-        _linked_to_sssom(input_path, output_path, skip_invalid, mapping_set_id, license_url, justification,
-                         predicate, top_n, object_prefix, curie_map)
-    else:
-        _linked_to_documents(input_path, output_path, skip_invalid, target_format, documents_path,
-                             documents_format, problems)
+        return
+    from ontolink.formats.sssom import parse_curie_map
+
+    writer_options = {"mapping_set_id": mapping_set_id, "license_url": license_url, "justification": justification,
+                      "predicate": predicate, "top_n": top_n, "object_prefix": object_prefix,
+                      "curie_map": parse_curie_map(curie_map)}
+    _linked_to_format(input_path, output_path, skip_invalid, target_format,
+                      documents_path if needs_documents else None, documents_format, problems, writer_options,
+                      keep_annotations)
 
 
 def _documents_to_mentions(input_path, source_format, output_path, types, id_prefix, context_chars, problems):
@@ -120,52 +148,19 @@ def _documents_to_mentions(input_path, source_format, output_path, types, id_pre
     summary(f"converted {counter.count} documents to {writer.count} mentions{skipped}")
 
 
-def _linked_records(input_path, skip_invalid, stats):
-    from ontolink.io import read_records
+def _linked_to_format(input_path, output_path, skip_invalid, target_format, documents_path, documents_format,
+                      problems, writer_options, keep_annotations=False):
+    from ontolink.formats import DOCUMENT_FORMATS, read_documents
+    from ontolink.io import ReadStats, display_name, read_records
     from ontolink.records import validate_linked_mention
-
-    return read_records(input_path, validate=validate_linked_mention, skip_invalid=skip_invalid, stats=stats)
-
-
-def _linked_to_sssom(input_path, output_path, skip_invalid, mapping_set_id, license_url, justification, predicate,
-                     top_n, object_prefix, curie_map):
-    from ontolink.formats.sssom import SSSOMWriter, parse_curie_map
-    from ontolink.io import ReadStats
+    from ontolink.steps.convert import write_linked
 
     stats = ReadStats()
-    with open_output(output_path) as stream:
-        writer = SSSOMWriter(stream, mapping_set_id, license_url, justification=justification, predicate=predicate,
-                             object_prefix=object_prefix, curie_map=parse_curie_map(curie_map), top_n=top_n)
-        for record in _linked_records(input_path, skip_invalid, stats):
-            writer.write(record)
-        writer.close()
-    summary(f"wrote {writer.count} SSSOM mappings; read {stats.summary()}")
-
-
-def _linked_to_documents(input_path, output_path, skip_invalid, target_format, documents_path, documents_format,
-                         problems):
-    from ontolink.formats import read_documents
-    from ontolink.formats.bioc import BioCJSONWriter, BioCXMLWriter
-    from ontolink.formats.pubtator import pubtator_lines
-    from ontolink.io import ReadStats, display_name
-    from ontolink.steps.convert import bioc_document, linked_documents, pubtator_annotations
-
-    stats = ReadStats()
-    documents = read_documents(documents_path, documents_format, problems)
-    pairs = linked_documents(documents, _linked_records(input_path, skip_invalid, stats),
-                             documents_name=display_name(documents_path))
-    count = links = 0
-    with open_output(output_path, binary=target_format == "bioc-xml") as stream:
-        if target_format == "pubtator":
-            for document, linked in pairs:
-                stream.write("".join(line + "\n" for line in pubtator_lines(document, pubtator_annotations(linked)))
-                             + "\n")
-                stream.flush()
-                count, links = count + 1, links + len(linked)
-        else:
-            writer = (BioCXMLWriter if target_format == "bioc-xml" else BioCJSONWriter)(stream)
-            for document, linked in pairs:
-                writer.write(bioc_document(document, linked))
-                count, links = count + 1, links + len(linked)
-            writer.close()
-    summary(f"wrote {count} documents with {links} linked mentions as {target_format}; read {stats.summary()}")
+    records = read_records(input_path, validate=validate_linked_mention, skip_invalid=skip_invalid, stats=stats)
+    documents = read_documents(documents_path, documents_format, problems) if documents_path else None
+    with open_output(output_path, binary=DOCUMENT_FORMATS.get(target_format).binary) as stream:
+        count, links = write_linked(records, target_format, stream, documents=documents,
+                                    documents_name=display_name(documents_path) if documents_path else "documents",
+                                    keep_annotations=keep_annotations, **writer_options)
+    into = f"{count} documents with " if documents is not None else ""
+    summary(f"wrote {into}{links} linked mentions as {target_format}; read {stats.summary()}")

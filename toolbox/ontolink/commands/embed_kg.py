@@ -5,14 +5,14 @@ import time
 
 import click
 
-from ontolink.options import config_option, device_option, ontology_option, seed_option
+from ontolink.options import config_option, device_option, force_option, ontology_option, seed_option
 from ontolink.registry import LazyChoice
 
 
 def _triple_formats():
-    from ontolink.triples import FORMATS
+    from ontolink.triples import format_names
 
-    return FORMATS
+    return format_names()
 
 
 def _json_object(ctx, param, value):
@@ -28,6 +28,7 @@ def _json_object(ctx, param, value):
 
 
 @click.command("embed-kg")
+@force_option("kg-embeddings")
 @click.argument("directory", type=click.Path(file_okay=False))
 @click.option("-i", "--input", "input_path", default="-", show_default=True, metavar="FILE",
               type=click.Path(allow_dash=True),
@@ -81,7 +82,7 @@ def _json_object(ctx, param, value):
 @config_option
 def command(directory, input_path, fmt, skip_invalid, ontology, method, dim, relation_dim, epochs, depth, walks, window,
             reverse, workers, batch_size, lr, negatives, margin, adversarial_temperature, label_smoothing,
-            validation_fraction, eval_every, patience, model_kwargs, device, seed):
+            validation_fraction, eval_every, patience, model_kwargs, device, seed, force):
     """Train KG embeddings on triples and write them to DIRECTORY.
 
     DIRECTORY gets manifest.json, embeddings.safetensors (entity and relation
@@ -142,7 +143,7 @@ def command(directory, input_path, fmt, skip_invalid, ontology, method, dim, rel
                        validation_fraction=validation_fraction, eval_every=eval_every, patience=patience,
                        model_kwargs=model_kwargs)
     manifest = embed_kg(triple_set, directory, method=method, seed=seed, device=device, source=input_path,
-                        ontology=source, **options)
+                        ontology=source, force=force, **options)
     described = manifest["embedding"]
     best = ""
     if described.get("best_validation_mrr") is not None:

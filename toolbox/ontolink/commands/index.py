@@ -6,7 +6,7 @@ from ontolink.backends.encoders import runtime_names
 from ontolink.backends.engines import ENGINES
 from ontolink.backends.indexes import NAME_INDEXES
 from ontolink.io import warn as summary
-from ontolink.options import config_option, device_option, engine_options, ontology_option, seed_option
+from ontolink.options import config_option, device_option, engine_options, force_option, ontology_option, seed_option
 from ontolink.registry import LazyChoice, registry_choice
 
 
@@ -17,6 +17,7 @@ def _faiss_types():
 
 
 @click.command("index")
+@force_option("index")
 @click.argument("directory", type=click.Path(file_okay=False))
 @ontology_option()
 @click.option("--method", type=registry_choice(NAME_INDEXES), default="dense", show_default=True,
@@ -57,19 +58,29 @@ def _faiss_types():
 @engine_options
 @config_option
 def command(directory, ontology, method, model, multivector, token_k, device, precision, runtime, no_cache,
-            faiss_type, hnsw_m, ef_search, nlist, pq_m, nprobe, min_df, seed, start_engine):
+            faiss_type, hnsw_m, ef_search, nlist, pq_m, nprobe, min_df, seed, start_engine, force):
     """Build a name index of an ontology in DIRECTORY.
 
     Every name and synonym of every entity is indexed (name-based: an entity
     scores as its best name). The directory holds manifest.json, the FAISS
     index or TF-IDF matrix (safetensors) and the name maps; it is written
-    under a temporary name and renamed when complete.
+    under a temporary name and renamed when complete. An existing DIRECTORY
+    is replaced only when it is empty or an earlier index (--force: whatever
+    it holds).
+
+    Your own ontology can be Entity JSONL, one object per line: "id" and
+    "name" (strings, required), "definition" (string), "synonyms" (strings,
+    or {"text", "scope"} objects with scope EXACT, RELATED, NARROW or
+    BROAD), "parents", "alt_ids" and "replaced_by" (lists of ids),
+    "obsolete" (true/false). --field maps other field names; scispaCy's
+    KB JSONL (concept_id, canonical_name, aliases) is read as it is.
 
     \b
     Examples:
       ontolink index --ontology hpo idx/hpo
       ontolink index --ontology hpo --method tfidf idx/hpo-tfidf
       ontolink index --ontology lpt_kb.json --faiss hnsw idx/lpt
+      ontolink index --ontology cells.jsonl --field id=concept_id,name=label,synonyms=aliases idx/cells
       ontolink index --ontology hp.obo --model FremyCompany/BioLORD-2023-M --device cuda idx/biolord
       ontolink index --ontology hpo --method multivector --model models/xtr idx/hpo-xtr
       ontolink index --ontology hpo --method multivector --model models/xtr --faiss ivfpq --pq-m 16 idx/hpo-xtr-pq
@@ -93,7 +104,7 @@ def command(directory, ontology, method, model, multivector, token_k, device, pr
                          "this process only (use --engine local)")
     if index_type.tokens:
         manifest = build_index(loaded, directory, method=method, model=model, device=device, precision=precision,
-                               faiss_type=faiss_type, token_k=token_k, seed=seed, **faiss_options)
+                               faiss_type=faiss_type, token_k=token_k, seed=seed, force=force, **faiss_options)
         summary(f"indexed {manifest['index']['tokens']} tokens of {manifest['names']} names of "
                 f"{manifest['entities']} entities (multi-vector, {manifest['index']['faiss']['bytes_per_token']} "
                 f"bytes per token) into {directory} in {time.perf_counter() - started:.1f} s")
@@ -104,7 +115,7 @@ def command(directory, ontology, method, model, multivector, token_k, device, pr
     else:
         options = dict(model=model, min_df=min_df)
     with start_engine(device) as engine:
-        manifest = build_index(loaded, directory, method=method, engine=engine, **options)
+        manifest = build_index(loaded, directory, method=method, engine=engine, force=force, **options)
     encoded = manifest.get("encoded") or {}
     reused = f"; {encoded['encoded']} encoded, {encoded['reused']} from the embedding cache" \
         if encoded.get("reused") else ""

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import click
 
-from ontolink.io import warn as summary
+from ontolink.io import plural, warn as summary
 from ontolink.options import (
     config_option,
     device_option,
@@ -16,14 +16,25 @@ from ontolink.options import (
 
 
 @click.command("link")
+@click.argument("phrases", nargs=-1)
 @click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False),
               help="Index directory made by `ontolink index`.")
-@input_options
-@output_option
+@input_options(help_text="Mention records, JSONL; a directory or a quoted glob of shards ('-' is stdin; .gz is "
+                          "read transparently).")
+@output_option(help_text="Linked mentions: JSONL, or TSV when FILE ends in .tsv or with --to tsv ('-' is stdout; "
+                         ".gz is compressed).")
+@click.option("--to", "output_format", type=click.Choice(["jsonl", "tsv"]),
+              help="jsonl: each Mention record with its candidates; tsv: one row per (mention, rank): "
+                   "mention_id, mention, rank, id, name, score, matched_name, matched_kind, matched_by.  "
+                   "[default: from the -o name, else jsonl]")
+@click.option("--no-context", is_flag=True,
+              help="Leave context_left and context_right out of the output records (they are still read).")
 @click.option("--output-dir", type=click.Path(file_okay=False),
               help="With -i DIRECTORY or a quoted glob of shards: one output shard per input shard, of the same "
                    "name, in this directory (instead of one -o stream).")
-@click.option("--top-k", type=click.IntRange(1), default=64, show_default=True, help="Candidates per mention.")
+@click.option("--top-k", type=click.IntRange(1),
+              help="Candidates per mention.  [default: 10; with --ranker or --reranker, the number it was trained "
+                   "on (64)]")
 @click.option("--batch-size", type=click.IntRange(1),
               help="Mentions encoded and searched together (output is flushed after each batch); the links "
                    "are the same at any size, a large one encodes and searches faster.  [default: 4096; 256 "
@@ -42,22 +53,35 @@ from ontolink.options import (
               help="With --ranker: add each candidate's feature values (\"features\") to the output.")
 @click.option("--nil-threshold", metavar="FLOAT|auto",
               help="Mark a mention \"nil\": true (candidates kept) when its best score is below this; 'auto' "
-                   "calibrates it on the index, without labels (README: NIL).")
+                   "calibrates it on the index, without labels (docs/recognition.md: NIL).")
 @device_option
 @engine_options
 @config_option
-def command(index_dir, input_path, skip_invalid, output_path, output_dir, top_k, batch_size, ontology, reranker_dir,
-            ranker_dir, prior, with_features, nil_threshold, device, start_engine):
+def command(phrases, index_dir, input_path, skip_invalid, output_path, output_format, no_context, output_dir, top_k,
+            batch_size, ontology, reranker_dir, ranker_dir, prior, with_features, nil_threshold, device, start_engine):
     """Add the top-K entities to every Mention record.
 
     Reads Mention records ({"id", "mention", ...}; other fields pass through)
-    and writes each with "candidates": [{"id", "name", "score"}], best
-    first, one per entity. With --reranker or --ranker the order is theirs
-    and each candidate also keeps its "retriever_score".
+    and writes each with "candidates": [{"id", "name", "score",
+    "matched_name", "matched_kind", "matched_by"}], best first, one per
+    entity. "matched_name" is the entity's name or synonym that matched,
+    "matched_kind" what it is ("name", or its synonym scope: EXACT,
+    RELATED, ...). A candidate whose matched name is the mention itself
+    once case, British spellings and plurals are folded (as `annotate`
+    folds them: "astrocytes" is "astrocyte") comes first, with
+    "matched_by": "exact"; the others have the index method ("dense",
+    "tfidf", ...). With --reranker or --ranker the order is theirs and
+    each candidate also keeps its "retriever_score" (a --ranker's
+    candidates carry no matched name).
+
+    PHRASES given as arguments are linked instead of -i, as Mention
+    records with ids "1", "2", ... in order.
 
     \b
     Examples:
       ontolink link --index idx/hpo -i mentions.jsonl -o linked.jsonl
+      ontolink link --index idx/cl --to tsv "Kupffer cells" "astrocytes"
+      ontolink link --index idx/hpo -i mentions.jsonl --no-context -o linked.tsv
       echo '{"id": "m1", "mention": "short stature"}' | ontolink link --index idx/hpo --top-k 3
       zcat mentions.jsonl.gz | ontolink link --index idx/hpo | head -1
       ontolink link --index idx/tuned --reranker models/reranker -i mentions.jsonl
@@ -73,6 +97,11 @@ def command(index_dir, input_path, skip_invalid, output_path, output_dir, top_k,
 
     if ranker_dir and reranker_dir:
         raise click.UsageError("give --ranker or --reranker, not both")
+    if phrases and input_path != "-":
+        raise click.UsageError("give PHRASES or -i FILE, not both")
+    output_format = output_format or ("tsv" if str(output_path).lower().endswith((".tsv", ".tsv.gz")) else "jsonl")
+    if output_format == "tsv" and output_dir:
+        raise click.UsageError("--to tsv writes one stream (-o): it does not combine with --output-dir")
     # the ontology is checked by its content hash, never parsed
     loaded = load_index(index_dir, ontology=ontology, device=device)
     reranker = None
@@ -94,7 +123,9 @@ def command(index_dir, input_path, skip_invalid, output_path, output_dir, top_k,
         nil = resolve_nil_threshold(nil_threshold, loaded, reranked=reranker is not None or ranker is not None)
     except ValueError as error:
         raise click.BadParameter(str(error), param_hint="--nil-threshold") from None
-    shards = input_shards(input_path)
+    if top_k is None:
+        top_k = trained_top_k(ranker, reranker)
+    shards = None if phrases else input_shards(input_path)
     if output_dir and not shards:
         raise click.UsageError("--output-dir needs -i DIRECTORY or a glob of shards")
     if output_dir and output_path != "-":
@@ -104,20 +135,29 @@ def command(index_dir, input_path, skip_invalid, output_path, output_dir, top_k,
     started = time.perf_counter()
 
     targets = [output_shard(shard, output_dir) for shard in shards] if output_dir else None
+    # the first batches are small, so that output and the progress bar move within a second or two
     read = RecordBatchReader(batch_size, validate=validate_mention, skip_invalid=skip_invalid,
-                             check_duplicate_ids=True)
+                             check_duplicate_ids=True, first_size=min(batch_size, FIRST_BATCH_SIZE))
+    if phrases:
+        read = PhraseBatches(phrases, read)
     desc = "link + rerank" if reranker else "link + rank" if ranker else "link"
     with start_engine(device) as engine:
         # (position of the input in shards or [input_path], linked record)
-        linked = link_inputs(shards or [input_path], read, loaded, top_k=top_k, reranker=reranker, engine=engine,
+        linked = link_inputs(shards or ([PHRASES] if phrases else [input_path]), read, loaded, top_k=top_k, reranker=reranker, engine=engine,
                              device=device, stats=stats, ranker=ranker, prior=prior, with_features=with_features)
         if nil is not None:
             linked = ((position, next(mark_nil((record,), nil))) for position, record in linked)
+        if no_context:
+            linked = ((position, without_context(record)) for position, record in linked)
         if targets:
             written = write_shards(linked, shards, targets, desc, batch_size)
+        elif output_format == "tsv":
+            written = write_tsv(counting((record for _, record in linked), desc, "mention"), output_path,
+                                FIRST_BATCH_SIZE)
         else:
             with RecordWriter(output_path) as writer:
-                writer.write_all(counting((record for _, record in linked), desc, "mention"), flush_every=batch_size)
+                writer.write_all(counting((record for _, record in linked), desc, "mention"),
+                                 flush_every=FIRST_BATCH_SIZE)
             written = writer.count
     empty = getattr(loaded.name_index, "empty_spans", 0)
     if empty:
@@ -126,7 +166,66 @@ def command(index_dir, input_path, skip_invalid, output_path, output_dir, top_k,
     seconds = time.perf_counter() - started
     rate = f" ({written / seconds:.0f} mentions/s)" if written and seconds > 0 else ""
     shard_count = f" from {len(shards)} shards" if shards else ""
-    summary(f"linked {written} mentions{shard_count} in {seconds:.1f} s{rate}; read {stats.summary()}")
+    read_from = "" if phrases else f"; read {stats.summary()}"
+    summary(f"linked {plural(written, 'mention')}{shard_count} in {seconds:.1f} s{rate}{read_from}")
+
+
+# Mentions in the first batch (each next one twice as many, up to --batch-size), and records between flushes
+FIRST_BATCH_SIZE = 256
+PHRASES = "<arguments>"  # the input name of PHRASES, in messages
+CONTEXT_FIELDS = ("context_left", "context_right")
+
+
+def trained_top_k(ranker, reranker, default=10):
+    """--top-k's default: 10 candidates (R@1 and R@5 are the same at any depth, the output a sixth of 64's),
+    and for a ranker or reranker the depth it was trained to order."""
+    if ranker is not None:
+        return ranker.manifest.get("training", {}).get("top_k", 64)
+    if reranker is not None:
+        return (getattr(reranker, "manifest", None) or {}).get("options", {}).get("top_k", 64)
+    return default
+
+
+class PhraseBatches:
+    """``read(path, stats)`` for PHRASES: Mention records {"id": "1", "mention": PHRASE}, ..., in batches."""
+
+    def __init__(self, phrases, read):
+        self.phrases = list(phrases)
+        self.read = read
+
+    def __call__(self, path, stats):
+        from ontolink.io import record_batches
+        from ontolink.records import validate_mention
+
+        records = []
+        for number, phrase in enumerate(self.phrases, 1):
+            record = {"id": str(number), "mention": phrase}
+            try:
+                validate_mention(record)
+            except ValueError as error:
+                raise click.BadParameter(f"phrase {number}: {error}", param_hint="PHRASES") from None
+            records.append(record)
+        stats.records += len(records)
+        return record_batches(records, self.read.batch_size, self.read.first_size)
+
+
+def without_context(record):
+    return {key: value for key, value in record.items() if key not in CONTEXT_FIELDS}
+
+
+def write_tsv(records, output_path, flush_every):
+    """Write linked ``records`` as the candidates TSV (ontolink.linked_tsv); return how many mentions."""
+    from ontolink.linked_tsv import CandidateTSVWriter
+    from ontolink.io import open_output
+
+    with open_output(output_path) as stream:
+        writer = CandidateTSVWriter(stream)
+        for record in records:
+            writer.write(record)
+            if writer.count % flush_every == 0:
+                writer.flush()
+        writer.flush()
+    return writer.count
 
 
 def write_shards(linked, shards, targets, desc, flush_every):

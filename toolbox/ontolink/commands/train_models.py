@@ -1,6 +1,6 @@
 import click
 
-from ontolink.options import config_option, device_option, input_options, ontology_option, seed_option
+from ontolink.options import config_option, device_option, force_option, input_options, ontology_option, seed_option
 from ontolink.ranking.groups import FEATURE_GROUPS as RANKER_FEATURE_GROUPS
 from ontolink.ranking.groups import default_groups, group_names
 
@@ -31,7 +31,9 @@ def fit_options(epochs, learning_rate, batch_size=None, batch_help="Pairs per ba
 
 def training_inputs(function):
     """DIRECTORY (the model written), --ontology and the pairs read: what every trainer takes."""
-    return click.argument("directory", type=click.Path(file_okay=False))(ontology_option()(input_options(function)))
+    reads = input_options(help_text="Pair records, JSONL, from make-pairs (multivector: also labeled Mention records; "
+                                    "'-' is stdin; .gz is read transparently).")
+    return click.argument("directory", type=click.Path(file_okay=False))(ontology_option()(reads(function)))
 
 
 def _read_pairs(path, ontology, skip_invalid=False, accept_gold=False):
@@ -61,6 +63,7 @@ def command():
 
 
 @command.command("retriever")
+@force_option("retriever")
 @training_inputs
 @click.option("--model", "backbone", help="Backbone: a sentence-transformers / transformers hub name or local "
                                           "path.  [default: sentence-transformers/all-MiniLM-L6-v2 from PyPI]")
@@ -83,7 +86,7 @@ def command():
 @fit_options(epochs=1, learning_rate=2e-5, batch_help="Mentions per batch.  [default: 512, or 128 under 5,120 pairs]")
 @config_option
 def retriever_command(directory, ontology, input_path, skip_invalid, backbone, negatives, pooling, input_mode,
-                      validation_fraction, epochs, learning_rate, batch_size, max_length, seed, device, resume):
+                      validation_fraction, epochs, learning_rate, batch_size, max_length, seed, device, resume, force):
     """Fine-tune a bi-encoder retriever into DIRECTORY.
 
     Reads Pair records (a mention with context and its pseudo "entity_id").
@@ -115,7 +118,7 @@ def retriever_command(directory, ontology, input_path, skip_invalid, backbone, n
     manifest = train_retriever(pairs, loaded, directory, backbone=backbone, negatives=negatives, epochs=epochs,
                                learning_rate=learning_rate, batch_size=batch_size, max_length=max_length, seed=seed,
                                device=device, resume=resume, pooling=pooling, input_mode=input_mode,
-                               validation_fraction=validation_fraction)
+                               validation_fraction=validation_fraction, force=force)
     kept = ""
     if "validation" in manifest:
         start = "the frozen encoder" if input_mode == "bare" else "step 0"
@@ -129,6 +132,7 @@ def retriever_command(directory, ontology, input_path, skip_invalid, backbone, n
 
 
 @command.command("reranker")
+@force_option("reranker")
 @training_inputs
 @click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False),
               help="The retriever's index (ontolink index --model RETRIEVER): its top-K are the candidates.")
@@ -161,7 +165,8 @@ def retriever_command(directory, ontology, input_path, skip_invalid, backbone, n
 @config_option
 def reranker_command(directory, ontology, index_dir, input_path, skip_invalid, architecture, reading,
                      backbone, top_k, negatives, head_learning_rate, select_width, select_layers, select_heads,
-                     select_dropout, epochs, learning_rate, batch_size, max_length, seed, device, resume):
+                     select_dropout, epochs, learning_rate, batch_size, max_length, seed, device, resume,
+                     force):
     """Fine-tune a reranker into DIRECTORY.
 
     Reads Pair records; for each, the --index retrieves the top-K candidates
@@ -190,7 +195,7 @@ def reranker_command(directory, ontology, index_dir, input_path, skip_invalid, a
     pairs = _read_pairs(input_path, loaded, skip_invalid=skip_invalid)
     shared = {"backbone": backbone, "top_k": top_k, "epochs": epochs, "learning_rate": learning_rate,
               "head_learning_rate": head_learning_rate, "batch_size": batch_size, "max_length": max_length,
-              "seed": seed, "device": device, "resume": resume}
+              "seed": seed, "device": device, "resume": resume, "force": force}
     if architecture == "res":
         from ontolink.steps.res_reranker import train_res_reranker
 
@@ -207,6 +212,7 @@ def reranker_command(directory, ontology, index_dir, input_path, skip_invalid, a
 
 
 @command.command("multivector")
+@force_option("multivector")
 @training_inputs
 @click.option("--model", "backbone", help="Backbone: a transformers hub name or local path.  "
                                           "[default: sentence-transformers/all-MiniLM-L6-v2 from PyPI]")
@@ -228,7 +234,7 @@ def reranker_command(directory, ontology, index_dir, input_path, skip_invalid, a
 @config_option
 def multivector_command(directory, ontology, input_path, skip_invalid, backbone,
                         dimension, kb, top_k, no_temperature, hard_negatives, query_expansion, head_learning_rate,
-                        epochs, learning_rate, batch_size, max_length, seed, device, resume):
+                        epochs, learning_rate, batch_size, max_length, seed, device, resume, force):
     """Fine-tune a multi-vector (late-interaction) linker into DIRECTORY.
 
     Reads Pair records (make-pairs output) or labeled Mention records
@@ -256,12 +262,13 @@ def multivector_command(directory, ontology, input_path, skip_invalid, backbone,
         pairs, loaded, directory, backbone=backbone, kb=kb, dimension=dimension, temperature=not no_temperature,
         top_k=top_k, hard_negatives=hard_negatives, query_expansion=query_expansion, epochs=epochs,
         learning_rate=learning_rate, head_learning_rate=head_learning_rate, batch_size=batch_size,
-        max_length=max_length, seed=seed, device=device, resume=resume)
+        max_length=max_length, seed=seed, device=device, resume=resume, force=force)
     warn(f"trained multi-vector model on {len(pairs) - skipped} pairs ({kb}-based KB, {epochs} epochs, final loss "
          f"{manifest['losses'][-1]:.4f}, τ {manifest['temperature']}) into {directory} in {manifest['seconds']:.0f} s")
 
 
 @command.command("ranker")
+@force_option("ranker")
 @click.argument("directory", type=click.Path(file_okay=False))
 @click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False),
               help="Index directory whose candidates the ranker orders (its names supply the synonym queries).")
@@ -295,7 +302,7 @@ def multivector_command(directory, ontology, input_path, skip_invalid, backbone,
 @device_option
 @config_option
 def ranker_command(directory, index_dir, pairs_path, synonym_queries, hold_out, groups, prior, second_encoder,
-                   gate_coverage, top_k, regularisation, seed, device):
+                   gate_coverage, top_k, regularisation, seed, device, force):
     """Fit a candidate ranker into DIRECTORY, without gold labels.
 
     Features of each of an index's top-K candidates (the retriever's score,
@@ -337,7 +344,7 @@ def ranker_command(directory, index_dir, pairs_path, synonym_queries, hold_out, 
     manifest = train_ranker(loaded, directory, queries, groups=groups, prior=prior, top_k=top_k,
                             regularisation=regularisation, described=described,
                             second_encoder=second_encoder_spec(second_encoder),
-                            gate_coverage=gate_coverage or None)
+                            gate_coverage=gate_coverage or None, force=force)
     report = manifest["report"]
     warn(f"fitted ranker ({', '.join(groups)}) on {report['queries']} queries ({manifest['training']['synonym_queries']} "
          f"synonym, {manifest['training']['pair_queries']} pair; {report['skipped_unretrieved']} without their answer in "

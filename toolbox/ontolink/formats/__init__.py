@@ -1,30 +1,65 @@
-"""Literature document formats: PubTator, BioC XML, BioC JSON and plain text.
+"""Literature document formats: one module per format, each registered in ``DOCUMENT_FORMATS``.
 
+Readers: PubTator, BioC XML, BioC JSON, plain text; writers: PubTator, BioC XML,
+BioC JSON (links put back into their documents) and SSSOM (a mapping table).
 Every reader yields ``bioc.BioCDocument`` objects (the `bioc` package's data
 model), one at a time, so a corpus of any size streams. Each document and
 annotation carries ``source = (file, line)`` for error messages.
 """
 
 from ontolink.errors import InputError
-from ontolink.io import display_name, open_input_lines, warn
+from ontolink.file_formats import FileFormat, FormatRegistry
+from ontolink.io import OverlongLine, display_name, open_input_lines, warn
 
-DOCUMENT_FORMATS = ("pubtator", "bioc-xml", "bioc-json", "text")
+
+class DocumentFormat(FileFormat):
+    """A literature document format: a reader of BioC documents, a writer of linked documents, or both.
+
+    A reader implements ``read``; a writer implements ``writer``. Writers that put the links back
+    into the documents they came from (``needs_documents``) get each document with its Linked
+    mentions; the others (a mapping table) get each Linked mention alone, with no document.
+    """
+
+    binary = False  # its writer writes bytes, not text
+    needs_documents = True
+
+    def read(self, path, problems):
+        """Yield the ``BioCDocument`` objects of ``path`` ('-': stdin), one at a time, each (and each
+        annotation) with ``source = (file, line)``; bad input goes to ``problems``."""
+        raise NotImplementedError
+
+    def writer(self, stream, **options):
+        """An object with ``write(document, links)`` and ``close()`` writing to ``stream``; ``options``
+        are the command's writer options, each writer taking the ones it knows."""
+        raise NotImplementedError
+
+
+DOCUMENT_FORMATS = FormatRegistry("document format", "document-format", "ontolink.formats", DocumentFormat)
+
+
+def reader_names():
+    """The document formats that can be read (what --from accepts)."""
+    return DOCUMENT_FORMATS.names_that("read")
+
+
+def writer_names():
+    """The document formats that can be written (what convert --to accepts besides mentions)."""
+    return DOCUMENT_FORMATS.names_that("writer")
 
 
 def guess_format(path):
-    """The document format of ``path`` from its name (``.gz`` ignored); None when unknown."""
-    name = str(path).lower()
-    if name.endswith(".gz"):
-        name = name[:-3]
-    if name.endswith((".pubtator", ".pubtator.txt", ".pubtator3")) or "pubtator" in name.rsplit("/", 1)[-1]:
-        return "pubtator"
-    if name.endswith(".xml"):
-        return "bioc-xml"
-    if name.endswith(".json"):
-        return "bioc-json"
-    if name.endswith(".txt"):
-        return "text"
-    return None
+    """The readable document format of ``path`` from its name (``.gz`` ignored); None when unknown."""
+    return DOCUMENT_FORMATS.guess(path, "read")
+
+
+def document_format(name, method="read"):
+    """The format registered as ``name``, checked to implement ``method`` ("read" or "writer")."""
+    fmt = DOCUMENT_FORMATS.get(name)()
+    if not DOCUMENT_FORMATS.can(name, method):
+        able = reader_names() if method == "read" else writer_names()
+        raise InputError(f"document format {name!r} cannot be {'read' if method == 'read' else 'written'} "
+                         f"(formats that can: {', '.join(able)})")
+    return fmt
 
 
 def resolve_format(path, fmt, option="--from"):
@@ -33,7 +68,7 @@ def resolve_format(path, fmt, option="--from"):
     guessed = guess_format(path)
     if guessed is None:
         raise InputError(f"cannot tell the document format from the file name: pass {option} "
-                         f"({', '.join(DOCUMENT_FORMATS)})", display_name(path))
+                         f"({', '.join(reader_names())})", display_name(path))
     return guessed
 
 
@@ -59,6 +94,9 @@ def decoded_lines(path, problems):
     name = display_name(path)
     with open_input_lines(path) as lines:
         for number, raw in enumerate(lines, 1):
+            if isinstance(raw, OverlongLine):
+                problems.report(raw.message(), name, number)
+                continue
             try:
                 yield number, raw.decode("utf-8-sig" if number == 1 else "utf-8").rstrip("\r\n")
             except UnicodeDecodeError as error:
@@ -79,26 +117,9 @@ class Counted:
 
 
 def read_documents(path="-", fmt=None, problems=None):
-    """Yield the BioC documents of a PubTator, BioC XML, BioC JSON or plain-text file."""
+    """Yield the BioC documents of a document file in any readable format (``fmt`` or guessed)."""
     problems = problems if problems is not None else Problems()
-    fmt = resolve_format(path, fmt)
-    if fmt == "pubtator":
-        from ontolink.formats.pubtator import read_pubtator
-
-        return read_pubtator(path, problems)
-    if fmt == "bioc-xml":
-        from ontolink.formats.bioc import read_bioc_xml
-
-        return read_bioc_xml(path)
-    if fmt == "bioc-json":
-        from ontolink.formats.bioc import read_bioc_json
-
-        return read_bioc_json(path, problems)
-    if fmt == "text":
-        from ontolink.formats.text import read_text
-
-        return read_text(path, problems)
-    raise InputError(f"unknown document format {fmt!r} (one of {', '.join(DOCUMENT_FORMATS)})")
+    return document_format(resolve_format(path, fmt)).read(path, problems)
 
 
 def document_text(document):
@@ -122,3 +143,12 @@ def document_text(document):
 def source_of(item, default_name="<input>"):
     """(file, line) an item was read from, for error messages."""
     return getattr(item, "source", (default_name, None))
+
+
+def top_link(record):
+    """(id, name, score) of a Linked mention's best candidate; None when it is NIL or has none."""
+    candidates = record.get("candidates") or []
+    if record.get("nil") or not candidates:
+        return None
+    best = candidates[0]
+    return best["id"], best.get("name", ""), best.get("score")

@@ -13,65 +13,132 @@ import json
 from bioc import BioCAnnotation, BioCDocument, BioCLocation, BioCPassage
 
 from ontolink.errors import InputError
-from ontolink.io import display_name, open_input_lines
+from ontolink.formats import DOCUMENT_FORMATS, DocumentFormat, top_link
+from ontolink.io import MAX_LINE_BYTES_VARIABLE, OverlongLine, display_name, max_line_bytes, open_input_lines
 
 
-def _infons(element):
-    return {infon.get("key"): infon.text or "" for infon in element.findall("infon")}
+_ENTITY_CHARACTERS = 1 << 20  # the most text one entity reference may stand for
 
 
-def _annotation(element, name):
+class _XMLSource:
+    """What the converters of one BioC XML file share: its name for messages, and its internal entities
+    (``<!ENTITY deg "&#176;">``), whose references are replaced here, not by the parser: resolving them
+    in libxml2 with ``huge_tree`` has no bound on nested expansion (a "billion laughs" file)."""
+
+    def __init__(self, name):
+        self.name = name
+        self.entities = None
+
+    def read_entities(self, element):
+        """The internal DTD's entities, read once at the root element (the DTD is parsed before it)."""
+        dtd = element.getroottree().docinfo.internalDTD
+        declared = {entity.name: entity.content or "" for entity in dtd.iterentities()} if dtd is not None else {}
+        self.entities = {}
+        for entity_name in declared:
+            self.entities[entity_name] = self._expand(entity_name, declared, (), element.sourceline)
+
+    def _expand(self, entity_name, declared, outer, line):
+        import re
+
+        if entity_name in outer:
+            raise InputError(f"entity &{entity_name}; refers to itself", self.name, line)
+        parts = []
+        size = 0
+        for piece in re.split(r"(&[A-Za-z_][\w.-]*;)", declared[entity_name]):
+            inner = piece[1:-1] if piece.startswith("&") and piece.endswith(";") else None
+            if inner is not None and inner in declared:
+                piece = self._expand(inner, declared, outer + (entity_name,), line)
+            parts.append(piece)
+            size += len(piece)
+            if size > _ENTITY_CHARACTERS:
+                raise InputError(f"entity &{entity_name}; expands past {_ENTITY_CHARACTERS:,} characters",
+                                 self.name, line)
+        return "".join(parts)
+
+    def text(self, element):
+        """An element's text with its entity references replaced (an undeclared one is kept as written)."""
+        from lxml import etree
+
+        if element is None:
+            return None
+        parts = [element.text or ""]
+        for child in element:
+            if isinstance(child, etree._Entity):
+                parts.append((self.entities or {}).get(child.name, child.text))
+            parts.append(child.tail or "")
+        return "".join(parts)
+
+    def findtext(self, element, tag):
+        return self.text(element.find(tag))
+
+    def offset(self, value, element, what):
+        """An offset or length inside the document text: a whole number from 0 to the line limit (an output
+        line holds the text laid out up to it)."""
+        limit = max_line_bytes()
+        try:
+            number = int(value)
+        except (TypeError, ValueError):
+            raise InputError(f"<{element.tag}> needs an integer {what}, got {value!r}", self.name,
+                             element.sourceline) from None
+        if not 0 <= number <= limit:
+            raise InputError(f"<{element.tag}> {what} {number:,} is outside 0 to {limit:,} characters "
+                             f"(set {MAX_LINE_BYTES_VARIABLE} to raise the limit)", self.name, element.sourceline)
+        return number
+
+
+def _infons(element, source):
+    return {infon.get("key"): source.text(infon) or "" for infon in element.findall("infon")}
+
+
+def _annotation(element, source):
     annotation = BioCAnnotation()
     annotation.id = element.get("id")
-    annotation.infons = _infons(element)
-    annotation.text = element.findtext("text") or ""
+    annotation.infons = _infons(element, source)
+    annotation.text = source.findtext(element, "text") or ""
     for location in element.findall("location"):
-        try:
-            annotation.add_location(BioCLocation(int(location.get("offset")), int(location.get("length"))))
-        except (TypeError, ValueError):
+        if location.get("offset") is None or location.get("length") is None:
             raise InputError(f"annotation {annotation.id!r}: location needs integer offset and length",
-                             name, location.sourceline) from None
-    annotation.source = (name, element.sourceline)
+                             source.name, location.sourceline)
+        annotation.add_location(BioCLocation(source.offset(location.get("offset"), location, "offset"),
+                                             source.offset(location.get("length"), location, "length")))
+    annotation.source = (source.name, element.sourceline)
     return annotation
 
 
-def _integer(element, tag, name):
-    text = element.findtext(tag)
-    try:
-        return int(text)
-    except (TypeError, ValueError):
-        raise InputError(f"<{element.tag}> needs an integer <{tag}>, got {text!r}", name, element.sourceline) from None
+def _integer(element, tag, source):
+    return source.offset(source.findtext(element, tag), element, f"<{tag}>")
 
 
-def _passage(element, name):
+def _passage(element, source):
     passage = BioCPassage()
-    passage.offset = _integer(element, "offset", name)
-    passage.infons = _infons(element)
-    passage.text = element.findtext("text")
+    passage.offset = _integer(element, "offset", source)
+    passage.infons = _infons(element, source)
+    passage.text = source.findtext(element, "text")
     for annotation in element.findall("annotation"):
-        passage.add_annotation(_annotation(annotation, name))
+        passage.add_annotation(_annotation(annotation, source))
     sentences = element.findall("sentence")
     if sentences and passage.text is None:  # sentence-level BioC: lay the sentences at their offsets
         text = ""
         for sentence in sentences:
-            text = text.ljust(_integer(sentence, "offset", name) - passage.offset) + (sentence.findtext("text") or "")
+            text = text.ljust(_integer(sentence, "offset", source) - passage.offset) + (
+                source.findtext(sentence, "text") or "")
         passage.text = text
     for sentence in sentences:
         for annotation in sentence.findall("annotation"):
-            passage.add_annotation(_annotation(annotation, name))
+            passage.add_annotation(_annotation(annotation, source))
     passage.text = passage.text or ""
     return passage
 
 
-def _document(element, name):
+def _document(element, source):
     document = BioCDocument()
-    document.id = element.findtext("id") or ""
-    document.infons = _infons(element)
+    document.id = source.findtext(element, "id") or ""
+    document.infons = _infons(element, source)
     for passage in element.findall("passage"):
-        document.add_passage(_passage(passage, name))
+        document.add_passage(_passage(passage, source))
     for annotation in element.findall("annotation"):
-        document.add_annotation(_annotation(annotation, name))
-    document.source = (name, element.sourceline)
+        document.add_annotation(_annotation(annotation, source))
+    document.source = (source.name, element.sourceline)
     return document
 
 
@@ -80,8 +147,9 @@ def read_bioc_xml(path):
     from lxml import etree
 
     name = display_name(path)
+    source = _XMLSource(name)
     with open_input_lines(path) as lines:
-        stream = _LineStream(lines)
+        stream = _LineStream(lines, name)
         root_checked = False
         try:
             for event, element in etree.iterparse(stream, events=("start", "end"), resolve_entities=False,
@@ -91,8 +159,9 @@ def read_bioc_xml(path):
                     if element.tag != "collection":
                         raise InputError(f"not BioC XML: the root element is <{element.tag}>, not <collection>",
                                          name, element.sourceline)
+                    source.read_entities(element)
                 if event == "end" and element.tag == "document":
-                    yield _document(element, name)
+                    yield _document(element, source)
                     element.clear()
                     parent = element.getparent()
                     while parent is not None and element.getprevious() is not None:
@@ -107,20 +176,45 @@ def read_bioc_xml(path):
 class _LineStream:
     """A file-like ``read`` over an iterator of byte lines (stdin and .gz included)."""
 
-    def __init__(self, lines):
+    def __init__(self, lines, name):
         self.lines = lines
+        self.name = name
+        self.number = 0
         self.pending = b""
+        self.position = 0
 
     def read(self, size=-1):
-        while size < 0 or len(self.pending) < size:
+        # pending[position:] is what is left: each byte is copied a bounded number of times, however long
+        # the line (BioC XML is often one line)
+        while size < 0 or len(self.pending) - self.position < size:
             line = next(self.lines, None)
             if line is None:
                 break
-            self.pending += line
-        if size < 0:
-            size = len(self.pending)
-        data, self.pending = self.pending[:size], self.pending[size:]
+            self.pending = self.pending[self.position:] + _checked(line, self.name, self.number + 1)
+            self.position = 0
+            self.number += 1
+        end = len(self.pending) if size < 0 else self.position + size
+        data = self.pending[self.position:end]
+        self.position += len(data)
         return data
+
+
+def _checked(line, name, number):
+    if isinstance(line, OverlongLine):
+        raise InputError(line.message(), name, number)
+    return line
+
+
+def _checked_offsets(document, name, line):
+    limit = max_line_bytes()
+    spans = [("passage offset", passage.offset) for passage in document.passages]
+    for annotation in document.annotations + [a for p in document.passages for a in p.annotations]:
+        for location in annotation.locations:
+            spans += [("annotation offset", location.offset), ("annotation length", location.length)]
+    for what, value in spans:
+        if not isinstance(value, int) or not 0 <= value <= limit:
+            raise InputError(f"document {document.id}: {what} {value!r} is outside 0 to {limit:,} characters "
+                             f"(set {MAX_LINE_BYTES_VARIABLE} to raise the limit)", name, line)
 
 
 def _json_document(obj, name, line, index):
@@ -145,6 +239,7 @@ def _json_document(obj, name, line, index):
     except (KeyError, TypeError, ValueError) as error:
         raise InputError(f"document {obj['id'] or index}: malformed BioC JSON ({type(error).__name__}: {error})",
                          name, line) from None
+    _checked_offsets(document, name, line)
     document.source = (name, line)
     for annotation in document.annotations + [a for p in document.passages for a in p.annotations]:
         annotation.source = (name, line)
@@ -156,8 +251,8 @@ def read_bioc_json(path, problems):
     name = display_name(path)
     with open_input_lines(path) as lines:
         first = b""
-        for first in lines:
-            if first.strip():
+        for number, first in enumerate(lines, 1):
+            if _checked(first, name, number).strip():
                 break
         if not first.strip():
             return
@@ -167,7 +262,7 @@ def read_bioc_json(path, problems):
         except ValueError:  # not one document per line: the whole file is one collection object
             collection = True
         if collection:
-            text = first + b"".join(lines)
+            text = first + b"".join(_checked(raw, name, number) for number, raw in enumerate(lines, number + 1))
             try:
                 obj = json.loads(text.decode("utf-8-sig"))
             except ValueError as error:
@@ -180,10 +275,13 @@ def read_bioc_json(path, problems):
             return
         if "documents" in obj and "passages" not in obj:  # a collection on one line
             for index, document in enumerate(obj["documents"], 1):
-                yield _json_document(document, name, 1, index)
+                yield _json_document(document, name, number, index)
             return
-        yield _json_document(obj, name, 1, 1)
-        for number, raw in enumerate(lines, 2):
+        yield _json_document(obj, name, number, 1)
+        for number, raw in enumerate(lines, number + 1):
+            if isinstance(raw, OverlongLine):
+                problems.report(raw.message(), name, number)
+                continue
             if not raw.strip():
                 continue
             try:
@@ -208,8 +306,9 @@ class BioCXMLWriter:
         collection.key = "ontolink.key"
         self._writer.write_collection_info(collection)
 
-    def write(self, document):
-        self._writer.write_document(document)
+    def write(self, document, links=None):
+        """``document`` as is, or (with ``links``) its copy annotated with its Linked mentions."""
+        self._writer.write_document(document if links is None else bioc_document(document, links))
 
     def close(self):
         self._writer.close()
@@ -224,9 +323,12 @@ class BioCJSONWriter:
         header = {"source": source, "date": "", "key": "ontolink.key", "infons": {}}
         self.stream.write(json.dumps(header, ensure_ascii=False)[:-1] + ', "documents": [\n')
 
-    def write(self, document):
+    def write(self, document, links=None):
+        """``document`` as is, or (with ``links``) its copy annotated with its Linked mentions."""
         from bioc.biocjson import toJSON
 
+        if links is not None:
+            document = bioc_document(document, links)
         self.stream.write((",\n" if self.count else "") + json.dumps(toJSON(document), ensure_ascii=False))
         self.count += 1
         self.stream.flush()
@@ -234,3 +336,63 @@ class BioCJSONWriter:
     def close(self):
         self.stream.write("\n]}\n")
         self.stream.flush()
+
+
+def bioc_document(document, links):
+    """A copy of ``document`` (same id, infons, passages and text) whose annotations are ``links``."""
+    copy = BioCDocument()
+    copy.id = document.id
+    copy.infons = dict(document.infons)
+    passages = []
+    for passage in sorted(document.passages, key=lambda passage: passage.offset):
+        new = BioCPassage()
+        new.offset, new.text, new.infons = passage.offset, passage.text, dict(passage.infons)
+        copy.add_passage(new)
+        passages.append(new)
+    for number, record in enumerate(links, 1):
+        annotation = BioCAnnotation()
+        annotation.id = str(number)
+        annotation.text = record["mention"]
+        annotation.add_location(BioCLocation(record["start"], record["end"] - record["start"]))
+        if "infons" in record and isinstance(record["infons"], dict):  # the document's own annotation, kept
+            annotation.infons = dict(record["infons"])
+            home = [passage for passage in passages if passage.offset <= record["start"]]
+            (home[-1] if home else copy).add_annotation(annotation)
+            continue
+        annotation.infons["type"] = record.get("type") or "Entity"
+        best = top_link(record)
+        annotation.infons["identifier"] = best[0] if best else "-1"
+        if best:
+            annotation.infons["name"] = best[1]
+            if best[2] is not None:
+                annotation.infons["score"] = f"{best[2]:.6g}"
+        if record.get("nil"):
+            annotation.infons["nil"] = "true"
+        home = [passage for passage in passages if passage.offset <= record["start"]]
+        (home[-1] if home else copy).add_annotation(annotation)
+    return copy
+
+
+@DOCUMENT_FORMATS.register("bioc-xml")
+class BioCXMLFormat(DocumentFormat):
+    summary = "BioC XML: a <collection> of <document>s, passages and annotations"
+    suffixes = (".xml",)
+    binary = True
+
+    def read(self, path, problems):
+        return read_bioc_xml(path)
+
+    def writer(self, stream, **options):
+        return BioCXMLWriter(stream)
+
+
+@DOCUMENT_FORMATS.register("bioc-json")
+class BioCJSONFormat(DocumentFormat):
+    summary = "BioC JSON: a collection object, or JSON lines of one document each"
+    suffixes = (".json",)
+
+    def read(self, path, problems):
+        return read_bioc_json(path, problems)
+
+    def writer(self, stream, **options):
+        return BioCJSONWriter(stream)

@@ -12,7 +12,8 @@ import re
 
 from bioc import BioCAnnotation, BioCDocument, BioCLocation, BioCPassage
 
-from ontolink.formats import decoded_lines
+from ontolink.errors import InputError
+from ontolink.formats import DOCUMENT_FORMATS, DocumentFormat, decoded_lines, document_text, top_link
 from ontolink.io import display_name
 
 _TEXT_LINE = re.compile(r"([^|\t]*)\|([ta])\|(.*)\Z", re.S)
@@ -103,11 +104,12 @@ def read_pubtator(path, problems):
         yield finish()
 
 
+_BREAKS = re.compile(r"[\t\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+
+
 def pubtator_lines(document, annotations):
     """PubTator lines of a document: its title and abstract as read, then ``annotations``
     as (start, end, text, type, id) tuples."""
-    from ontolink.formats import document_text
-
     text = document_text(document)
     passages = sorted(document.passages, key=lambda passage: passage.offset)
     title = passages[0].text if passages and passages[0].offset == 0 else ""
@@ -117,3 +119,50 @@ def pubtator_lines(document, annotations):
         yield f"{document.id}|a|{abstract}"
     for start, end, mention, kind, identifier in annotations:
         yield "\t".join([document.id, str(start), str(end), mention, kind, identifier])
+
+
+def pubtator_annotations(links):
+    """(start, end, text, type, id) per link: the best candidate's id, -1 for NIL. A field holding a tab or a
+    line break would cut the annotation line: refused, naming the mention."""
+    for record in links:
+        best = top_link(record)
+        annotation = (record["start"], record["end"], record["mention"], record.get("type") or "Entity",
+                      best[0] if best else "-1")
+        for field, value in zip(("mention", "type", "entity id"), annotation[2:]):
+            if not isinstance(value, str) or _BREAKS.search(value):
+                raise InputError(f"mention {record.get('id')!r}: its {field} {value!r} is not a string without "
+                                 "a tab or line break, which PubTator cannot write")
+        yield annotation
+
+
+class PubTatorWriter:
+    """Each document as read, its annotations the best candidates of its Linked mentions."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, document, links):
+        self.stream.write("".join(line + "\n" for line in pubtator_lines(document, pubtator_annotations(links)))
+                          + "\n")
+        self.stream.flush()
+
+    def close(self):
+        self.stream.flush()
+
+
+@DOCUMENT_FORMATS.register("pubtator")
+class PubTatorFormat(DocumentFormat):
+    summary = "PubTator: 'PMID|t|title', 'PMID|a|abstract', tab-separated annotation lines"
+    suffixes = (".pubtator", ".pubtator.txt", ".pubtator3")
+
+    @classmethod
+    def name_match(cls, name):
+        # corpora name their PubTator files freely (CDR_TestSet.PubTator.txt, NCBItestset_corpus.txt):
+        # the word in the file's name is enough, and beats the plain-text .txt
+        return 100 if "pubtator" in name.rsplit("/", 1)[-1] else super().name_match(name)
+
+    def read(self, path, problems):
+        return read_pubtator(path, problems)
+
+    def writer(self, stream, **options):
+        return PubTatorWriter(stream)

@@ -1,16 +1,24 @@
 """SSSOM TSV mapping tables from Linked mentions (https://mapping-commons.github.io/sssom/).
 
 One row per mention (its best candidate, or ``sssom:NoTermFound`` when it is
-NIL), or its top N candidates. The metadata block must list every prefix in
+NIL), or its top N candidates. By default the predicate says what a ranking
+knows: ``skos:exactMatch`` for the best candidate, ``skos:closeMatch`` for the
+ones below it; the justification says how the candidate was matched (its
+``matched_by``: the mention is one of its names once folded -> lexical
+matching; TF-IDF -> lexical similarity; an encoder -> semantic similarity);
+the confidence is the score. The metadata block must list every prefix in
 ``curie_map`` before the first row, so rows are spooled to a temporary file
 (bounded memory) and written after the header once all prefixes are known.
 """
 
 import csv
+import re
 import tempfile
+from urllib.parse import quote
 
 from ontolink import __version__
 from ontolink.errors import InputError
+from ontolink.formats import DOCUMENT_FORMATS, DocumentFormat
 
 COLUMNS = ("subject_id", "subject_label", "predicate_id", "object_id", "object_label", "mapping_justification",
            "confidence", "comment")
@@ -35,6 +43,15 @@ NO_TERM_FOUND = "sssom:NoTermFound"
 JUSTIFICATIONS = ("semapv:SemanticSimilarityThresholdMatching", "semapv:LexicalSimilarityThresholdMatching",
                   "semapv:LexicalMatching", "semapv:ManualMappingCuration", "semapv:UnspecifiedMatching")
 PREDICATES = ("skos:exactMatch", "skos:closeMatch", "skos:broadMatch", "skos:narrowMatch", "skos:relatedMatch")
+AUTO = "auto"
+# the predicate of a candidate below the first: the ranking says it is close, not that it is the same
+BELOW_BEST = "skos:closeMatch"
+# a candidate's matched_by -> mapping_justification; anything else (an encoder, a ranker) is semantic
+JUSTIFICATION_OF = {"exact": "semapv:LexicalMatching", "tfidf": "semapv:LexicalSimilarityThresholdMatching"}
+# a CURIE's prefix is an XML NCName; its local part may not hold white space or control characters, which
+# would break the TSV row or (in a prefix) the commented metadata block
+_PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
+_LOCAL = re.compile(r"[^\s\x00-\x1f\x7f]+\Z")
 
 
 def parse_curie_map(text):
@@ -50,17 +67,27 @@ def parse_curie_map(text):
 
 
 def _prefix(curie, what):
+    if not isinstance(curie, str):
+        raise InputError(f"{what} {curie!r} is not a CURIE (PREFIX:ID): it is not a string")
     prefix, colon, local = curie.partition(":")
     if not colon or not prefix or not local:
         raise InputError(f"{what} {curie!r} is not a CURIE (PREFIX:ID): give bare ids a prefix with --object-prefix")
+    if not _PREFIX.match(prefix) or not _LOCAL.match(local):
+        raise InputError(f"{what} {curie!r} is not a valid CURIE: its prefix must be a name (letters, digits, _ . -) "
+                         "and its local part may not hold spaces, tabs, line breaks or control characters")
     return prefix
+
+
+def subject_curie(prefix, mention_id):
+    """The subject CURIE of a mention: its id percent-encoded, so that any id ("m 2") is one valid CURIE."""
+    return f"{prefix}:{quote(str(mention_id), safe=':-._~/')}"
 
 
 class SSSOMWriter:
     """Rows go to a spool as they come; ``close`` writes the header (with every prefix seen) and the rows."""
 
-    def __init__(self, stream, mapping_set_id, license_url, justification=JUSTIFICATIONS[0],
-                 predicate=PREDICATES[0], subject_prefix="mention", subject_base="urn:ontolink:mention:",
+    def __init__(self, stream, mapping_set_id, license_url, justification=AUTO,
+                 predicate=AUTO, subject_prefix="mention", subject_base="urn:ontolink:mention:",
                  object_prefix="", curie_map=None, top_n=1, mapping_set_title=None):
         self.stream = stream
         self.metadata = {"mapping_set_id": mapping_set_id, "license": license_url}
@@ -71,7 +98,7 @@ class SSSOMWriter:
         self.subject_prefix, self.object_prefix = subject_prefix, object_prefix
         self.top_n = top_n
         self.expansions = {**KNOWN_PREFIXES, **(curie_map or {}), subject_prefix: subject_base}
-        self.used = {subject_prefix, _prefix(predicate, "predicate"), "semapv"}
+        self.used = {subject_prefix, "skos" if predicate == AUTO else _prefix(predicate, "predicate"), "semapv"}
         self.spool = tempfile.SpooledTemporaryFile(max_size=1 << 24, mode="w+", encoding="utf-8", newline="")
         self.rows = csv.writer(self.spool, delimiter="\t", lineterminator="\n")
         self.count = 0
@@ -82,21 +109,38 @@ class SSSOMWriter:
         self.used.add(_prefix(entity_id, "entity id"))
         return entity_id
 
-    def write(self, record):
-        subject = f"{self.subject_prefix}:{record['id']}"
-        common = {"subject_id": subject, "subject_label": record["mention"], "predicate_id": self.predicate,
-                  "mapping_justification": self.justification, "comment": ""}
+    def write(self, document, links):
+        """The rows of ``links`` (Linked mentions); a mapping table has no use for ``document``."""
+        for record in links:
+            self.write_record(record)
+
+    def _justification(self, candidate):
+        if self.justification != AUTO:
+            return self.justification
+        return JUSTIFICATION_OF.get(candidate.get("matched_by"), JUSTIFICATIONS[0])
+
+    def _predicate(self, rank):
+        if self.predicate != AUTO:
+            return self.predicate
+        return PREDICATES[0] if rank == 0 else BELOW_BEST
+
+    def write_record(self, record):
+        subject = subject_curie(self.subject_prefix, record["id"])
+        common = {"subject_id": subject, "subject_label": record["mention"], "comment": ""}
         if record.get("doc_id") is not None:
             common["comment"] = f"document {record['doc_id']}" + (
                 f" at {record['start']}-{record['end']}" if "start" in record else "")
         candidates = record.get("candidates") or []
         if record.get("nil") or not candidates:
             self.used.add("sssom")
-            rows = [{**common, "object_id": NO_TERM_FOUND, "object_label": "", "confidence": ""}]
+            rows = [{**common, "object_id": NO_TERM_FOUND, "object_label": "", "confidence": "",
+                     "predicate_id": self._predicate(0),
+                     "mapping_justification": JUSTIFICATIONS[-1] if self.justification == AUTO else self.justification}]
         else:
             rows = [{**common, "object_id": self._object(candidate["id"]), "object_label": candidate.get("name", ""),
-                     "confidence": _confidence(candidate.get("score"))}
-                    for candidate in candidates[:self.top_n]]
+                     "confidence": _confidence(candidate.get("score")), "predicate_id": self._predicate(rank),
+                     "mapping_justification": self._justification(candidate)}
+                    for rank, candidate in enumerate(candidates[:self.top_n])]
         for row in rows:
             self.rows.writerow([row[column] for column in COLUMNS])
             self.count += 1
@@ -113,6 +157,17 @@ class SSSOMWriter:
             self.stream.write(line)
         self.spool.close()
         self.stream.flush()
+
+
+@DOCUMENT_FORMATS.register("sssom")
+class SSSOMFormat(DocumentFormat):
+    summary = "SSSOM TSV: a mapping table, one row per mention and candidate (written only)"
+    suffixes = (".sssom.tsv", ".tsv")
+    needs_documents = False
+
+    def writer(self, stream, **options):
+        """``options``: SSSOMWriter's keywords (mapping_set_id and license_url are required)."""
+        return SSSOMWriter(stream, **options)
 
 
 def _confidence(score):

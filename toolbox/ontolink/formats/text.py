@@ -3,7 +3,7 @@ otherwise the id is the line number."""
 
 from bioc import BioCDocument, BioCPassage
 
-from ontolink.formats import decoded_lines
+from ontolink.formats import DOCUMENT_FORMATS, DocumentFormat, decoded_lines
 from ontolink.io import display_name
 
 
@@ -23,3 +23,12 @@ def read_text(path, problems):
         document.add_passage(passage)
         document.source = (name, number)
         yield document
+
+
+@DOCUMENT_FORMATS.register("text")
+class TextFormat(DocumentFormat):
+    summary = "plain text, one document per line ('ID<TAB>text' or just text); no annotations"
+    suffixes = (".txt",)
+
+    def read(self, path, problems):
+        return read_text(path, problems)

@@ -7,7 +7,7 @@ from pathlib import Path
 from ontolink.errors import InputError
 from ontolink.io import warn
 from ontolink.manifest import file_sha256
-from ontolink.ontology.loaders import FORMATS, LOADERS, detect_format
+from ontolink.ontology.loaders import ONTOLOGY_FORMATS, detect_format, format_names, load_terms
 from ontolink.ontology.model import (
     ALL_SYNONYM_SCOPES,
     DEFAULT_SYNONYM_SCOPES,
@@ -16,11 +16,11 @@ from ontolink.ontology.model import (
     normalize,
 )
 
-__all__ = ["load_ontology", "OntologySource", "Ontology", "Entity", "normalize", "FORMATS", "EMBEDDED",
+__all__ = ["load_ontology", "OntologySource", "Ontology", "Entity", "normalize", "ONTOLOGY_FORMATS", "format_names", "EMBEDDED",
            "DEFAULT_SYNONYM_SCOPES", "ALL_SYNONYM_SCOPES"]
 
 # Bump when the parsed form changes, so stale caches are not read.
-PARSED_FORMAT_VERSION = 1
+PARSED_FORMAT_VERSION = 2
 
 
 def _hpo_path():
@@ -34,20 +34,25 @@ def _hpo_path():
 EMBEDDED = {"hpo": _hpo_path}
 
 
-def _parse_cached(path, fmt, content_hash, use_cache):
+def _parse_cached(path, fmt, content_hash, use_cache, fields=None):
     """Parse, or read the JSON parse cached under the file's content hash (never pickle)."""
     if not use_cache:
-        return LOADERS[fmt](path)
+        return load_terms(path, fmt, fields)
     from ontolink.cache import cache_dir, write_atomically
 
-    cached = cache_dir("ontologies") / f"{content_hash}.{fmt}.v{PARSED_FORMAT_VERSION}.json"
+    mapped = ""
+    if fields:  # another mapping of the same file is another parse
+        import hashlib
+
+        mapped = "." + hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:12]
+    cached = cache_dir("ontologies") / f"{content_hash}.{fmt}{mapped}.v{PARSED_FORMAT_VERSION}.json"
     if cached.exists():
         try:
             with open(cached, encoding="utf-8") as handle:
                 return json.load(handle)
         except (OSError, ValueError):
             pass  # a damaged cache entry is rebuilt below
-    terms = LOADERS[fmt](path)
+    terms = load_terms(path, fmt, fields)
 
     def write(temporary):
         with open(temporary, "w", encoding="utf-8") as handle:
@@ -162,9 +167,10 @@ class OntologySource:
     parsed only when ``load()`` is called: ``content_hash`` and ``label`` need no parse, so an
     artifact's ontology can be checked without one."""
 
-    def __init__(self, spec, fmt=None, synonym_scopes=DEFAULT_SYNONYM_SCOPES):
+    def __init__(self, spec, fmt=None, synonym_scopes=DEFAULT_SYNONYM_SCOPES, fields=None):
         self.spec = spec
         self.fmt = fmt
+        self.fields = fields
         self.synonym_scopes = tuple(synonym_scopes)
         self.path, self.label = ontology_path(spec)
         self._hash = None
@@ -176,11 +182,13 @@ class OntologySource:
         return self._hash
 
     def load(self, use_cache=True):
-        return load_ontology(self.spec, fmt=self.fmt, synonym_scopes=self.synonym_scopes, use_cache=use_cache)
+        return load_ontology(self.spec, fmt=self.fmt, synonym_scopes=self.synonym_scopes, use_cache=use_cache,
+                             fields=self.fields)
 
 
-def load_ontology(spec, fmt=None, synonym_scopes=DEFAULT_SYNONYM_SCOPES, use_cache=True):
-    """Load ``spec``: a path to an ontology file, or an embedded name such as ``hpo``."""
+def load_ontology(spec, fmt=None, synonym_scopes=DEFAULT_SYNONYM_SCOPES, use_cache=True, fields=None):
+    """Load ``spec``: a path to an ontology file, or an embedded name such as ``hpo``. ``fields``: which
+    field of a JSONL file's records holds each Entity field ({"id": "concept_id", ...}; ``--field``)."""
     if isinstance(spec, Ontology):
         return spec
     if isinstance(spec, OntologySource):
@@ -188,12 +196,12 @@ def load_ontology(spec, fmt=None, synonym_scopes=DEFAULT_SYNONYM_SCOPES, use_cac
     spec = str(spec)
     path, label = ontology_path(spec)
     fmt = fmt or detect_format(path)
-    if fmt not in LOADERS:
-        raise InputError(f"unknown ontology format {fmt!r} (known: {', '.join(FORMATS)})", spec)
+    if fmt not in ONTOLOGY_FORMATS:
+        raise InputError(f"unknown ontology format {fmt!r} (known: {', '.join(format_names())})", spec)
     unknown_scopes = set(synonym_scopes) - set(ALL_SYNONYM_SCOPES)
     if unknown_scopes:
         raise InputError(f"unknown synonym scope(s) {', '.join(sorted(unknown_scopes))} "
                          f"(known: {', '.join(ALL_SYNONYM_SCOPES)})")
     content_hash = file_sha256(path)
-    terms = _parse_cached(path, fmt, content_hash, use_cache)
+    terms = _parse_cached(path, fmt, content_hash, use_cache, fields)
     return build_ontology(terms, label, path, content_hash, synonym_scopes)

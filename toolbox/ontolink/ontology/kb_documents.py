@@ -1,7 +1,7 @@
 """The documents a multi-vector model scores: one per name (name-based KB) or one per entity.
 
 A name shared by several entities would make them indistinguishable, so each
-occurrence is expanded with a distinguishing term (METHODS.md §3): a parent's
+occurrence is expanded with a distinguishing term (docs/multivector.md): a parent's
 name, else the start of the definition, else the id, e.g. "conorenal
 syndrome (short rib-polydactyly syndrome)". Every document text is unique.
 """

@@ -6,40 +6,86 @@ their ids can be resolved later.
 """
 
 import json
-from pathlib import Path
 
 from ontolink.errors import InputError
+from ontolink.file_formats import FileFormat, FormatRegistry
 from ontolink.io import open_input
 
-FORMATS = ("obo", "owl", "obographs", "scizsel", "jsonl")
+
+
+class OntologyFormat(FileFormat):
+    """An ontology file format: ``load(path)`` gives its terms as term dicts (see ``term_dict``).
+
+    A format whose records name their fields (``takes_fields``) also takes ``load(path, fields=...)``:
+    a mapping from Entity fields to the file's own field names (``--field``)."""
+
+    takes_fields = False
+
+    def load(self, path):
+        raise NotImplementedError
+
+
+ONTOLOGY_FORMATS = FormatRegistry("ontology format", "ontology-format", "ontolink.ontology", OntologyFormat)
+
+
+def format_names():
+    """The registered ontology formats (what --ontology-format accepts)."""
+    return ONTOLOGY_FORMATS.names()
 
 
 def detect_format(path):
-    """Tell the format from the extension, peeking into .json files."""
-    name = str(path).lower()
-    if name.endswith(".gz"):
-        name = name[:-3]
-    suffix = Path(name).suffix
-    if suffix == ".obo":
-        return "obo"
-    if suffix in (".owl", ".rdf", ".xml", ".ofn", ".owx"):
-        return "owl"
-    if suffix == ".jsonl":
-        return "jsonl"
-    if suffix == ".json":
-        with open_input(path) as handle:
-            head = handle.read(4096).lstrip()
-        if '"graphs"' in head:
-            return "obographs"
-        return "scizsel"
-    raise InputError(
-        f"cannot tell the ontology format from the name (expected .obo, .owl, .json or .jsonl); "
-        f"pass --ontology-format one of {', '.join(FORMATS)}",
-        path,
-    )
+    """Tell the format from the extension, peeking into files whose extension several formats use (.json)."""
+    fmt = ONTOLOGY_FORMATS.guess(path)
+    if fmt is None:
+        suffixes = sorted({suffix for name in format_names() for suffix in ONTOLOGY_FORMATS.get(name).suffixes})
+        raise InputError(
+            f"cannot tell the ontology format from the name (expected {', '.join(suffixes)}); "
+            f"pass --ontology-format one of {', '.join(format_names())}",
+            path,
+        )
+    return fmt
 
 
-def _term(id, name, definition="", synonyms=(), parents=(), alt_ids=(), obsolete=False, replaced_by=()):
+def load_terms(path, fmt, fields=None):
+    """The term dicts of the ontology file ``path`` in the registered format ``fmt`` (``fields``: see
+    ``parse_fields``)."""
+    loader = ONTOLOGY_FORMATS.get(fmt)()
+    if not fields:
+        return loader.load(path)
+    if not loader.takes_fields:
+        takers = [name for name in format_names() if ONTOLOGY_FORMATS.get(name).takes_fields]
+        raise InputError(f"--field applies to formats whose records name their fields ({', '.join(takers)}), "
+                         f"not to {fmt}", path)
+    return loader.load(path, fields=fields)
+
+
+# Entity JSONL fields and what each holds (documented in `index --help` and docs/ontologies.md)
+ENTITY_FIELDS = ("id", "name", "definition", "synonyms", "parents", "alt_ids", "obsolete", "replaced_by")
+
+
+def parse_fields(text):
+    """``--field``: "id=concept_id,name=canonical_name,synonyms=aliases" -> {"id": "concept_id", ...}:
+    which field of the file holds each Entity field."""
+    fields = {}
+    for part in (text or "").split(","):
+        if not part.strip():
+            continue
+        ours, equals, theirs = part.partition("=")
+        ours, theirs = ours.strip(), theirs.strip()
+        if not equals or not ours or not theirs:
+            raise InputError(f"--field entries are ENTITY_FIELD=FILE_FIELD, got {part.strip()!r}")
+        if ours not in ENTITY_FIELDS:
+            raise InputError(f"--field: {ours!r} is not an Entity field (fields: {', '.join(ENTITY_FIELDS)})")
+        fields[ours] = theirs
+    return fields
+
+
+def _json_head(path):
+    with open_input(path) as handle:
+        return handle.read(4096).lstrip()
+
+
+def term_dict(id, name, definition="", synonyms=(), parents=(), alt_ids=(), obsolete=False, replaced_by=()):
     return {
         "id": id,
         "name": name or "",
@@ -87,7 +133,7 @@ def load_obo(path):
                 fields["obsolete"] = bool(clause.obsolete)
             elif kind == "ReplacedByClause":
                 fields["replaced_by"].append(str(clause.term))
-        terms.append(_term(str(frame.id), **fields))
+        terms.append(term_dict(str(frame.id), **fields))
     return terms
 
 
@@ -114,7 +160,7 @@ def load_with_pronto(path):
             key=lambda pair: (scope_rank.get(pair[1], len(scope_rank)), pair[1], pair[0]),
         )
         terms.append(
-            _term(
+            term_dict(
                 term.id,
                 term.name,
                 str(term.definition or ""),
@@ -141,55 +187,188 @@ def load_scizsel(path):
     for key, entry in data.items():
         if "name" not in entry:
             raise InputError(f"entity {key!r} has no 'name'", path)
-        parents = entry.get("ParentIDs") or entry.get("is_a") or []
-        terms.append(
-            _term(
-                entry.get("id", key),
-                entry["name"],
-                entry.get("def", ""),
-                [(text, "EXACT") for text in entry.get("synonyms", []) if text],
-                parents,
-                entry.get("altdiseaseid", []),
-            )
-        )
+        try:
+            entity_id = entry.get("id", key)
+            _string(entity_id, "id")
+            _string(entry.get("name"), "name")
+            parents_field = "ParentIDs" if entry.get("ParentIDs") else "is_a"
+            terms.append(term_dict(
+                entity_id, entry["name"], _optional_string(entry.get("def"), "def"),
+                [(text, "EXACT") for text in _strings(entry.get("synonyms"), "synonyms") if text],
+                _strings(entry.get(parents_field), parents_field), _strings(entry.get("altdiseaseid"), "altdiseaseid")))
+        except ValueError as error:
+            raise InputError(f"entity {key!r}: {error}", path) from None
     return terms
 
 
-def load_entity_jsonl(path):
+def _kind(value):
+    return {str: "a string", bool: "true/false", int: "a number", float: "a number", list: "a list",
+            dict: "an object", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def _string(value, field):
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"field {field!r} must be a non-empty string, not {_kind(value)}"
+                         + (f" ({value!r})" if isinstance(value, (int, float)) and not isinstance(value, bool) else ""))
+    return value
+
+
+def _optional_string(value, field):
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise ValueError(f"field {field!r} must be a string, not {_kind(value)}")
+    return value
+
+
+def _strings(value, field):
+    """A list of strings (absent or null: none); a lone string is refused, never split into characters."""
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ValueError(f"field {field!r} must be a list of strings, not {_kind(value)}"
+                         + ("" if not isinstance(value, list) else " holding "
+                            + next(_kind(item) for item in value if not isinstance(item, str))))
+    return value
+
+
+def _synonyms(value, field):
+    """Synonyms: strings (EXACT) or {"text", "scope"} objects."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ValueError(f"field {field!r} must be a list of strings or {{text, scope}} objects, not {_kind(value)}")
+    synonyms = []
+    for item in value:
+        if isinstance(item, str):
+            synonyms.append((item, "EXACT"))
+        elif isinstance(item, dict) and isinstance(item.get("text"), str) \
+                and isinstance(item.get("scope", "EXACT"), str):
+            synonyms.append((item["text"], item.get("scope", "EXACT").upper()))
+        else:
+            raise ValueError(f"field {field!r}: each synonym is a string or a {{\"text\": string, \"scope\": "
+                             f"string}} object, not {_kind(item)}")
+    return synonyms
+
+
+def entity_term(record, fields=None):
+    """The term dict of one Entity JSONL record, its types checked (``ValueError`` naming the field);
+    ``fields`` maps Entity fields to the record's own names."""
+    fields = fields or {}
+
+    def get(field):
+        return record.get(fields.get(field, field))
+
+    def name_of(field):
+        return fields.get(field, field)
+
+    missing = [field for field in ("id", "name") if name_of(field) not in record]
+    if missing:
+        example = ",".join(f"{field}=FIELD" for field in missing)
+        raise ValueError(f"no field {' or '.join(repr(name_of(field)) for field in missing)} (the record has "
+                         f"{', '.join(map(repr, record)) or 'no fields'}): name the file's own fields with --field "
+                         f"{example}")
+    obsolete = get("obsolete")
+    if obsolete is not None and not isinstance(obsolete, bool):
+        raise ValueError(f"field {name_of('obsolete')!r} must be true or false, not {_kind(obsolete)}")
+    return term_dict(_string(get("id"), name_of("id")), _string(get("name"), name_of("name")),
+                     _optional_string(get("definition"), name_of("definition")),
+                     _synonyms(get("synonyms"), name_of("synonyms")), _strings(get("parents"), name_of("parents")),
+                     _strings(get("alt_ids"), name_of("alt_ids")), bool(obsolete),
+                     _strings(get("replaced_by"), name_of("replaced_by")))
+
+
+def load_entity_jsonl(path, fields=None):
+    """Entity JSONL (``entity_term``); a record of wrong types is FILE:LINE bad data."""
     from ontolink.io import read_records
 
-    def validate(record):
-        for field in ("id", "name"):
-            if not isinstance(record.get(field), str) or not record[field]:
-                raise ValueError(f"field {field!r} must be a non-empty string")
-
     terms = []
-    for record in read_records(path, validate=validate):
-        synonyms = []
-        for synonym in record.get("synonyms") or []:
-            if isinstance(synonym, dict):
-                synonyms.append((synonym.get("text", ""), synonym.get("scope", "EXACT")))
-            else:
-                synonyms.append((str(synonym), "EXACT"))
-        terms.append(
-            _term(
-                record["id"],
-                record["name"],
-                record.get("definition", ""),
-                synonyms,
-                record.get("parents") or [],
-                record.get("alt_ids") or [],
-                record.get("obsolete", False),
-                record.get("replaced_by") or [],
-            )
-        )
+    for _ in read_records(path, validate=lambda record: terms.append(entity_term(record, fields))):
+        pass
     return terms
 
 
-LOADERS = {
-    "obo": load_obo,
-    "owl": load_with_pronto,
-    "obographs": load_with_pronto,
-    "scizsel": load_scizsel,
-    "jsonl": load_entity_jsonl,
-}
+# scispaCy's KnowledgeBase JSONL (what its linker's `KnowledgeBase` reads): concept_id, canonical_name,
+# aliases, types (semantic type ids, not kept), definition
+SCISPACY_FIELDS = {"id": "concept_id", "name": "canonical_name", "synonyms": "aliases", "definition": "definition"}
+
+
+def _first_record_has(path, field):
+    """Whether the first line of ``path`` names ``field`` (False when it cannot be read: the name decides)."""
+    try:
+        head = _json_head(path)
+    except (OSError, UnicodeDecodeError, EOFError):
+        return False
+    return f'"{field}"' in head.split("\n", 1)[0]
+
+
+@ONTOLOGY_FORMATS.register("obo")
+class OBOFormat(OntologyFormat):
+    summary = "OBO 1.4 (fastobo)"
+    suffixes = (".obo",)
+
+    def load(self, path):
+        return load_obo(path)
+
+
+@ONTOLOGY_FORMATS.register("owl")
+class OWLFormat(OntologyFormat):
+    summary = "OWL: RDF/XML, OWL/XML or functional syntax (pronto)"
+    suffixes = (".owl", ".rdf", ".xml", ".ofn", ".owx")
+
+    def load(self, path):
+        return load_with_pronto(path)
+
+
+@ONTOLOGY_FORMATS.register("obographs")
+class OBOGraphsFormat(OntologyFormat):
+    summary = "OBO Graphs JSON (pronto)"
+    suffixes = (".json",)
+
+    @classmethod
+    def sniff(cls, path):
+        return '"graphs"' in _json_head(path)
+
+    def load(self, path):
+        return load_with_pronto(path)
+
+
+@ONTOLOGY_FORMATS.register("scizsel")
+class SciZSELFormat(OntologyFormat):
+    summary = "Sci-ZSEL KB JSON: one object mapping ids to entities"
+    suffixes = (".json",)
+
+    @classmethod
+    def sniff(cls, path):
+        return '"graphs"' not in _json_head(path)
+
+    def load(self, path):
+        return load_scizsel(path)
+
+
+@ONTOLOGY_FORMATS.register("jsonl")
+class EntityJSONLFormat(OntologyFormat):
+    summary = "Entity JSONL: one {id, name, synonyms, parents, ...} record per line (--field maps other names)"
+    suffixes = (".jsonl",)
+    takes_fields = True
+
+    @classmethod
+    def sniff(cls, path):
+        return not _first_record_has(path, SCISPACY_FIELDS["id"])
+
+    def load(self, path, fields=None):
+        return load_entity_jsonl(path, fields)
+
+
+@ONTOLOGY_FORMATS.register("scispacy")
+class ScispaCyKBFormat(OntologyFormat):
+    summary = "scispaCy KB JSONL: {concept_id, canonical_name, aliases, types, definition} per line"
+    suffixes = (".jsonl",)
+    takes_fields = True
+
+    @classmethod
+    def sniff(cls, path):
+        return _first_record_has(path, SCISPACY_FIELDS["id"])
+
+    def load(self, path, fields=None):
+        return load_entity_jsonl(path, {**SCISPACY_FIELDS, **(fields or {})})

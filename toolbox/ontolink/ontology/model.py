@@ -7,7 +7,7 @@ ALL_SYNONYM_SCOPES = ("EXACT", "RELATED", "NARROW", "BROAD")
 
 
 def normalize(text):
-    """METHODS.md's matching normalisation: lowercase, trim, collapse whitespace."""
+    """The normalisation every exact match uses: lowercase, trim, collapse whitespace."""
     return " ".join(text.lower().split())
 
 
@@ -123,7 +123,7 @@ class Ontology:
         return result
 
     def neighbours(self, entity_id, with_siblings=True):
-        """N(e) = parents ∪ children; N+(e) adds siblings (METHODS.md §1.3)."""
+        """N(e) = parents ∪ children; N+(e) adds siblings (the drift filter's neighbourhoods, docs/methods.md)."""
         entity = self.entities[entity_id]
         result = list(dict.fromkeys(entity.parents + self.children[entity_id]))
         if with_siblings:

@@ -1,12 +1,11 @@
 """`ontolink annotate`: find mentions of an ontology's names in raw documents.
 
-Dictionary matching: every name and synonym, normalised (case folded except
-short all-capital abbreviations, simple plural folding, punctuation as a word
-break), goes into one Aho-Corasick automaton (pyahocorasick); a document is
-normalised the same way and scanned once. Matches must start and end on word
-boundaries; overlapping matches keep the longest (then the leftmost). A dense
-index can add spans the dictionary misses: word n-grams whose best name
-scores at least a threshold.
+The dictionary step is ``recognition.matcher.ConceptMatcher``: a name is found when its content
+words occur close together in one clause, in any order and any word form ("absence of speech"
+for "Absent speech"); overlapping matches keep the one covering more words, and a name inside it
+stays when its entity is the outer entity's ancestor ("colitis" in "ulcerative colitis"). A dense
+index can add spans the dictionary misses: word n-grams whose best name scores at least a
+threshold.
 """
 
 import re
@@ -14,98 +13,12 @@ import re
 from ontolink.formats import document_text
 
 _WORD = re.compile(r"\w+")
-# Short all-capital tokens are abbreviations ("ALL", "ASD"): matched case-sensitively.
-ABBREVIATION_LENGTH = 5
+LONG_DOCUMENT = 100_000  # characters: longer documents get bounded contexts
+LONG_CONTEXT = 5_000
 # Words a dense-index span may not start or end with: a span is a phrase, not "of the".
 STOPWORDS = frozenset("""a an and are as at be been but by for from had has have in into is it its of on or
 that the their there these they this those to was were which with without not no we our after before than
 then also both each other such may can could should would patients patient case cases study""".split())
-
-
-def fold(token):
-    """Case, British spelling and plural folding of one word; names and text go through the same function."""
-    if len(token) <= ABBREVIATION_LENGTH and token.isupper() and len(token) > 1:
-        return token
-    token = token.lower().replace("ae", "e").replace("oe", "e")  # haemorrhage, oedema
-    if len(token) > 4 and token.endswith(("our", "ours")):  # tumour(s), behaviour
-        token = token.replace("our", "or")
-    if len(token) > 4 and token.endswith("ies"):
-        return token[:-3] + "y"
-    if len(token) > 3 and token.endswith("s") and not token.endswith(("ss", "us", "is")):
-        return token[:-1]
-    return token
-
-
-def words(text):
-    """(folded word, start, end) for each word of ``text``."""
-    return [(fold(match.group()), match.start(), match.end()) for match in _WORD.finditer(text)]
-
-
-class NameMatcher:
-    """An Aho-Corasick automaton over the folded names of an ontology's entities."""
-
-    def __init__(self, ontology, roots=None, min_characters=3):
-        import ahocorasick
-
-        keep = None
-        if roots:
-            keep = set()
-            frontier = [root for root in roots if root in ontology]
-            while frontier:
-                entity_id = frontier.pop()
-                if entity_id not in keep:
-                    keep.add(entity_id)
-                    frontier.extend(ontology.children.get(entity_id, ()))
-        ids_of = {}
-        for entity in ontology:
-            if keep is not None and entity.id not in keep:
-                continue
-            for name in ontology.names(entity):
-                key = " ".join(word for word, _, _ in words(name))
-                if len(key) < min_characters:
-                    continue
-                ids = ids_of.setdefault(key, [])
-                if entity.id not in ids:
-                    ids.append(entity.id)
-        self.automaton = ahocorasick.Automaton()
-        for key, ids in ids_of.items():
-            self.automaton.add_word(key, (len(key), tuple(ids)))
-        self.size = len(ids_of)
-        if self.size:
-            self.automaton.make_automaton()
-
-    def matches(self, text, nested=False):
-        """Longest non-overlapping (start, end, ids) of names in ``text``, in text order; with
-        ``nested``, also the names inside those ("colitis" in "ulcerative colitis")."""
-        if not self.size:
-            return []
-        tokens = words(text)
-        folded = " ".join(word for word, _, _ in tokens)
-        token_at = {}  # character position in ``folded`` -> token index, for starts and ends
-        position = 0
-        for index, (word, _, _) in enumerate(tokens):
-            token_at[position] = index
-            position += len(word) + 1
-        found = []
-        for last, (length, ids) in self.automaton.iter(folded):
-            begin, stop = last - length + 1, last + 1
-            if begin in token_at and (stop == len(folded) or folded[stop] == " "):
-                first = token_at[begin]
-                final = first + folded[begin:stop].count(" ")
-                found.append((first, final, ids))
-        found.sort(key=lambda match: (-(match[1] - match[0]), match[0]))  # longest, then leftmost
-        taken = [False] * len(tokens)
-        chosen = []
-        inside = []
-        for first, final, ids in found:
-            if any(taken[first:final + 1]):
-                if nested and all(taken[first:final + 1]):
-                    inside.append((tokens[first][1], tokens[final][2], list(ids)))
-                continue
-            for index in range(first, final + 1):
-                taken[index] = True
-            chosen.append((tokens[first][1], tokens[final][2], list(ids)))
-        return sorted(chosen + inside)
 
 
 def candidate_spans(text, taken, max_words=4):
@@ -127,10 +40,18 @@ def candidate_spans(text, taken, max_words=4):
     return spans
 
 
-def annotate_documents(documents, matcher, entity_type="Entity", nested=False, dense=None, dense_threshold=0.9,
-                       max_words=4, context_characters=0):
+def annotate_documents(documents, matcher, entity_type="Entity", nesting="ancestor", coordination=True,
+                       abbreviations=False, dense=None, dense_threshold=0.9, max_words=4, context_characters=0,
+                       stats=None):
     """Yield a Mention record per name found in each document (no gold: these are predictions).
 
+    ``matcher`` is a ``ConceptMatcher``; ``nesting`` its rule for names inside a longer match,
+    ``coordination`` and ``abbreviations`` whether coordinated names and short forms defined in
+    the document are found too (``matched_by`` says which found a mention). ``stats`` (a dict)
+    counts the documents without text under "empty", and under "long" those longer than
+    ``LONG_DOCUMENT`` characters, whose mentions keep ``LONG_CONTEXT`` characters of context on
+    each side when ``context_characters`` is 0 (the whole text for each mention would be
+    quadratic: 2 MB times every mention).
     ``dense`` (a loaded index) adds n-gram spans outside the dictionary's
     matches whose best name scores at least ``dense_threshold``.
     """
@@ -138,22 +59,32 @@ def annotate_documents(documents, matcher, entity_type="Entity", nested=False, d
     if dense is not None:
         from ontolink.linker import Linker
 
-        linker = Linker(dense, top_k=1)
+        # with roots, the best candidate inside them: the nearest name may lie outside ("affected")
+        linker = Linker(dense, top_k=1 if matcher.allowed is None else 20)
     for document in documents:
         text = document_text(document)
-        found = [(start, end, ids, "dictionary") for start, end, ids in matcher.matches(text, nested=nested)]
+        if not text.strip():
+            if stats is not None:
+                stats["empty"] = stats.get("empty", 0) + 1
+            continue
+        keep = context_characters
+        if not keep and len(text) > LONG_DOCUMENT:
+            keep = LONG_CONTEXT
+            if stats is not None:
+                stats["long"] = stats.get("long", 0) + 1
+        found = matcher.spans(text, nesting=nesting, coordination=coordination, abbreviations=abbreviations)
         if linker is not None:
-            found += _dense_spans(text, found, linker, dense, dense_threshold, max_words)
+            found += _dense_spans(text, found, linker, dense, dense_threshold, max_words, matcher.allowed)
         for start, end, ids, source in sorted(found):
             left, right = text[:start], text[end:]
-            if context_characters:
-                left, right = left[-context_characters:], right[:context_characters]
+            if keep:
+                left, right = left[-keep:], right[:keep]
             yield {"id": f"{document.id}:{start}-{end}", "doc_id": document.id, "start": start, "end": end,
                    "mention": text[start:end], "context_left": left, "context_right": right, "type": entity_type,
                    "matched_by": source, "matched_ids": ids}
 
 
-def _dense_spans(text, found, linker, loaded, threshold, max_words):
+def _dense_spans(text, found, linker, loaded, threshold, max_words, allowed=None):
     taken = [False] * len(text)
     for start, end, _, _ in found:
         taken[start:end] = [True] * (end - start)
@@ -164,6 +95,8 @@ def _dense_spans(text, found, linker, loaded, threshold, max_words):
                                   "context_right": text[end:]}) for start, end in spans]
     scored = []
     for (start, end), candidates in zip(spans, linker.candidates(queries)):
+        if allowed is not None:
+            candidates = [candidate for candidate in candidates if candidate["id"] in allowed][:1]
         if candidates and candidates[0]["score"] >= threshold:
             scored.append((candidates[0]["score"], end - start, start, end, candidates[0]["id"]))
     chosen = []

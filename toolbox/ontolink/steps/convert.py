@@ -9,7 +9,7 @@ documents as annotations at the same offsets, the text untouched.
 import re
 
 from ontolink.errors import InputError
-from ontolink.formats import Problems, document_text, source_of
+from ontolink.formats import Problems, document_format, document_text, source_of
 
 NO_ID = {"", "-", "-1"}
 # tmVar variant ids (BioRED, PubTator) use "|" inside one id: "c|DEL|4153|A", "p|SUB|V|1763|M".
@@ -120,15 +120,6 @@ def document_mentions(documents, types=None, id_prefixes=None, context_character
             yield record
 
 
-def top_link(record):
-    """(id, name, score) of a Linked mention's best candidate; None when it is NIL or has none."""
-    candidates = record.get("candidates") or []
-    if record.get("nil") or not candidates:
-        return None
-    best = candidates[0]
-    return best["id"], best.get("name", ""), best.get("score")
-
-
 def linked_documents(documents, records, documents_name="documents"):
     """Pair each document with the Linked mentions that name it (``doc_id``), in order.
 
@@ -157,41 +148,52 @@ def linked_documents(documents, records, documents_name="documents"):
                          f"{documents_name} (or comes out of their order)")
 
 
-def pubtator_annotations(links):
-    """(start, end, text, type, id) per link: the best candidate's id, -1 for NIL."""
-    for record in links:
-        best = top_link(record)
-        yield record["start"], record["end"], record["mention"], record.get("type") or "Entity", \
-            best[0] if best else "-1"
+def own_annotations(document):
+    """The document's own annotations as Linked-mention-like records (their id the one candidate, their infons
+    kept), for ``keep_annotations``; an annotation without a location is left out."""
+    text = document_text(document)
+    for number, annotation in enumerate(_annotations(document), 1):
+        if not annotation.locations:
+            continue
+        start, end = _span(annotation)
+        identifier = annotation_ids(annotation.infons)
+        yield {"id": f"{document.id}:own-{number}", "start": start, "end": end,
+               "mention": annotation.text if annotation.text is not None else text[start:end],
+               "type": annotation.infons.get("type") or "Entity",
+               "candidates": [{"id": identifier, "name": ""}] if identifier else [],
+               "infons": dict(annotation.infons)}
 
 
-def bioc_document(document, links):
-    """A copy of ``document`` (same id, infons, passages and text) whose annotations are ``links``."""
-    from bioc import BioCAnnotation, BioCDocument, BioCLocation, BioCPassage
+def with_own_annotations(document, links):
+    """``links`` and the document's own annotations, by offset; an own annotation that a link repeats (same
+    span, type and id) is written once."""
+    def key(record):
+        best = (record.get("candidates") or [{}])[0].get("id")
+        return record["start"], record["end"], record.get("type") or "Entity", best
 
-    copy = BioCDocument()
-    copy.id = document.id
-    copy.infons = dict(document.infons)
-    passages = []
-    for passage in sorted(document.passages, key=lambda passage: passage.offset):
-        new = BioCPassage()
-        new.offset, new.text, new.infons = passage.offset, passage.text, dict(passage.infons)
-        copy.add_passage(new)
-        passages.append(new)
-    for number, record in enumerate(links, 1):
-        annotation = BioCAnnotation()
-        annotation.id = str(number)
-        annotation.text = record["mention"]
-        annotation.add_location(BioCLocation(record["start"], record["end"] - record["start"]))
-        annotation.infons["type"] = record.get("type") or "Entity"
-        best = top_link(record)
-        annotation.infons["identifier"] = best[0] if best else "-1"
-        if best:
-            annotation.infons["name"] = best[1]
-            if best[2] is not None:
-                annotation.infons["score"] = f"{best[2]:.6g}"
-        if record.get("nil"):
-            annotation.infons["nil"] = "true"
-        home = [passage for passage in passages if passage.offset <= record["start"]]
-        (home[-1] if home else copy).add_annotation(annotation)
-    return copy
+    linked = {key(record) for record in links}
+    merged = list(links) + [record for record in own_annotations(document) if key(record) not in linked]
+    return sorted(merged, key=lambda record: (record["start"], record["end"]))
+
+
+def write_linked(records, target_format, stream, documents=None, documents_name="documents", keep_annotations=False,
+                 **options):
+    """Write Linked mentions in the document format ``target_format``; (documents, mentions) written.
+
+    A writer that puts links back into their documents gets each of ``documents`` with its
+    mentions (see ``linked_documents``; ``keep_annotations``: with the documents' own annotations too);
+    a mapping table gets the mentions one by one.
+    ``options`` go to the format's writer (SSSOM's mapping_set_id, license_url, ...)."""
+    fmt = document_format(target_format, "writer")
+    writer = fmt.writer(stream, **options)
+    count = links = 0
+    if fmt.needs_documents:
+        for document, linked in linked_documents(documents, records, documents_name):
+            writer.write(document, with_own_annotations(document, linked) if keep_annotations else linked)
+            count, links = count + 1, links + len(linked)
+    else:
+        for record in records:
+            writer.write(None, [record])
+            links += 1
+    writer.close()
+    return count, links

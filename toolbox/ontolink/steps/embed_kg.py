@@ -33,7 +33,8 @@ def ontology_triples(ontology):
                                    for parent in entity.parents])
 
 
-def embed_kg(triples, directory, method="rdf2vec", seed=0, device="auto", source=None, ontology=None, **options):
+def embed_kg(triples, directory, method="rdf2vec", seed=0, device="auto", source=None, ontology=None, force=False,
+             **options):
     """Train KG embeddings on ``triples`` (Triples or a TripleSet) and write ``directory``; returns its manifest.
     ``ontology``: the Ontology the triples come from (``ontology_triples``), recorded with its content hash.
 
@@ -78,7 +79,7 @@ def embed_kg(triples, directory, method="rdf2vec", seed=0, device="auto", source
         "files": [TENSORS, IDS, CURVE],
         "versions": library_versions("torch", "pykeen", "gensim", "numpy", "safetensors"),
     }
-    with artifact_directory(directory, manifest) as temporary:
+    with artifact_directory(directory, manifest, force=force) as temporary:
         save_file(tensors, str(temporary / TENSORS))
         manifest["sha256"] = file_sha256(temporary / TENSORS)
         with open(temporary / IDS, "w", encoding="utf-8") as handle:

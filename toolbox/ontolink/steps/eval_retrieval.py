@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from ontolink.errors import InputError
+from ontolink.rank_metrics import NOT_FOUND, first_rank, mean_reciprocal_rank, median_rank, recall_at
 
 DEFAULT_KS = (1, 10)
 DIRECTIONS = ("d2t", "t2d")
@@ -47,28 +48,19 @@ def record_rank(record):
     if isinstance(rank, int) and not isinstance(rank, bool):
         return float(rank)
     pool = record.get("pool")
-    missing = float(pool + 1) if isinstance(pool, int) else math.inf
+    missing = float(pool + 1) if isinstance(pool, int) else NOT_FOUND
     if "rank" in record:  # null: the pool had no true candidate
         return missing
     gold = record.get("gold", record.get("pair_id"))
     gold = {gold} if isinstance(gold, str) else set(gold or ())
-    for position, candidate in enumerate(record.get("candidates") or (), 1):
-        if candidate.get("id") in gold:
-            return float(position)
-    return missing
+    rank = first_rank((candidate.get("id") for candidate in record.get("candidates") or ()), gold)
+    return missing if rank == NOT_FOUND else rank
 
 
 def metrics_from_ranks(ranks, ks=DEFAULT_KS):
     """n, MRR, Hits@K and median rank of an array of 1-based ranks (inf: never found)."""
-    ranks = np.asarray(ranks, dtype=float)
-    result = {"n": int(len(ranks))}
-    if not len(ranks):
-        return result | {"MRR": math.nan} | {f"Hits@{k}": math.nan for k in ks} | {"median_rank": math.nan}
-    result["MRR"] = float(np.mean(1.0 / ranks))
-    for k in ks:
-        result[f"Hits@{k}"] = float(np.mean(ranks <= k))
-    result["median_rank"] = float(np.median(ranks))
-    return result
+    return ({"n": int(len(ranks)), "MRR": mean_reciprocal_rank(ranks)} | {f"Hits@{k}": recall_at(ranks, k) for k in ks}
+            | {"median_rank": median_rank(ranks)})
 
 
 def retrieval_metrics(records, ks=DEFAULT_KS, by_predicate=False, name="<stdin>"):
@@ -103,22 +95,9 @@ def retrieval_metrics(records, ks=DEFAULT_KS, by_predicate=False, name="<stdin>"
 def aggregate_folds(per_fold):
     """Mean ± population std of every metric over folds (files); a group or value missing from a fold
     (a predicate absent from it) is left out of that group's mean instead of making it NaN."""
-    groups = []
-    for metrics in per_fold:
-        groups.extend(group for group in metrics if group not in groups)
-    summary = {}
-    for group in groups:
-        names = []
-        for metrics in per_fold:
-            names.extend(name for name in metrics.get(group, {}) if name not in names)
-        summary[group] = {}
-        for name in names:
-            values = np.asarray([metrics[group][name] for metrics in per_fold
-                                 if name in metrics.get(group, {})], dtype=float)
-            values = values[~np.isnan(values)]
-            summary[group][name] = ({"mean": float(np.mean(values)), "std": float(np.std(values))} if len(values)
-                                    else {"mean": math.nan, "std": math.nan})
-    return summary
+    from ontolink.steps.eval import aggregate
+
+    return aggregate(per_fold)
 
 
 def query_word(groups):
@@ -145,11 +124,17 @@ def _cell(value, metric, several):
     return report_cell(value, metric, several)
 
 
-def render_retrieval(summary, fmt="markdown", names=(), unit="folds"):
-    """A summary in one of ``ontolink.report.FORMATS``, in the words of retrieval: the first column
-    names the queries ("texts", "triples" or "queries", not "mentions"), a median rank reads 2 or 2.5
-    (over folds 42.6 ± 3.1) instead of 2.000, and the runs averaged over are ``unit`` (folds), not files.
-    JSON is ``ontolink.report.render``'s."""
-    from ontolink.report import render
+def retrieval_table(summary, unit="folds"):
+    """A summary as a report Table in the words of retrieval: the first column names the queries ("texts",
+    "triples" or "queries", not "mentions"), a median rank reads 2 or 2.5 (over folds 42.6 ± 3.1) instead
+    of 2.000, and the runs averaged over are ``unit`` (folds), not files."""
+    from ontolink.report import Table
 
-    return render(summary, fmt, [str(name) for name in names], rows_are=query_word(summary), unit=unit, cell=_cell)
+    return Table(summary, rows_are=query_word(summary), cell=_cell, unit=unit)
+
+
+def render_retrieval(summary, fmt="markdown", names=(), unit="folds"):
+    """A summary in one of ``ontolink.report.FORMATS`` as ``retrieval_table`` words it."""
+    from ontolink.report import render_report
+
+    return render_report({"metrics": retrieval_table(summary, unit)}, fmt, [str(name) for name in names])

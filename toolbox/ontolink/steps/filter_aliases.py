@@ -1,4 +1,4 @@
-"""`ontolink filter`: drop generated aliases that drift to a neighbour (METHODS.md §1.3).
+"""`ontolink filter`: drop generated aliases that drift to a neighbour (docs/methods.md: the drift filter).
 
 For alias a of entity e: s_anchor = cos(n(e), a), s_drift = max over e' in
 N+(e) (or N(e)) of cos(n(e'), a). a is kept only if s_anchor >= s_drift and

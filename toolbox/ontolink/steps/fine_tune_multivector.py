@@ -1,4 +1,4 @@
-"""`ontolink train multivector`: fine-tune a late-interaction linker (METHODS.md §3, BELXTR).
+"""`ontolink train multivector`: fine-tune a late-interaction linker (BELXTR; docs/multivector.md).
 
 Each batch: a few mentions (their span tokens, context through attention),
 scored against the documents of their gold entities plus each mention's mined
@@ -74,7 +74,8 @@ def _expansion_targets(encoder, key, gold_documents, documents):
 
 def train_multivector(examples, ontology, output, backbone=None, kb="name", dimension=128, temperature=True,
                       top_k=2048, hard_negatives=32, query_expansion=False, epochs=5, learning_rate=3e-6,
-                      head_learning_rate=1e-3, batch_size=4, max_length=128, seed=0, device="auto", resume=False):
+                      head_learning_rate=1e-3, batch_size=4, max_length=128, seed=0, device="auto", resume=False,
+                      force=False):
     """Fine-tune and write the multi-vector model directory; returns its manifest."""
     import torch
 
@@ -95,7 +96,7 @@ def train_multivector(examples, ontology, output, backbone=None, kb="name", dime
                "hard_negatives": hard_negatives, "query_expansion": query_expansion, "learning_rate": learning_rate,
                "head_learning_rate": head_learning_rate, "batch_size": batch_size, "max_length": max_length,
                "seed": seed, "pairs": len(examples), "ontology_sha256": ontology.content_hash}
-    checkpoints = Checkpoints(output, ARTIFACT, options)
+    checkpoints = Checkpoints(output, ARTIFACT, options, force=force)
 
     def load(path):
         return TokenEncoder(path or backbone, dimension=dimension, temperature=temperature, device=device, seed=seed,

@@ -37,7 +37,7 @@ def head_and_body(model, learning_rate, head_learning_rate):
 
 def train_reranker(pairs, ontology, loaded_index, output, backbone=None, top_k=64, negatives=20, epochs=3,
                    learning_rate=2e-5, head_learning_rate=None, batch_size=32, max_length=256, seed=0, device="auto",
-                   resume=False):
+                   resume=False, force=False):
     """Fine-tune the cross-encoder on the retriever's candidates; returns the manifest."""
     import torch
 
@@ -53,7 +53,7 @@ def train_reranker(pairs, ontology, loaded_index, output, backbone=None, top_k=6
                "head_learning_rate": head_learning_rate or learning_rate, "batch_size": batch_size,
                "max_length": max_length, "seed": seed, "pairs": len(pairs),
                "retriever_index": loaded_index.manifest.get("index"), "ontology_sha256": ontology.content_hash}
-    checkpoints = Checkpoints(output, ARTIFACT, options)
+    checkpoints = Checkpoints(output, ARTIFACT, options, force=force)
     retrieved = [record["candidates"] for record in link_mentions(pairs, loaded_index, top_k=top_k)]
 
     torch.manual_seed(seed)  # the scoring head and marker embeddings start at random

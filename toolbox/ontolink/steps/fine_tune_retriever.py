@@ -1,4 +1,4 @@
-"""`ontolink train retriever`: fine-tune a bi-encoder on pseudo pairs (METHODS.md §1.5).
+"""`ontolink train retriever`: fine-tune a bi-encoder on pseudo pairs (docs/methods.md: the retriever).
 
 Mentions read ``left [Ms] mention [Me] right``, entities ``name [ENT]
 definition``; scores are dot products of mean-pooled vectors. Each batch is
@@ -32,6 +32,7 @@ from ontolink.errors import InputError
 from ontolink.encoder_inputs import INPUT_MODES, SPECIAL_TOKENS, entity_input, mention_input, pooled
 from ontolink.manifest import library_versions
 from ontolink.ontology import normalize
+from ontolink.rank_metrics import mean_reciprocal_rank, rank_by_score, recall_at
 from ontolink.fine_tuning import Checkpoints, run_epochs
 
 NEGATIVE_STRATEGIES = ("base", "rm-pcs", "pc-pos")
@@ -81,7 +82,7 @@ def split_pairs(pairs, ontology, fraction, seed):
 
 
 def default_batch_size(pair_count):
-    """METHODS.md: batch 512, or 128 when there are fewer pairs (under ten batches of 512)."""
+    """The published setting: batch 512, or 128 when there are fewer pairs (under ten batches of 512)."""
     return 512 if pair_count >= 10 * 512 else 128
 
 
@@ -229,10 +230,8 @@ def validation_scores(model, held_out, ontology, input_mode, device, pooling):
         best = torch.full((len(row_of),), float("-inf"), device=scores.device).scatter_reduce(
             0, owner_index, scores, "amax")
         gold = max(float(best[row_of[entity_id]]) for entity_id in pair["golds"])
-        ranks.append(1 + int((best > gold).sum()))
-    ranks = np.asarray(ranks)
-    return {"R@1": round(float((ranks == 1).mean()), 4), "MRR": round(float((1 / ranks).mean()), 4),
-            "queries": len(ranks)}
+        ranks.append(rank_by_score(best, gold))
+    return {"R@1": round(recall_at(ranks, 1), 4), "MRR": round(mean_reciprocal_rank(ranks), 4), "queries": len(ranks)}
 
 
 def validation_key(scores):
@@ -258,7 +257,7 @@ def column_texts(columns, golds, rows, ontology, input_mode, rng):
 
 def train_retriever(pairs, ontology, output, backbone=None, negatives="base", epochs=1, learning_rate=2e-5,
                     batch_size=None, max_length=128, seed=0, device="auto", resume=False, pooling="span",
-                    input_mode="context", validation_fraction=0.0):
+                    input_mode="context", validation_fraction=0.0, force=False):
     """Fine-tune and write the retriever directory; returns its manifest (with "kept_epoch": the epoch
     published, 0 when no epoch beat the starting model on the validation pairs)."""
     import torch
@@ -287,7 +286,7 @@ def train_retriever(pairs, ontology, output, backbone=None, negatives="base", ep
                "ontology_sha256": ontology.content_hash}
     if bare or validation_fraction:  # recorded only when used, so older checkpoints still resume
         options.update(input_mode=input_mode, validation_fraction=validation_fraction)
-    checkpoints = Checkpoints(output, ARTIFACT, options)
+    checkpoints = Checkpoints(output, ARTIFACT, options, force=force)
 
     torch.manual_seed(seed)  # the new marker-token embeddings are initialised at random
     model, optimizer, losses, first_epoch = checkpoints.start(

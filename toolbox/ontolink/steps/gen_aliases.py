@@ -1,4 +1,4 @@
-"""Alias generation (METHODS.md §1.2): ask an instruction LLM for the names of an entity from its definition.
+"""Alias generation (docs/methods.md): ask an instruction LLM for the names of an entity from its definition.
 
 One prompt per selected ENTITY (never per mention). The prompt shows the
 entity's definition only, never its name, plus three in-context
@@ -48,7 +48,7 @@ ALIAS_MAX_WORDS = 12
 
 
 def validate_selected_entity(record):
-    """Selected-entity records (CONTRACT.md): id and name are required strings; definition a string if present."""
+    """Selected-entity records (docs/records.md): id and name are required strings; definition a string if present."""
     for field in ("id", "name"):
         if field not in record:
             raise ValueError(f"missing required field {field!r}")
@@ -115,7 +115,7 @@ class ExamplePool:
 
 
 def build_messages(definition, examples, domain=DEFAULT_DOMAIN):
-    """The chat of METHODS.md §1.2: system (task, guidelines, examples) and user (the definition)."""
+    """The chat of alias generation (docs/methods.md): system (task, guidelines, examples) and user (the definition)."""
     parts = [SYSTEM_TEMPLATE.format(domain=domain), GUIDELINES.format(domain=domain)]
     if examples:
         parts.append("Examples:\n\n" + "\n\n".join(EXAMPLE_TEMPLATE.format(definition=d, name=n)

@@ -23,7 +23,8 @@ def index_rows(ontology):
 
 
 def build_index(ontology, directory, method="dense", model=None, device="auto", precision="auto",
-                faiss_type="flat", min_df=1, seed=0, runtime="auto", cache=True, engine=None, **index_options):
+                faiss_type="flat", min_df=1, seed=0, runtime="auto", cache=True, engine=None, force=False,
+                **index_options):
     """Build and write an index directory; returns its manifest.
 
     ``method`` is a registered index method; ``runtime`` the registered encoder of ``model`` (methods
@@ -35,7 +36,7 @@ def build_index(ontology, directory, method="dense", model=None, device="auto", 
     index_type = NAME_INDEXES.get(method)
     if index_type.tokens:
         return build_multivector_index(ontology, directory, model=model, device=device, precision=precision,
-                                       faiss_type=faiss_type, seed=seed, **index_options)
+                                       faiss_type=faiss_type, seed=seed, force=force, **index_options)
     texts, owners, kinds = index_rows(ontology)
     with progress_bar(total=len(texts), desc=f"index ({method})", unit="name") as progress:
         if index_type.uses_encoder:
@@ -71,14 +72,14 @@ def build_index(ontology, directory, method="dense", model=None, device="auto", 
         "versions": library_versions("torch", "transformers", "sentence-transformers", "onnxruntime", "faiss-cpu",
                                      "faiss-gpu", "scikit-learn"),
     }
-    with artifact_directory(directory, manifest) as temporary:
+    with artifact_directory(directory, manifest, force=force) as temporary:
         name_index.save(temporary)
         write_names(temporary, ontology, texts, owners, kinds)
     return manifest
 
 
 def build_multivector_index(ontology, directory, model=None, device="auto", precision="auto", faiss_type="flat",
-                            token_k=2048, seed=0, **faiss_options):
+                            token_k=2048, seed=0, force=False, **faiss_options):
     """Build and write a multi-vector (token) index with a `train multivector` model (or a plain backbone,
     untrained: its 384-d word-piece vectors as they are); returns the manifest."""
     from ontolink.backends.encoders.model_files import DEFAULT_ENCODER
@@ -117,7 +118,7 @@ def build_multivector_index(ontology, directory, model=None, device="auto", prec
         "files": [NAMES_FILE, *token_index.files],
         "versions": library_versions("torch", "transformers", "faiss-cpu", "faiss-gpu"),
     }
-    with artifact_directory(directory, manifest) as temporary:
+    with artifact_directory(directory, manifest, force=force) as temporary:
         token_index.save(temporary)
         write_names(temporary, ontology, documents, entity_of_document)
     return manifest

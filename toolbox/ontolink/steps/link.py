@@ -2,11 +2,57 @@
 
 from ontolink.io import record_batches
 from ontolink.linker import Linker
+from ontolink.recognition.wordforms import fold, tokens
 
 # Mentions a batch: large batches give the encoder and the search large blocks (6,284 mentions linked 1.5x
 # as fast at 4,096 as at 256); a cross-encoder reranker takes seconds a batch, so its progress shows per 256.
 LINK_BATCH_SIZE = 4096
 RERANK_BATCH_SIZE = 256
+
+
+def folded_key(text):
+    """A name or mention with the light folding `annotate` applies to one-word names: its words folded
+    (case except abbreviations, British spellings, plurals; recognition.wordforms.fold), joined by one space."""
+    return " ".join(fold(word) for word, _, _ in tokens(text))
+
+
+class FoldedNames:
+    """The index's names by ``folded_key``: which entities a mention names exactly, once folded.
+
+    A dense or TF-IDF search ranks "astrocyte-restricted precursor" above "astrocyte" for "astrocytes";
+    the entity whose name the mention is, after the folding `annotate` applies, comes first instead.
+    """
+
+    def __init__(self, loaded_index):
+        self.entity_ids = loaded_index.entity_ids
+        self.names = loaded_index.names
+        self.kinds = loaded_index.name_kinds
+        self.method = loaded_index.manifest.get("index", {}).get("method", "index")
+        self.rows_of = {}
+        for row, name in enumerate(loaded_index.names):
+            key = folded_key(name)
+            if key:
+                self.rows_of.setdefault(key, []).append(row)
+        self.entity_of_name = loaded_index.entity_of_name
+
+    def reorder(self, mention, candidates):
+        """``candidates`` (not changed: they may be shared) as new records with "matched_by" ("exact": the
+        matched name is the mention once folded; else the index method), exact matches first."""
+        rows = self.rows_of.get(folded_key(mention), ())
+        exact = {}
+        for row in rows:
+            exact.setdefault(self.entity_ids[self.entity_of_name[row]], row)
+        first, rest = [], []
+        for candidate in candidates:
+            row = exact.get(candidate["id"])
+            if row is None:
+                rest.append({**candidate, "matched_by": self.method})
+                continue
+            matched = {"matched_name": self.names[row], "matched_by": "exact"}
+            if self.kinds is not None:
+                matched["matched_kind"] = self.kinds[row]
+            first.append({**candidate, **matched})
+        return first + rest
 
 
 class LinkBatches:
@@ -17,13 +63,14 @@ class LinkBatches:
     """
 
     def __init__(self, loaded_index, top_k=64, reranker=None, device="auto", ranker=None, prior="auto",
-                 with_features=False):
+                 with_features=False, fold=True):
         self.index_dir = str(loaded_index.directory)
         self.reranker_dir = str(reranker.directory) if reranker is not None else None
         self.ranker_dir = str(ranker.directory) if ranker is not None else None
         self.prior = prior
         self.with_features = with_features
         self.top_k = top_k
+        self.fold = fold
         self.device = device
         self._load(loaded_index, reranker, ranker)
 
@@ -31,17 +78,18 @@ class LinkBatches:
         self.index = loaded_index
         self.reranker = reranker
         self.linker = Linker(loaded_index, top_k=self.top_k)
+        self.folded = FoldedNames(loaded_index) if ranker is None and self.fold else None
         self.ranker = ranker
         if ranker is not None and not ranker.bound_to(loaded_index, self.prior, self.top_k):
             ranker.bind(loaded_index, prior=self.prior, top_k=self.top_k)
 
     def __getstate__(self):
         return {key: value for key, value in self.__dict__.items()
-                if key not in ("index", "reranker", "linker", "ranker")}
+                if key not in ("index", "reranker", "linker", "ranker", "folded")}
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        self.linker = self.ranker = None
+        self.linker = self.ranker = self.folded = None
 
     def _loaded_linker(self):
         if self.linker is None:
@@ -65,26 +113,31 @@ class LinkBatches:
         if self.ranker is not None:
             return list(self.ranker.rank(batch, with_features=self.with_features))
         texts = [self.index.query_text(record) for record in batch]
-        linked = [{**record, "candidates": candidates}
-                  for record, candidates in zip(batch, self.linker.candidates(texts))]
+        found = self.linker.candidates(texts)
+        if self.folded is None:
+            linked = [{**record, "candidates": candidates} for record, candidates in zip(batch, found)]
+        else:
+            linked = [{**record, "candidates": self.folded.reorder(record["mention"], candidates)}
+                      for record, candidates in zip(batch, found)]
         if self.reranker is not None:
             linked = self.reranker.rerank(linked, lambda entity_id: self.index.definitions.get(entity_id, ""))
         return linked
 
 
 def link_mentions(records, loaded_index, top_k=64, batch_size=LINK_BATCH_SIZE, reranker=None, engine=None,
-                  device="auto", ranker=None, prior="auto", with_features=False):
+                  device="auto", ranker=None, prior="auto", with_features=False, fold=True):
     """Yield each Mention record with ``candidates`` added (unknown fields kept).
 
     With a ``reranker``, all top-K candidates are rescored by it and reordered; with a ``ranker`` (a
     ontolink.artifacts.ranker.Ranker; ``prior`` and ``with_features`` are its options) they are ordered by
-    its features. Batches go through ``engine`` (an ``Engine``; default: in this process, one after
+    its features. ``fold``: a candidate whose name is the mention once folded comes first (``FoldedNames``;
+    not with a ranker, which weighs exact names itself). Batches go through ``engine`` (an ``Engine``; default: in this process, one after
     another); its workers load the index on ``device``.
     """
     from ontolink.backends.engines import open_engine
 
     link_batch = LinkBatches(loaded_index, top_k=top_k, reranker=reranker, device=device, ranker=ranker,
-                             prior=prior, with_features=with_features)
+                             prior=prior, with_features=with_features, fold=fold)
     engine = engine or open_engine()
     for linked in engine.map(link_batch, record_batches(records, batch_size)):
         yield from linked
@@ -93,7 +146,7 @@ def link_mentions(records, loaded_index, top_k=64, batch_size=LINK_BATCH_SIZE, r
 def link_inputs(paths, read, loaded_index, engine=None, stats=None, **options):
     """``(position, linked record)`` for the Mention records of each input of ``paths`` in turn
     (``position``: its index in ``paths``), as ``link_mentions`` links them (``options``: top_k, device,
-    reranker, ranker, prior, with_features). ``read(path, stats)`` yields an input's records in batches
+    reranker, ranker, prior, with_features, fold). ``read(path, stats)`` yields an input's records in batches
     (``io.RecordBatchReader``); the engine may read files where its workers are (Ray: Ray Data tasks)."""
     from ontolink.backends.engines import open_engine
 

@@ -1,4 +1,4 @@
-"""`ontolink make-pairs`: pseudo-labeled mention–entity pairs (METHODS.md §1.4).
+"""`ontolink make-pairs`: pseudo-labeled mention–entity pairs (docs/methods.md: pseudo pairs).
 
 P1 (source "name"): m ≡ n(e) for any entity; P2 ("alias"): m ≡ a kept alias
 of e; P_Syn ("synonym"): m ≡ a curated synonym of e. Matching is on

@@ -55,7 +55,8 @@ def frozen_encoder(loaded_index, backbone, device):
 
 def train_res_reranker(pairs, ontology, loaded_index, output, reading="frozen", backbone=None, top_k=16, epochs=3,
                        learning_rate=2e-5, head_learning_rate=None, batch_size=32, max_length=256, width=256,
-                       layers=2, heads=4, dropout=0.1, seed=0, device="auto", resume=False):
+                       layers=2, heads=4, dropout=0.1, seed=0, device="auto", resume=False,
+                       force=False):
     """Train ReS on the retriever's candidates; returns the manifest."""
     import torch
 
@@ -99,7 +100,7 @@ def train_res_reranker(pairs, ontology, loaded_index, output, reading="frozen", 
                "learning_rate": learning_rate, "head_learning_rate": head_learning_rate, "batch_size": batch_size,
                "max_length": max_length, "seed": seed, "pairs": len(pairs),
                "retriever_index": loaded_index.manifest.get("index"), "ontology_sha256": ontology.content_hash}
-    checkpoints = Checkpoints(output, ARTIFACT, options)
+    checkpoints = Checkpoints(output, ARTIFACT, options, force=force)
 
     torch.manual_seed(seed)  # the selecting transformer (and a new cross-encoder head) start at random
     loaded = {}

@@ -1,4 +1,4 @@
-"""`ontolink select-entities`: the few entities worth asking an LLM about (METHODS.md §1.1).
+"""`ontolink select-entities`: the few entities worth asking an LLM about (docs/methods.md: entity selection).
 
 E_EM: entities whose name equals some mention (normalised); E_BT: the top-1
 entity of a pretrained index for each mention. Aliases are then made per

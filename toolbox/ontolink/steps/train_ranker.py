@@ -17,9 +17,10 @@ def ranker_queries(loaded_index, pairs=(), synonym_count=2000, hold_out=0.5, see
 
 
 def train_ranker(loaded_index, directory, queries, groups=None, prior="auto", top_k=64, regularisation=0.01,
-                 described=None, second_encoder=None, gate_coverage=None):
+                 described=None, second_encoder=None, gate_coverage=None, force=False):
     """Fit a ranker on ``queries`` (``ranker_queries``) over ``loaded_index`` with the feature ``groups`` (default:
-    the default groups) and write it to ``directory``; returns its manifest. No gold label is read."""
+    the default groups) and write it to ``directory`` (``force``: replace what is there); returns its manifest.
+    No gold label is read."""
     from ontolink.artifacts.ranker import resolve_prior, save_ranker
     from ontolink.ranking.features import CandidateFeatures
     from ontolink.ranking.fit import fit_ranker
@@ -39,4 +40,4 @@ def train_ranker(loaded_index, directory, queries, groups=None, prior="auto", to
                      "prior": str(prior), "top_k": top_k, "regularisation": regularisation, **(described or {})},
         "report": report,
     }
-    return save_ranker(directory, weights, manifest)
+    return save_ranker(directory, weights, manifest, force=force)

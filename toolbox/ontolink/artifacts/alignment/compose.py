@@ -1,4 +1,4 @@
-"""Triple composition φ(s, p, o) over frozen KG embeddings (METHODS.md §2).
+"""Triple composition φ(s, p, o) over frozen KG embeddings (docs/alignment.md).
 
     concat    [s; p; o]          (2·d_e + d_r)
     hadamard  s ⊙ p ⊙ o          (d_e)

@@ -1,4 +1,4 @@
-"""Projection heads g (METHODS.md §2): the only trained part of an alignment model."""
+"""Projection heads g (docs/alignment.md): the only trained part of an alignment model."""
 
 import torch
 from torch import nn

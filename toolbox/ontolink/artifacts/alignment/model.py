@@ -1,4 +1,4 @@
-"""The alignment model: trained heads over frozen text vectors and encoded triples (METHODS.md §2).
+"""The alignment model: trained heads over frozen text vectors and encoded triples (docs/alignment.md).
 
 Directions:
 

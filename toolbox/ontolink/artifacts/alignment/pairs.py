@@ -1,4 +1,4 @@
-"""Text–triple pair records (CONTRACT.md): checks, triple keys and the verbalised triple."""
+"""Text–triple pair records (docs/records.md): checks, triple keys and the verbalised triple."""
 
 from ontolink.records import string_field
 from ontolink.triples import Triple

@@ -78,7 +78,10 @@ def make_faiss_index(vectors, faiss_type="flat", hnsw_m=32, ivf_nlist=None, pq_m
 
 def read_faiss(path, options):
     """Read a FAISS file written by ontolink, restoring its search-time settings."""
+    from ontolink.artifact_files import regular_file
+
     faiss = faiss_module()
+    regular_file(path)
     try:
         index = faiss.read_index(str(path))
     except RuntimeError as error:
@@ -158,7 +161,11 @@ class DenseNameIndex(NameIndex):
 
     @classmethod
     def load(cls, directory, manifest, encoder):
-        options = manifest["index"]["faiss"]
+        from ontolink.artifact_files import field
+
+        options = field(manifest, directory / "manifest.json", "index", "faiss", kind=dict)
+        field(manifest, directory / "manifest.json", "index", "faiss", "type", kind=str)
+        field(manifest, directory / "manifest.json", "index", "encoder", kind=dict)
         index = read_faiss(directory / "index.faiss", options)
         if index.d != encoder.dimension:
             raise InputError(f"index has dimension {index.d} but encoder {encoder.model_name} gives "
@@ -168,9 +175,9 @@ class DenseNameIndex(NameIndex):
         # stored vectors stand in for encoding only when the query encoder is the one that built the index
         same_encoder = all(described.get(field) == value for field, value in encoder.describe().items())
         if (directory / NAME_KEYS_FILE).exists() and same_encoder and options["type"] in EXACT_STORAGE:
-            from safetensors.numpy import load_file
+            from ontolink.artifact_files import load_tensors
 
-            keys = load_file(str(directory / NAME_KEYS_FILE))["name_keys"]
+            keys = load_tensors(directory / NAME_KEYS_FILE, {"name_keys": ("u", 2)})["name_keys"]
             if len(keys) != index.ntotal:
                 raise InputError(f"{NAME_KEYS_FILE} lists {len(keys)} names but the index holds {index.ntotal}; "
                                  "rebuild it", directory)

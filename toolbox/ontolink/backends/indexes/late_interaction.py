@@ -1,4 +1,4 @@
-"""Late-interaction scores and losses (METHODS.md §3).
+"""Late-interaction scores and losses (docs/multivector.md).
 
 f(Q, D) = (1/n) Σ_i max_j Q_i·D_j over the n mention tokens. During training
 (XTR), a token pair counts only if D_j is among the top-k of Q_i's

@@ -1,6 +1,6 @@
 """Multi-vector (token) index: every name's word-piece vectors in FAISS, searched by late interaction.
 
-Search (METHODS.md §3): each mention token retrieves its ``token_k`` nearest
+Search (docs/multivector.md): each mention token retrieves its ``token_k`` nearest
 name tokens; the names owning them are the candidates; each candidate is
 rescored exactly by sum-of-max over its stored tokens (decoded from PQ codes
 when the index is compressed).
@@ -85,7 +85,8 @@ class MultiVectorNameIndex(NameIndex):
             raise InputError(f"{OFFSETS_FILE} is damaged or truncated ({error}); rebuild the index", directory) from None
         if index.d != encoder.dimension:
             raise InputError(f"token index has dimension {index.d} but the model gives {encoder.dimension}", directory)
-        if offsets[-1] != index.ntotal or len(offsets) != len(texts) + 1:
+        if (offsets.ndim != 1 or len(offsets) != len(texts) + 1 or offsets.dtype.kind not in "iu" or offsets[0] != 0
+                or offsets[-1] != index.ntotal or np.any(np.diff(offsets) < 0)):
             raise InputError(f"{TOKENS_FILE} and {OFFSETS_FILE} disagree; rebuild the index", directory)
         return cls(encoder, index, described["faiss"], offsets, texts, token_k=described["token_k"],
                    query_expansion=described.get("query_expansion", False))
@@ -124,7 +125,7 @@ class MultiVectorNameIndex(NameIndex):
         return scores, rows
 
     def expansion_size(self, key, top_row):
-        """[MASK] count: word pieces of the most similar name not already in the mention (METHODS.md §3)."""
+        """[MASK] count: word pieces of the most similar name not already in the mention (query expansion)."""
         if top_row < 0:
             return 0
         return min(MAX_EXPANSION_MASKS, sum(self.encoder.missing_pieces(key[1], self.texts[top_row])))

@@ -61,20 +61,26 @@ class TfidfNameIndex(NameIndex):
 
     @classmethod
     def load(cls, directory, manifest, encoder=None):
-        from safetensors import SafetensorError
-        from safetensors.numpy import load_file
         from scipy.sparse import csr_matrix
 
-        try:
-            with open(directory / "vocabulary.json", encoding="utf-8") as handle:
-                vocabulary = json.load(handle)
-            arrays = load_file(str(directory / "tfidf.safetensors"))
-        except (ValueError, OSError, SafetensorError) as error:
-            raise InputError(f"TF-IDF files are damaged or truncated ({error}); rebuild the index",
-                             directory) from None
+        from ontolink.artifact_files import check_csr, load_tensors, read_json
+
+        vocabulary = read_json(directory / "vocabulary.json")
+        if not isinstance(vocabulary, list) or not all(isinstance(gram, str) for gram in vocabulary):
+            raise InputError("must be a list of n-grams; rebuild the index", directory / "vocabulary.json")
+        path = directory / "tfidf.safetensors"
+        arrays = load_tensors(path, {"idf": ("f", 1), "data": ("f", 1), "indices": ("iu", 1), "indptr": ("iu", 1),
+                                     "shape": ("iu", 1)})
+        shape = tuple(int(size) for size in arrays["shape"])
+        check_csr(arrays["data"], arrays["indices"], arrays["indptr"], shape, path)
+        if shape[1] != len(vocabulary) or len(arrays["idf"]) != len(vocabulary):
+            raise InputError(f"holds {shape[1]} columns and {len(arrays['idf'])} idf weights for the "
+                             f"{len(vocabulary)} n-grams of vocabulary.json; rebuild the index", path)
         vectorizer = char_trigram_vectorizer(vocabulary={gram: column for column, gram in enumerate(vocabulary)})
+        if len(vectorizer.vocabulary) != len(vocabulary):
+            raise InputError("lists an n-gram twice; rebuild the index", directory / "vocabulary.json")
         vectorizer.idf_ = arrays["idf"]
-        matrix = csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]), shape=tuple(arrays["shape"]))
+        matrix = csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]), shape=shape)
         return cls(vectorizer, matrix, manifest["index"].get("min_df", 1))
 
     def __len__(self):

@@ -1,4 +1,5 @@
-"""The multi-vector index's token encoder (late interaction): one L2-normalised vector per word piece.
+"""The multi-vector index's token encoder (late interaction, docs/multivector.md): one L2-normalised vector per
+word piece.
 
 Not an ``Encoder`` (those give one vector per text): it is the model of the
 ``multivector`` name index and of `train multivector`.

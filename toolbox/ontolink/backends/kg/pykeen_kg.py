@@ -1,4 +1,4 @@
-"""Any PyKEEN model as a KG embedder, with METHODS.md §2's published settings as defaults.
+"""Any PyKEEN model as a KG embedder, with the published settings of text–KG alignment (docs/methods.md) as defaults.
 
 Training is PyKEEN's own loop (sLCWA or LCWA); early stopping on validation MRR
 (filtered, both sides) is done here, keeping the best weights in memory, so
@@ -18,7 +18,7 @@ from ontolink.backends.kg import KG_EMBEDDERS, KGEmbedder, KGEmbeddingResult
 from ontolink.errors import InputError
 from ontolink.io import warn
 
-# METHODS.md §2 (published settings); models not listed use PyKEEN's own defaults.
+# The published settings (docs/methods.md, text–KG alignment); models not listed use PyKEEN's own defaults.
 PRESETS = {
     "rotate": dict(model_kwargs={"embedding_dim": 500}, loss="nssa",
                    loss_kwargs={"margin": 9.0, "adversarial_temperature": 0.91},

@@ -18,7 +18,7 @@ class Completion:
 
 
 class LLMBackend(ABC):
-    """Chat completion with greedy decoding (METHODS.md §1.2: temperature 0).
+    """Chat completion with greedy decoding (temperature 0, as docs/methods.md's alias generation has it).
 
     Subclasses implement ``generate`` and say what they are in class attributes.
     ``describe()`` returns the decoding options: together with the backend name,

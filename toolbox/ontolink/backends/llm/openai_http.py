@@ -5,7 +5,11 @@ a time; 429, 5xx, timeouts and connection errors are retried with exponential
 backoff (a ``Retry-After`` header is honoured); anything else fails at once.
 The API key is read from the environment variable named by ``api_key_env`` and
 is sent only in the Authorization header: it is never printed, logged, stored
-in records or part of a cache key.
+in records or part of a cache key, and every message of this module has it
+replaced (a server may echo it in an error body). A redirect to another origin
+(scheme, host, port) is refused, so the key never follows it; a same-origin
+redirect is followed only where it keeps the POST and its body (307, 308).
+A reply is read up to ``max_reply_bytes`` (16 MiB), never whole.
 """
 
 import json
@@ -13,6 +17,7 @@ import os
 import random
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
@@ -23,6 +28,8 @@ from ontolink.errors import OntolinkError
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 MAX_BACKOFF_SECONDS = 30.0
+MAX_REPLY_BYTES = 16 << 20  # a chat completion is kilobytes; a reply past this is not one
+REDACTED = "[API key redacted]"
 
 
 class _Retryable(Exception):
@@ -44,6 +51,37 @@ def _retry_after(headers):
         return None
 
 
+def _origin(url):
+    parts = urllib.parse.urlsplit(url)
+    default_port = {"http": 80, "https": 443}.get(parts.scheme)
+    return parts.scheme, (parts.hostname or "").lower(), parts.port or default_port
+
+
+class _RedirectPolicy(urllib.request.HTTPRedirectHandler):
+    """Follow a redirect only to the same origin and only where the POST stays a POST with its body (307,
+    308); urllib's own handler sends the Authorization header anywhere and turns a 302'd POST into a GET."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        newurl = urllib.parse.urljoin(req.full_url, newurl)
+        if _origin(newurl) != _origin(req.full_url):
+            authorised = " (the API key is not sent to another origin)" if req.has_header("Authorization") else ""
+            raise _Refused(f"{req.full_url} redirects ({code}) to another origin, "
+                           f"{urllib.parse.urlsplit(newurl).netloc or newurl}: refused{authorised}; "
+                           "give the final address with --base-url")
+        if code not in (307, 308):
+            raise _Refused(f"{req.full_url} redirects ({code}) to {newurl}, which would turn the POST into a GET: "
+                           "refused; give the final address with --base-url")
+        return urllib.request.Request(newurl, data=req.data, headers=dict(req.header_items()),
+                                      method=req.get_method())
+
+
+class _Refused(OntolinkError):
+    pass
+
+
+_OPENER = urllib.request.build_opener(_RedirectPolicy)
+
+
 @LLM_BACKENDS.register("openai")
 class OpenAIBackend(LLMBackend):
     name = "openai"
@@ -51,7 +89,7 @@ class OpenAIBackend(LLMBackend):
     local = False
 
     def __init__(self, model=None, max_new_tokens=64, base_url=None, api_key_env="OPENAI_API_KEY", concurrency=4,
-                 retries=5, timeout=120.0, backoff=1.0, seed=0, **_ignored):
+                 retries=5, timeout=120.0, backoff=1.0, seed=0, max_reply_bytes=MAX_REPLY_BYTES, **_ignored):
         super().__init__(model=model, max_new_tokens=max_new_tokens)
         if not self.model:
             raise OntolinkError("the openai backend needs --model (the model name the endpoint serves)")
@@ -63,6 +101,11 @@ class OpenAIBackend(LLMBackend):
         self.timeout = timeout
         self.backoff = backoff
         self.seed = seed
+        self.max_reply_bytes = max_reply_bytes
+
+    def _redact(self, text):
+        """``text`` with the API key replaced: error bodies and addresses may echo it."""
+        return text.replace(self._api_key, REDACTED) if self._api_key and len(self._api_key) >= 4 else text
 
     def describe(self):
         # The endpoint's address and the key are not decoding options: the model name identifies the model.
@@ -78,21 +121,28 @@ class OpenAIBackend(LLMBackend):
             headers["Authorization"] = f"Bearer {self._api_key}"
         request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                return response.read()
+            with _OPENER.open(request, timeout=self.timeout) as response:
+                raw = response.read(self.max_reply_bytes + 1)
+        except _Refused as error:
+            raise OntolinkError(self._redact(str(error))) from None
         except urllib.error.HTTPError as error:
             try:
-                detail = error.read(300).decode("utf-8", "replace").strip().replace("\n", " ")
+                # redacted before it is cut: a key straddling the cut would show its first half
+                detail = self._redact(error.read(4096).decode("utf-8", "replace")).strip().replace("\n", " ")
             except OSError:
                 detail = ""  # the status alone is enough
-            message = f"HTTP {error.code} from {self.url}" + (f": {detail[:200]}" if detail else "")
+            message = self._redact(f"HTTP {error.code} from {self.url}") + (f": {detail[:200]}" if detail else "")
             if error.code in RETRYABLE_STATUS:
                 raise _Retryable(message, _retry_after(error.headers)) from None
             hint = " (check the key in the variable named by --api-key-env)" if error.code in (401, 403) else ""
             raise OntolinkError(message + hint) from None
         except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as error:
             reason = getattr(error, "reason", error)
-            raise _Retryable(f"cannot reach {self.url}: {reason}") from None
+            raise _Retryable(self._redact(f"cannot reach {self.url}: {reason}")) from None
+        if len(raw) > self.max_reply_bytes:
+            raise OntolinkError(self._redact(f"{self.url} sent a reply of more than {self.max_reply_bytes:,} bytes: "
+                                             "not a chat completion; is --base-url an OpenAI-compatible endpoint?"))
+        return raw
 
     def _complete(self, messages):
         body = json.dumps(self._payload(messages)).encode("utf-8")
@@ -105,7 +155,7 @@ class OpenAIBackend(LLMBackend):
             except _Retryable as error:
                 if attempt >= self.retries:
                     tries = f"{attempt + 1} attempt{'s' if attempt else ''}"
-                    raise OntolinkError(f"{error} (gave up after {tries}; is the server running? "
+                    raise OntolinkError(f"{self._redact(str(error))} (gave up after {tries}; is the server running? "
                                         "see --base-url, --retries)") from None
                 delay = error.retry_after if error.retry_after is not None else self.backoff * (2 ** attempt)
                 delay = min(delay, MAX_BACKOFF_SECONDS) * (1 + 0.1 * random.random())
@@ -116,9 +166,9 @@ class OpenAIBackend(LLMBackend):
             reply = json.loads(raw)
             text = reply["choices"][0]["message"]["content"] or ""
         except (ValueError, KeyError, IndexError, TypeError):
-            shown = raw[:120].decode("utf-8", "replace").replace("\n", " ")
-            raise OntolinkError(f"{self.url} did not return a chat completion (got {shown!r}): is --base-url an "
-                                "OpenAI-compatible endpoint?") from None
+            shown = self._redact(raw[:4096].decode("utf-8", "replace")).replace("\n", " ")[:120]
+            raise OntolinkError(f"{self._redact(self.url)} did not return a chat completion (got {shown!r}): is "
+                                "--base-url an OpenAI-compatible endpoint?") from None
         usage = reply.get("usage") or {}
         return Completion(text=text.strip(), prompt_tokens=usage.get("prompt_tokens"),
                           completion_tokens=usage.get("completion_tokens"), seconds=seconds)

@@ -1,6 +1,6 @@
 """Offline batched generation with vLLM on a GPU machine (``pip install 'ontolink[gpu]'``).
 
-The published setting of METHODS.md §1.2 is Llama-3.2-3B-Instruct with greedy
+The published setting of alias generation (docs/methods.md) is Llama-3.2-3B-Instruct with greedy
 decoding; ``vllm.LLM(...).chat(...)`` applies the model's chat template and
 schedules a whole batch at once, so large ``--batch-size`` values pay off.
 """

@@ -1,4 +1,4 @@
-"""`ontolink align train | retrieve | cv`: text ↔ KG alignment (METHODS.md §2), frozen text and KG
+"""`ontolink align train | retrieve | cv`: text ↔ KG alignment (docs/alignment.md), frozen text and KG
 encoders and a trained projection. The steps are here; their parts:
 
     fit_heads.py  InfoNCE training of the heads (in-batch + optional hard negatives), early stopping
@@ -82,7 +82,7 @@ def _encoding_manifest(encoding, combine):
 
 def train_alignment(pairs, kg, directory, embedder=None, compose="concat", head="linear", direction="text2kg",
                     options=None, validation_fraction=0.15, normalize=True, seed=0, device="auto", source=None,
-                    triple_encoding="kg", combine="concat"):
+                    triple_encoding="kg", combine="concat", force=False):
     """Train an alignment model on ``pairs`` and write ``directory``; returns the manifest. Triples are
     ``triple_encoding`` (encoding.py): composed KG embeddings ``kg``, verbalised text, or both."""
     import torch
@@ -124,7 +124,7 @@ def train_alignment(pairs, kg, directory, embedder=None, compose="concat", head=
         "files": [HEADS_FILE, CURVE],
         "versions": library_versions("torch", "transformers", "sentence-transformers", "safetensors"),
     }
-    with artifact_directory(directory, manifest) as temporary:
+    with artifact_directory(directory, manifest, force=force) as temporary:
         save_file(tensors, str(temporary / HEADS_FILE))
         with open(temporary / CURVE, "w", encoding="utf-8") as handle:
             for entry in curve:
@@ -155,7 +155,7 @@ def resolve_entities(records, ontology):
 def cross_validate(pairs, directory, kg=None, embedder=None, baseline=None, compose="concat", head="linear",
                    direction="text2kg", options=None, folds=5, pool="full", validation_fraction=0.15,
                    normalize=True, top_k=10, seed=0, device="auto", source=None, triple_encoding="kg",
-                   combine="concat"):
+                   combine="concat", force=False):
     """k-fold CV grouped by ``group``: train on k-1 folds (15% of it by group for validation), retrieve the
     test fold's pairs against the pool (``full``: every pair; ``fold``: the test fold). Writes ``directory``
     and returns the manifest, whose ``summary`` is {group: {metric: {mean, std}}}."""
@@ -189,7 +189,7 @@ def cross_validate(pairs, directory, kg=None, embedder=None, baseline=None, comp
     per_fold, fold_reports = [], []
     all_rows = np.arange(len(pairs))
     manifest = {}  # filled in place at the end: artifact_directory writes it when the block completes
-    with artifact_directory(directory, manifest) as temporary:
+    with artifact_directory(directory, manifest, force=force) as temporary:
         for fold, test_index in enumerate(test_folds, 1):
             fold_started = time.perf_counter()
             report = {"fold": fold, "test_pairs": int(len(test_index)),

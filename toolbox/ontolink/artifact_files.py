@@ -1,0 +1,103 @@
+"""Checks of the files inside an artifact directory, made on load: an artifact may come from anyone, and
+what it declares (sizes, shapes, row numbers) goes into numpy, scipy and FAISS, which trust it.
+
+Each problem is an ``InputError`` naming the file (exit status 2), never a KeyError, an IndexError, an
+endless read or a crash in compiled code.
+"""
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import numpy as np
+
+from ontolink.errors import InputError
+
+REBUILD = "; rebuild it"
+
+
+def regular_file(path):
+    """``path``'s size, refusing what is not a regular file (a link to /dev/zero would be read forever)."""
+    path = Path(path)
+    try:
+        status = os.stat(path)
+    except FileNotFoundError:
+        raise InputError("is missing: the artifact is truncated" + REBUILD, path) from None
+    except OSError as error:
+        raise InputError(f"cannot be read ({error.strerror})", path) from None
+    if not stat.S_ISREG(status.st_mode):
+        raise InputError("is not a regular file (a device, a pipe or a directory)" + REBUILD, path)
+    return status.st_size
+
+
+def read_json(path):
+    """The JSON value of an artifact file, read no further than the size the file has."""
+    size = regular_file(path)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(size)
+        return json.loads(data.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError) as error:
+        raise InputError(f"is damaged or truncated ({str(error)[:200]})" + REBUILD, path) from None
+
+
+def load_tensors(path, expected):
+    """The arrays of a safetensors file; ``expected`` maps each required name to (dtype kind(s), ndim):
+    e.g. ``{"indices": ("iu", 1)}``. The safetensors library checks the header against the file size."""
+    from safetensors import SafetensorError
+    from safetensors.numpy import load_file
+
+    regular_file(path)
+    try:
+        arrays = load_file(str(path))
+    except (SafetensorError, ValueError, OSError, TypeError) as error:
+        raise InputError(f"is damaged or truncated ({str(error)[:200]})" + REBUILD, path) from None
+    for name, (kinds, ndim) in expected.items():
+        if name not in arrays:
+            raise InputError(f"holds no tensor {name!r}" + REBUILD, path)
+        array = arrays[name]
+        if array.dtype.kind not in kinds or array.ndim != ndim:
+            raise InputError(f"tensor {name!r} is {array.dtype}{list(array.shape)}, expected a {ndim}-D "
+                             f"{'integer' if set(kinds) <= set('iu') else 'number'} array" + REBUILD, path)
+    return arrays
+
+
+def check_rows(values, count, what, path):
+    """Every value of ``values`` (integers) is a row below ``count``."""
+    values = np.asarray(values)
+    if values.size == 0:
+        return
+    if values.dtype.kind not in "iu":
+        raise InputError(f"{what} must be integers" + REBUILD, path)
+    low, high = values.min(), values.max()
+    if low < 0 or high >= count:
+        raise InputError(f"{what} holds {low if low < 0 else high}, outside 0 to {count - 1}" + REBUILD, path)
+
+
+def check_csr(data, indices, indptr, shape, path):
+    """A CSR matrix's arrays agree with each other and with ``shape`` (scipy trusts them: an index out of
+    range crashes the process in its conversions)."""
+    if len(shape) != 2 or min(shape) < 0:
+        raise InputError(f"declares the shape {list(shape)}, not two sizes" + REBUILD, path)
+    rows, columns = (int(size) for size in shape)
+    if len(indptr) != rows + 1 or indptr[0] != 0 or np.any(np.diff(indptr) < 0):
+        raise InputError(f"row pointers (indptr) do not describe {rows} rows" + REBUILD, path)
+    if indptr[-1] != len(indices) or len(indices) != len(data):
+        raise InputError(f"row pointers end at {indptr[-1]} but there are {len(indices)} column indices and "
+                         f"{len(data)} values" + REBUILD, path)
+    check_rows(indices, columns, "column indices", path)
+
+
+def field(mapping, path, *keys, kind=None):
+    """``mapping[keys[0]][keys[1]]...``, refusing a missing key or (with ``kind``) a value of another type."""
+    value = mapping
+    for depth, key in enumerate(keys):
+        if not isinstance(value, dict) or key not in value:
+            raise InputError(f"has no {'.'.join(map(str, keys[:depth + 1]))!r}" + REBUILD, path)
+        value = value[key]
+    if kind is not None and not isinstance(value, kind):
+        expected = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise InputError(f"{'.'.join(map(str, keys))!r} must be a {expected}, got {type(value).__name__}"
+                         + REBUILD, path)
+    return value

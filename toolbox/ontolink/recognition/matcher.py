@@ -1,0 +1,244 @@
+"""An order-free name matcher: a name is found when its content words all occur, in any order and
+in any word form, close together inside one clause of the text.
+
+"Absent speech" is found in "absence of speech", "Kidney malformation" in "malformations of the
+kidneys". Each name becomes the set of its content-word keys (``WordForms``: function words
+dropped, word forms joined); the text is keyed the same way and cut into clauses at sentence
+punctuation, commas and brackets. A name matches where a window of the clause holds all of its
+keys, with at most ``max_gaps`` other content words inside and no "and"/"or" unless the name has
+one (coordinations are expanded by ``recognition.coordination``). Overlapping matches: the one
+covering more words wins, then the one matching more name words (the more specific name), then
+a name in the text's own word order.
+
+Coordinations ("palmar and plantar pits") are expanded by ``recognition.coordination``.
+"""
+
+from bisect import bisect_left
+from collections import Counter, defaultdict
+
+from ontolink.recognition.wordforms import CONJUNCTIONS, WordForms, fold, tokens
+
+# Key prefix of a one-word name: matched on the light fold of the word (``wordforms.fold``), not its
+# word-form cluster.
+WHOLE_WORD = "="
+
+# Characters that close a clause: a name is never matched across them (unless it holds one itself).
+CLAUSE_BREAKS = frozenset(".;:!?()[]{},")
+NESTING_RULES = ("none", "all", "ancestor")
+
+
+class Match:
+    """One name found in the text: tokens ``first``..``last`` of the document, the entity ids."""
+
+    __slots__ = ("first", "last", "ids", "keys", "in_order", "words", "source")
+
+    def __init__(self, first, last, ids, keys, in_order, words, source="dictionary"):
+        self.first, self.last, self.ids, self.keys = first, last, ids, keys
+        self.in_order, self.words, self.source = in_order, words, source
+
+    def rank(self):
+        return (-self.words, -self.keys, not self.in_order, self.first)
+
+
+class ConceptMatcher:
+    """Names of an ontology's entities (under ``roots``) keyed for order-free matching."""
+
+    def __init__(self, ontology, roots=None, min_characters=3, max_gaps=0, word_forms=True, any_order=True):
+        self.ontology = ontology
+        self.max_gaps = max_gaps
+        self.any_order = any_order
+        keep = _descendants(ontology, roots) if roots else None
+        self.allowed = keep  # the entity ids looked for (None: all)
+        words_of = {entity.id: [[word for word, _, _ in tokens(name)] for name in ontology.names(entity)
+                                if len(name.strip()) >= min_characters] for entity in ontology}
+        self.forms = WordForms(list(words_of.values()), clusters=word_forms)
+        self.entries = {}  # frozenset of keys -> [ids, set of key orders, has a conjunction]
+        for entity_id, names in words_of.items():
+            if keep is not None and entity_id not in keep:
+                continue
+            for words in names:
+                content = [word for word in words if self.forms.key(word) is not None]
+                if not content:
+                    continue
+                keys = (WHOLE_WORD + fold(content[0]),) if len(content) == 1 else \
+                    tuple(self.forms.key(word) for word in content)
+                entry = self.entries.setdefault(frozenset(keys), [[], set(), False])
+                if entity_id not in entry[0]:
+                    entry[0].append(entity_id)
+                entry[1].add(keys)
+                entry[2] = entry[2] or any(word.lower() in CONJUNCTIONS for word in words)
+        self.size = len(self.entries)
+        frequency = Counter(key for key_set in self.entries for key in key_set)
+        self.by_anchor = defaultdict(list)  # the rarest key of a name -> names
+        for key_set in self.entries:
+            self.by_anchor[min(key_set, key=lambda key: (frequency[key], key))].append(key_set)
+        self._ancestors = {}
+        self._abbreviations = None
+
+    # -- text side ---------------------------------------------------------------------------------
+    def keyed_tokens(self, text):
+        """[(key or None, start, end, lowercase word, clause number, whole-word key)] of ``text``."""
+        result = []
+        clause = 0
+        previous_end = 0
+        for word, start, end in tokens(text):
+            if any(character in CLAUSE_BREAKS for character in text[previous_end:start]):
+                clause += 1
+            previous_end = end
+            key = self.forms.key(word)
+            result.append((key, start, end, word.lower(), clause, None if key is None else WHOLE_WORD + fold(word)))
+        return result
+
+    def candidates(self, keyed):
+        """Every name match of each clause of ``keyed`` (``keyed_tokens``), overlapping ones included."""
+        found = []
+        begin = 0
+        while begin < len(keyed):
+            end = begin
+            while end < len(keyed) and keyed[end][4] == keyed[begin][4]:
+                end += 1
+            found.extend(self._clause_candidates(keyed, begin, end))
+            begin = end
+        return found
+
+    def _clause_candidates(self, keyed, begin, end):
+        positions = defaultdict(list)
+        for index in range(begin, end):
+            if keyed[index][0] is not None:
+                positions[keyed[index][0]].append(index)
+                positions[keyed[index][5]].append(index)
+        found = []
+        for anchor in list(positions):
+            for key_set in self.by_anchor.get(anchor, ()):
+                if any(key not in positions for key in key_set):
+                    continue
+                ids, orders, has_conjunction = self.entries[key_set]
+                for anchor_at in positions[anchor]:
+                    chosen = {anchor: anchor_at}
+                    for key in key_set:
+                        if key != anchor:
+                            chosen[key] = _nearest(positions[key], anchor_at)
+                    first, last = min(chosen.values()), max(chosen.values())
+                    match = self._window(keyed, first, last, key_set, chosen, ids, orders, has_conjunction)
+                    if match is not None:
+                        found.append(match)
+        return found
+
+    def _window(self, keyed, first, last, key_set, chosen, ids, orders, has_conjunction):
+        gaps = 0
+        for index in range(first, last + 1):
+            key, word = keyed[index][0], keyed[index][3]
+            if key is None:
+                if word in CONJUNCTIONS and not has_conjunction:
+                    return None
+            elif key not in key_set and keyed[index][5] not in key_set:
+                gaps += 1
+        if gaps > self.max_gaps or last - first + 1 > 2 * len(key_set) + 2:
+            return None
+        order = tuple(key for key, _ in sorted(chosen.items(), key=lambda item: item[1]))
+        in_order = order in orders or len(key_set) == 1
+        if not in_order and not self.any_order:
+            return None
+        words = sum(1 for index in range(first, last + 1) if keyed[index][0] is not None)
+        return Match(first, last, list(ids), len(key_set), in_order, words)
+
+    # -- choosing ----------------------------------------------------------------------------------
+    def matches(self, text, nesting="none", coordination=True, abbreviations=False):
+        """(start, end, ids) of the names found in ``text``, in text order (see ``spans``)."""
+        return [(start, end, ids) for start, end, ids, _ in self.spans(text, nesting, coordination, abbreviations)]
+
+    def spans(self, text, nesting="none", coordination=True, abbreviations=False):
+        """(start, end, ids, source) of the names found in ``text``, in text order; source is
+        "dictionary", "coordination" for a name expanded from a coordination, or "abbreviation"
+        for a short form defined in ``text`` whose long form is a name (with ``abbreviations``).
+
+        Overlapping matches keep the best (see the module docstring). ``nesting`` says which
+        names inside a kept one stay too: "none", "all", or "ancestor": those whose entity is the
+        outer entity or one of its ancestors ("colitis" inside "ulcerative colitis" stays; the
+        sibling-less "carcinoma" inside "basal cell carcinoma", which HPO files elsewhere, goes).
+        """
+        if not self.size:
+            return []
+        keyed = self.keyed_tokens(text)
+        chosen, inner = self.choose(keyed, self.candidates(keyed), nesting)
+        found = chosen + inner
+        if coordination:
+            from ontolink.recognition.coordination import coordinated_matches
+
+            spans = {(match.first, match.last) for match in found}
+            found += [match for match in coordinated_matches(self, text, keyed) if (match.first, match.last) not in spans]
+        if abbreviations:
+            if self._abbreviations is None:
+                from ontolink.recognition.abbreviations import DocumentAbbreviations
+
+                self._abbreviations = DocumentAbbreviations()
+            taken = {index for match in found for index in range(match.first, match.last + 1)}
+            found += self._abbreviations.matches(self, text, keyed, taken)
+        return sorted((keyed[match.first][1], keyed[match.last][2], match.ids, match.source) for match in found)
+
+    def choose(self, keyed, found, nesting="none"):
+        """(outer matches, kept inner matches): greedy best-first without overlap, then nesting."""
+        found = sorted(found, key=Match.rank)
+        taken = [None] * len(keyed)
+        chosen, inside = [], []
+        for match in found:
+            owners = {taken[index] for index in range(match.first, match.last + 1)}
+            if owners == {None}:
+                for index in range(match.first, match.last + 1):
+                    taken[index] = len(chosen)
+                chosen.append(match)
+            elif None not in owners and len(owners) == 1:
+                inside.append((owners.pop(), match))
+        inner = []
+        if nesting != "none":
+            used = [False] * len(keyed)
+            for outer_index, match in inside:
+                outer = chosen[outer_index]
+                if (match.first, match.last) == (outer.first, outer.last) or any(used[match.first:match.last + 1]):
+                    continue
+                if nesting == "ancestor" and not self._generalises(match.ids, outer.ids):
+                    continue
+                used[match.first:match.last + 1] = [True] * (match.last - match.first + 1)
+                inner.append(match)
+        return chosen, inner
+
+    def _generalises(self, inner_ids, outer_ids):
+        """Whether an inner id is an outer id or one of its ancestors."""
+        return any(inner in self.ancestors(outer) for outer in outer_ids for inner in inner_ids)
+
+    def ancestors(self, entity_id):
+        """``entity_id`` and all its ancestors (memoised)."""
+        found = self._ancestors.get(entity_id)
+        if found is None:
+            found = {entity_id}
+            frontier = [entity_id]
+            while frontier:
+                current = frontier.pop()
+                entity = self.ontology.entities.get(current)
+                for parent in entity.parents if entity else ():
+                    if parent not in found:
+                        found.add(parent)
+                        frontier.append(parent)
+            self._ancestors[entity_id] = found
+        return found
+
+
+def _nearest(positions, at):
+    """The position in sorted ``positions`` nearest to ``at`` (the earlier one on a tie)."""
+    index = bisect_left(positions, at)
+    if index == len(positions):
+        return positions[-1]
+    if index and at - positions[index - 1] <= positions[index] - at:
+        return positions[index - 1]
+    return positions[index]
+
+
+def _descendants(ontology, roots):
+    keep = set()
+    frontier = [root for root in roots if root in ontology]
+    while frontier:
+        entity_id = frontier.pop()
+        if entity_id not in keep:
+            keep.add(entity_id)
+            frontier.extend(ontology.children.get(entity_id, ()))
+    return keep
