@@ -112,7 +112,7 @@ def test_index_refuses_bad_ontologies(tmp_path, name, words):
 
 
 def test_index_unknown_format_and_missing_file(tmp_path):
-    odd = tmp_path / "terms.csv"
+    odd = tmp_path / "terms.docx"
     odd.write_text("id,name\n")
     result = run("index", "--ontology", odd, "--method", "tfidf", tmp_path / "idx")
     assert result.exit_code == 2 and "--ontology-format" in result.stderr

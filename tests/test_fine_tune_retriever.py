@@ -12,7 +12,8 @@ from ontolink.cli import cli
 from ontolink.errors import InputError
 from ontolink.ontology import load_ontology
 from ontolink.io import read_records
-from ontolink.steps.fine_tune_retriever import batch_columns, column_masks, multi_positive_loss, pair_validator
+from ontolink.records import pair_validator
+from ontolink.steps.fine_tune_retriever import batch_columns, column_masks, multi_positive_loss
 
 # root R with children A, B; A has children A1, A2; B has child B1.
 TOY = [{"id": "T:R", "name": "root"}, {"id": "T:A", "name": "alpha", "parents": ["T:R"]},
@@ -105,7 +106,7 @@ def test_train_resume_index_and_link(small_ontology_path, tmp_path):
     with pytest.MonkeyPatch.context() as patch:
         interrupt_at_call(patch, module, "multi_positive_loss", 3)  # 2 batches an epoch: epoch 2's first
         with pytest.raises(KeyboardInterrupt):
-            module.train_retriever(list(read_records(pairs, validate=module.pair_validator(ontology))), ontology,
+            module.train_retriever(list(read_records(pairs, validate=pair_validator(ontology))), ontology,
                                    resumed, negatives="pc-pos", epochs=2, batch_size=6, max_length=32, device="cpu")
     assert (tmp_path / "resumed.checkpoint" / "manifest.json").exists() and not resumed.exists()
     result = train(resumed, "--epochs", "2", "--resume")

@@ -20,7 +20,7 @@ from ontolink.ontology import load_ontology
 from ontolink.steps.eval import file_metrics, score_file
 from ontolink.steps.index import build_index, build_multivector_index
 from ontolink.steps.link import link_mentions
-from ontolink.steps.fine_tune_retriever import pair_validator
+from ontolink.records import pair_validator
 
 pytestmark = pytest.mark.slow
 

@@ -38,7 +38,7 @@ def training_inputs(function):
 
 def _read_pairs(path, ontology, skip_invalid=False, accept_gold=False):
     from ontolink.io import read_records
-    from ontolink.steps.fine_tune_retriever import pair_validator
+    from ontolink.records import pair_validator
 
     return list(read_records(path, validate=pair_validator(ontology, accept_gold), skip_invalid=skip_invalid))
 

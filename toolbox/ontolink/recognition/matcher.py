@@ -43,7 +43,8 @@ class Match:
 class ConceptMatcher:
     """Names of an ontology's entities (under ``roots``) keyed for order-free matching."""
 
-    def __init__(self, ontology, roots=None, min_characters=3, max_gaps=0, word_forms=True, any_order=True):
+    def __init__(self, ontology, roots=None, min_characters=3, max_gaps=0, word_forms=True, any_order=True,
+                 optional_modifiers=False, min_modifier_entities=25):
         self.ontology = ontology
         self.max_gaps = max_gaps
         self.any_order = any_order
@@ -67,6 +68,9 @@ class ConceptMatcher:
                     entry[0].append(entity_id)
                 entry[1].add(keys)
                 entry[2] = entry[2] or any(word.lower() in CONJUNCTIONS for word in words)
+        self.modifiers = set()
+        if optional_modifiers:
+            self._add_without_modifiers(ontology, words_of, keep, min_modifier_entities)
         self.size = len(self.entries)
         frequency = Counter(key for key_set in self.entries for key in key_set)
         self.by_anchor = defaultdict(list)  # the rarest key of a name -> names
@@ -74,6 +78,36 @@ class ConceptMatcher:
             self.by_anchor[min(key_set, key=lambda key: (frequency[key], key))].append(key_set)
         self._ancestors = {}
         self._abbreviations = None
+
+    def _add_without_modifiers(self, ontology, words_of, keep, min_entities):
+        """Names less their optional modifiers, where no other name has those words.
+
+        A modifier is learned from the ontology: a word that, added to a parent's name, makes the
+        child's name in at least ``min_entities`` entities ("Congenital" + "vertical talus",
+        "Localized" + "skin lesion"). "vertical talus" in a text then finds *Congenital vertical
+        talus* when no entity is named "vertical talus" itself.
+        """
+        key_sets = {entity_id: [frozenset(key for key in map(self.forms.key, words) if key is not None)
+                                for words in names] for entity_id, names in words_of.items()}
+        counts = Counter()
+        for entity_id, sets in key_sets.items():
+            parent_sets = {key_set for parent in ontology[entity_id].parents for key_set in key_sets.get(parent, ())}
+            added = {next(iter(key_set - parent)) for key_set in sets for parent in parent_sets
+                     if len(key_set) == len(parent) + 1 and parent < key_set}
+            counts.update(added)
+        self.modifiers = {key for key, count in counts.items() if count >= min_entities}
+        reduced = {}
+        for entity_id, sets in key_sets.items():
+            if keep is not None and entity_id not in keep:
+                continue
+            for key_set in sets:
+                rest = key_set - self.modifiers
+                if len(rest) >= 2 and rest != key_set and rest not in self.entries:
+                    ids = reduced.setdefault(rest, [])
+                    if entity_id not in ids:
+                        ids.append(entity_id)
+        for rest, ids in reduced.items():
+            self.entries[rest] = [ids, set(), False]
 
     # -- text side ---------------------------------------------------------------------------------
     def keyed_tokens(self, text):

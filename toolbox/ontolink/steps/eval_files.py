@@ -14,7 +14,7 @@ from ontolink.errors import InputError
 from ontolink.formats import Problems, guess_format, read_documents
 from ontolink.io import display_name, peek_first_record, read_records, warn
 from ontolink.ontology.hierarchy import DEFAULT_WITHIN, RELATIONS
-from ontolink.records import validate_linked_mention, validate_mention
+from ontolink.records import validate_linked_mention, validate_mention, validate_retrieved
 from ontolink.report import Table, render_report
 from ontolink.steps.convert import document_mentions, parse_id_prefixes
 from ontolink.steps.eval import DEFAULT_KS as LINKED_KS
@@ -106,8 +106,7 @@ def evaluate(files, ontology=None, gold_path=None, spans=False, ks=None, skip_in
     k_values = parse_ks(ks, retrieved)
     names = file_labels(files, labels)
     if retrieved:
-        from ontolink.steps.eval_retrieval import aggregate_folds, retrieval_table, retrieval_metrics, \
-            validate_retrieved
+        from ontolink.steps.eval_retrieval import aggregate_folds, retrieval_metrics, retrieval_table
 
         summary = aggregate_folds([retrieval_metrics(read_records(path, validate=validate_retrieved,
                                                                   skip_invalid=skip_invalid),

@@ -18,10 +18,11 @@ FORMATS = (".svg", ".png", ".pdf")
 
 
 def _figure_class():
-    try:
-        import matplotlib
-    except ImportError:
-        raise OntolinkError("--plot and --format html need matplotlib: pip install 'ontolink[plot]'") from None
+    from ontolink.extras import require
+
+    require("matplotlib", purpose="--plot and --format html")
+    import matplotlib
+
     matplotlib.use("Agg")
     matplotlib.rcParams["svg.hashsalt"] = "ontolink"  # the same SVG ids for the same report
     from matplotlib.figure import Figure

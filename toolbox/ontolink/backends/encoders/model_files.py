@@ -29,7 +29,31 @@ def resolve_model_path(name):
             model_dir = Path(next(iter(spec.submodule_search_locations)), "model")
             if model_dir.is_dir():
                 return str(model_dir)
-    return name
+    return cached_hub_model(name) or name
+
+
+def cached_hub_model(name):
+    """The local snapshot of a hub model already in the Hugging Face cache (``HF_HOME``), or None. A model in
+    the cache is loaded from it without asking the hub anything, not even whether a newer revision exists,
+    so an index naming a hub model links offline once the model was downloaded."""
+    if name.count("/") != 1 or name.startswith((".", "/", "~")):
+        return None
+    try:
+        from huggingface_hub import snapshot_download
+
+        return snapshot_download(name, local_files_only=True)
+    except Exception:  # not cached (or not a hub name at all): the caller goes on as before
+        return None
+
+
+def hub_hint():
+    """What to say when a name that is not a local directory could not be loaded from the hub."""
+    import os
+
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
+        return (" (HF_HUB_OFFLINE is set and the model is not in the Hugging Face cache: download it once with "
+                "network access, or pass a local directory)")
+    return " (not a local directory; hub names need network access, or pass a local path)"
 
 
 # Files whose bytes decide the vectors a model gives (weights, tokenizer, pooling).

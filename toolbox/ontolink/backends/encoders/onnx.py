@@ -14,7 +14,7 @@ import numpy as np
 
 from ontolink.backends.encoders import ENCODERS
 from ontolink.backends.encoders.base import Encoder, pad
-from ontolink.backends.encoders.model_files import DEFAULT_ENCODER, directory_fingerprint, resolve_model_path
+from ontolink.backends.encoders.model_files import DEFAULT_ENCODER, directory_fingerprint, hub_hint, resolve_model_path
 from ontolink.errors import OntolinkError
 from ontolink.onnx_sessions import SessionPool
 
@@ -33,8 +33,7 @@ def model_directory(name):
 
         return Path(snapshot_download(name))
     except Exception as error:
-        raise OntolinkError(f"cannot load encoder {name!r}: {type(error).__name__} (not a local directory; hub "
-                            "names need network access, or pass a local path)") from None
+        raise OntolinkError(f"cannot load encoder {name!r}: {type(error).__name__}{hub_hint()}") from None
 
 
 def pooling_of(directory):

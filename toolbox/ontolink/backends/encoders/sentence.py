@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ontolink.backends.encoders import ENCODERS
 from ontolink.backends.encoders.base import Encoder, pad
-from ontolink.backends.encoders.model_files import DEFAULT_ENCODER, directory_fingerprint, resolve_model_path
+from ontolink.backends.encoders.model_files import DEFAULT_ENCODER, directory_fingerprint, hub_hint, resolve_model_path
 from ontolink.errors import InputError, OntolinkError
 
 def _retriever_manifest(path):
@@ -80,9 +80,7 @@ class SentenceEncoder(Encoder):
         try:
             model = SentenceTransformer(path, device=self.device)
         except Exception as error:
-            hint = "" if Path(path).exists() else (
-                " (not a local directory; hub names need network access, "
-                "or pass a local path)")
+            hint = "" if Path(path).exists() else hub_hint()
             raise OntolinkError(f"cannot load encoder {self.model_name!r}: {type(error).__name__}: "
                                 f"{str(error).splitlines()[0] if str(error) else ''}{hint}") from None
         model.eval()
