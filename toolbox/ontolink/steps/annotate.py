@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from bioc import BioCDocument
 
     from ontolink.artifacts.index import LoadedIndex
-    from ontolink.recognition.matcher import ConceptMatcher
 
 _WORD = re.compile(r"\w+")
 LONG_DOCUMENT = 100_000  # characters: longer documents get bounded contexts
@@ -51,7 +50,7 @@ def candidate_spans(text, taken, max_words=4):
     return spans
 
 
-def annotate_documents(documents: Iterable[BioCDocument], matcher: ConceptMatcher, entity_type: str = "Entity",
+def annotate_documents(documents: Iterable[BioCDocument | tuple[str, str]], matcher: ConceptMatcher, entity_type: str = "Entity",
                        nesting: str = "ancestor", coordination: bool = True, abbreviations: bool = False,
                        dense: LoadedIndex | None = None, dense_threshold: float = 0.9, max_words: int = 4,
                        context_characters: int = 0, stats: Any = None) -> Iterator[dict[str, Any]]:
