@@ -132,3 +132,12 @@ def test_annotate_on_ray_writes_what_local_writes(small_ontology_path, tmp_path)
     assert on_ray.exit_code == 0, on_ray.stderr
     assert on_ray.stdout == local.stdout and len(local.stdout.splitlines()) >= 80
     assert "1 document without text" in on_ray.stderr
+
+
+def test_keyed_tables_come_back_from_the_cache_unchanged(hpo):
+    built = ConceptMatcher(hpo, roots=["HP:0000478"])  # first: built, then stored
+    cached = ConceptMatcher(hpo, roots=["HP:0000478"])
+    fresh = ConceptMatcher(hpo, roots=["HP:0000478"], cache=False)
+    assert built.entries == cached.entries == fresh.entries and cached.forms.cluster_of == fresh.forms.cluster_of
+    text = "Abnormalities of the eyes and dysplastic retinae; cataracts."
+    assert cached.spans(text, "ancestor") == fresh.spans(text, "ancestor")

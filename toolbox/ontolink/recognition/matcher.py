@@ -25,6 +25,8 @@ WHOLE_WORD = "="
 # Characters that close a clause: a name is never matched across them (unless it holds one itself).
 CLAUSE_BREAKS = frozenset(".;:!?()[]{},")
 NESTING_RULES = ("none", "all", "ancestor")
+# Bumped whenever keying changes: tables cached by an older version are built again.
+CACHE_VERSION = 1
 
 
 class Match:
@@ -41,15 +43,45 @@ class Match:
 
 
 class ConceptMatcher:
-    """Names of an ontology's entities (under ``roots``) keyed for order-free matching."""
+    """Names of an ontology's entities (under ``roots``) keyed for order-free matching.
+
+    The keyed tables are kept in the user cache (``cache``), tied to the ontology's content and these
+    options, so the next run over the same ontology loads them instead of keying every name again.
+    """
 
     def __init__(self, ontology, roots=None, min_characters=3, max_gaps=0, word_forms=True, any_order=True,
-                 optional_modifiers=False, min_modifier_entities=25):
+                 optional_modifiers=False, min_modifier_entities=25, cache=True):
         self.ontology = ontology
         self.max_gaps = max_gaps
         self.any_order = any_order
         keep = _descendants(ontology, roots) if roots else None
         self.allowed = keep  # the entity ids looked for (None: all)
+        settings = {"version": CACHE_VERSION, "ontology": ontology.content_hash,
+                    "scopes": list(ontology.synonym_scopes), "roots": sorted(roots) if roots else None,
+                    "min_characters": min_characters, "word_forms": word_forms,
+                    "optional_modifiers": optional_modifiers, "min_modifier_entities": min_modifier_entities}
+        cached = _cached_tables(settings) if cache else None
+        if cached is not None:
+            self.forms = WordForms(clusters=False)
+            self.forms.cluster_of = cached["clusters"]
+            self.modifiers = set(cached["modifiers"])
+            self.entries = {frozenset(keys): [ids, {tuple(order) for order in orders}, conjunction]
+                            for keys, ids, orders, conjunction in cached["entries"]}
+        else:
+            self._build(ontology, keep, min_characters, word_forms, optional_modifiers, min_modifier_entities)
+            if cache:
+                _store_tables(settings, {"clusters": self.forms.cluster_of, "modifiers": sorted(self.modifiers),
+                                         "entries": [[sorted(keys), ids, sorted(orders), conjunction]
+                                                     for keys, (ids, orders, conjunction) in self.entries.items()]})
+        self.size = len(self.entries)
+        frequency = Counter(key for key_set in self.entries for key in key_set)
+        self.by_anchor = defaultdict(list)  # the rarest key of a name -> names
+        for key_set in self.entries:
+            self.by_anchor[min(key_set, key=lambda key: (frequency[key], key))].append(key_set)
+        self._ancestors = {}
+        self._abbreviations = None
+
+    def _build(self, ontology, keep, min_characters, word_forms, optional_modifiers, min_modifier_entities):
         words_of = {entity.id: [[word for word, _, _ in tokens(name)] for name in ontology.names(entity)
                                 if len(name.strip()) >= min_characters] for entity in ontology}
         self.forms = WordForms(list(words_of.values()), clusters=word_forms)
@@ -71,13 +103,6 @@ class ConceptMatcher:
         self.modifiers = set()
         if optional_modifiers:
             self._add_without_modifiers(ontology, words_of, keep, min_modifier_entities)
-        self.size = len(self.entries)
-        frequency = Counter(key for key_set in self.entries for key in key_set)
-        self.by_anchor = defaultdict(list)  # the rarest key of a name -> names
-        for key_set in self.entries:
-            self.by_anchor[min(key_set, key=lambda key: (frequency[key], key))].append(key_set)
-        self._ancestors = {}
-        self._abbreviations = None
 
     def _add_without_modifiers(self, ontology, words_of, keep, min_entities):
         """Names less their optional modifiers, where no other name has those words.
@@ -255,6 +280,46 @@ class ConceptMatcher:
                         frontier.append(parent)
             self._ancestors[entity_id] = found
         return found
+
+
+def _cache_path(settings):
+    import hashlib
+    import json
+
+    from ontolink.cache import cache_dir
+
+    digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:32]
+    return cache_dir("matchers") / f"{digest}.json.gz"
+
+
+def _cached_tables(settings):
+    """The matcher's tables built before with ``settings`` (JSON in the user cache), or None."""
+    import gzip
+    import json
+
+    path = _cache_path(settings)
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as handle:
+            tables = json.load(handle)
+    except (OSError, ValueError, EOFError):
+        return None  # absent, or unreadable: built again
+    return tables if tables.get("settings") == settings else None
+
+
+def _store_tables(settings, tables):
+    import gzip
+    import json
+
+    from ontolink.cache import write_atomically
+
+    def write(temporary):
+        with gzip.open(temporary, "wt", encoding="utf-8", compresslevel=1) as handle:
+            json.dump({"settings": settings, **tables}, handle)
+
+    try:
+        write_atomically(_cache_path(settings), write)
+    except OSError:
+        pass  # a read-only cache costs the next run a rebuild, nothing else
 
 
 def _nearest(positions, at):

@@ -8,10 +8,19 @@ index can add spans the dictionary misses: word n-grams whose best name scores a
 threshold.
 """
 
+from __future__ import annotations
+
 import re
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from ontolink.formats import document_text
 from ontolink.recognition.matcher import ConceptMatcher
+
+if TYPE_CHECKING:
+    from bioc import BioCDocument
+
+    from ontolink.artifacts.index import LoadedIndex
 
 _WORD = re.compile(r"\w+")
 LONG_DOCUMENT = 100_000  # characters: longer documents get bounded contexts
@@ -41,9 +50,10 @@ def candidate_spans(text, taken, max_words=4):
     return spans
 
 
-def annotate_documents(documents, matcher, entity_type="Entity", nesting="ancestor", coordination=True,
-                       abbreviations=False, dense=None, dense_threshold=0.9, max_words=4, context_characters=0,
-                       stats=None):
+def annotate_documents(documents: Iterable[BioCDocument | tuple[str, str]], matcher: ConceptMatcher, entity_type: str = "Entity",
+                       nesting: str = "ancestor", coordination: bool = True, abbreviations: bool = False,
+                       dense: LoadedIndex | None = None, dense_threshold: float = 0.9, max_words: int = 4,
+                       context_characters: int = 0, stats: Any = None) -> Iterator[dict[str, Any]]:
     """Yield a Mention record per name found in each document (no gold: these are predictions).
 
     ``matcher`` is a ``ConceptMatcher``; ``nesting`` its rule for names inside a longer match,

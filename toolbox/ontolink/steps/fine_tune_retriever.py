@@ -26,6 +26,11 @@ identical name is a free hit). The best epoch is kept; when none beats step 0, t
 model (in bare mode: the frozen encoder) is.
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ontolink.errors import InputError
@@ -34,6 +39,11 @@ from ontolink.manifest import library_versions
 from ontolink.ontology import normalize
 from ontolink.rank_metrics import mean_reciprocal_rank, rank_by_score, recall_at
 from ontolink.fine_tuning import Checkpoints, run_epochs
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ontolink.ontology.model import Ontology
 
 NEGATIVE_STRATEGIES = ("base", "rm-pcs", "pc-pos")
 POOLINGS = ("span", "mean")
@@ -148,7 +158,7 @@ def build_model(backbone, device, max_length, input_mode="context"):
     from sentence_transformers import SentenceTransformer
     from transformers.utils import logging as transformers_logging
 
-    from ontolink.backends.encoders.sentence import resolve_model_path
+    from ontolink.backends.encoders.model_files import resolve_model_path
     from ontolink.errors import OntolinkError
 
     transformers_logging.disable_progress_bar()
@@ -255,14 +265,16 @@ def column_texts(columns, golds, rows, ontology, input_mode, rng):
     return texts
 
 
-def train_retriever(pairs, ontology, output, backbone=None, negatives="base", epochs=1, learning_rate=2e-5,
-                    batch_size=None, max_length=128, seed=0, device="auto", resume=False, pooling="span",
-                    input_mode="context", validation_fraction=0.0, force=False):
+def train_retriever(pairs: Sequence[dict[str, Any]], ontology: Ontology, output: str | Path,
+                    backbone: str | None = None, negatives: str = "base", epochs: int = 1, learning_rate: float = 2e-5,
+                    batch_size: int | None = None, max_length: int = 128, seed: int = 0, device: str = "auto",
+                    resume: bool = False, pooling: str = "span", input_mode: str = "context",
+                    validation_fraction: float = 0.0, force: bool = False) -> dict[str, Any]:
     """Fine-tune and write the retriever directory; returns its manifest (with "kept_epoch": the epoch
     published, 0 when no epoch beat the starting model on the validation pairs)."""
     import torch
 
-    from ontolink.backends.encoders.sentence import DEFAULT_ENCODER
+    from ontolink.backends.encoders.model_files import DEFAULT_ENCODER
     from ontolink.device import resolve_device
 
     if not pairs:
