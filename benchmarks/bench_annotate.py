@@ -110,14 +110,19 @@ def main():
         seconds = time.perf_counter() - started
         metrics = json.loads(scored.read_text())["metrics"]
         strict, overlap, spans = metrics["strict"], metrics["overlap"], metrics["span"]
-        rows.append([name, f"{strict['predicted']['mean']:.0f}", f"{strict['P']['mean']:.3f}",
-                     f"{strict['R']['mean']:.3f}", f"{strict['F1']['mean']:.3f}", f"{overlap['F1']['mean']:.3f}",
-                     f"{spans['F1']['mean']:.3f}", f"{seconds:.0f}"])
+        rows.append([name, f"{_value(strict['predicted']):.0f}", f"{_value(strict['P']):.3f}",
+                     f"{_value(strict['R']):.3f}", f"{_value(strict['F1']):.3f}", f"{_value(overlap['F1']):.3f}",
+                     f"{_value(spans['F1']):.3f}", f"{seconds:.0f}"])
     for name, precision, recall, f1 in PUBLISHED:
         rows.append([f"published: {name}", "", precision or "", recall or "", f1, "", "", ""])
     print()
     print(tabulate(rows, headers=["setting", "predicted", "P", "R", "F1 (span+id)", "F1 overlap", "F1 span only",
                                   "seconds"], tablefmt="github", disable_numparse=True))
+
+
+def _value(metric):
+    """`eval --format json` gives one run's metric as a number (several runs: {"mean", "std"})."""
+    return metric["mean"] if isinstance(metric, dict) else metric
 
 
 if __name__ == "__main__":

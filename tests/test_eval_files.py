@@ -5,7 +5,7 @@ import json
 import pytest
 
 from ontolink.errors import InputError
-from ontolink.steps.eval_files import evaluate_files, parse_ks
+from ontolink.steps.eval_files import default_ks, evaluate_files, parse_ks
 
 
 def write_jsonl(path, records):
@@ -20,7 +20,7 @@ def test_linked_mentions_get_the_linking_metrics_and_ks(tmp_path):
                                                                       {"id": "X:2", "score": 0.5}]}])
     report = json.loads(evaluate_files([linked]))
     metrics = report["metrics"]["all"]
-    assert metrics["R@1"] == 0.5 and metrics["R@5"] == 1.0 and "R@64" in metrics
+    assert metrics["R@1"] == 0.5 and metrics["R@2"] == 1.0 and "R@5" not in metrics  # K up to 2 candidates
     assert "MRR" in metrics and "Hits@10" not in metrics
     assert set(json.loads(evaluate_files([linked], ks="2"))["metrics"]["all"]) >= {"R@2"}
 
@@ -35,7 +35,8 @@ def test_retrieved_records_are_recognised_by_their_first_record(tmp_path):
 
 
 def test_ks_are_checked():
-    assert parse_ks(None) == (1, 5, 32, 64) and parse_ks(None, retrieved=True) == (1, 10)
+    assert parse_ks(None) is None and parse_ks(None, retrieved=True) == (1, 10)
+    assert default_ks(10) == (1, 5, 10) and default_ks(64) == default_ks(200) == (1, 5, 32, 64) and default_ks(1) == (1,)
     assert parse_ks("64, 1,5,1") == (1, 5, 64)
     for bad in ("1,x", "0,5", ","):
         with pytest.raises(InputError, match="--ks"):

@@ -24,7 +24,7 @@ def three_runs(small_ontology_path, dense_index, tfidf_index, tmp_path_factory):
     records = [json.loads(line) for line in shared_path("gscplus", "mentions.jsonl").read_text().splitlines()]
     mentions = [record for record in records if all(gold in ontology for gold in record["gold"])][:40]
     directory = tmp_path_factory.mktemp("three")
-    trained = run("train", "ranker", "--index", dense_index, "--synonym-queries", 200, "--features", "dense,lexical",
+    trained = run("train", "ranker", "--index", dense_index, "--synonym-queries", 100, "--features", "dense,lexical",
                   "--prior", "none", directory / "ranker")
     assert trained.exit_code == 0, trained.stderr
     files = []

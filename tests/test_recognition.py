@@ -65,3 +65,46 @@ def test_same_matcher_on_a_livestock_ontology():
     assert "LPT:0010291" in spans["potassium content of milk"]  # milk potassium content
     assert "LPT:0000015" in spans["Loin weights"] and "LPT:0000154" in spans["belly thickness"]
     assert "LPT:1000577" in spans["weight of eggs"]  # egg weight
+
+
+def test_coordinations_expand_on_the_whole_phrase(hpo_matcher):
+    text = "Palmar and plantar pits, renal hypoplasia/dysplasia or agenesis, and short stature and hearing loss."
+    spans = {(text[start:end], source): ids for start, end, ids, source in hpo_matcher.spans(text)}
+    assert "HP:0010610" in spans["Palmar and plantar pits", "coordination"]  # Palmar pits, GSC+'s span
+    assert "HP:0010612" in spans["plantar pits", "dictionary"]
+    assert "HP:0000110" in spans["renal hypoplasia/dysplasia", "coordination"]  # Renal dysplasia
+    assert "HP:0000104" in spans["renal hypoplasia/dysplasia or agenesis", "coordination"]  # Renal agenesis
+    assert not any(source == "coordination" and "stature" in phrase for phrase, source in spans)
+    assert all(source != "coordination" for *_, source in hpo_matcher.spans(text, coordination=False))
+
+
+def test_short_forms_defined_in_the_document(hpo_matcher):
+    text = "Brachydactyly type C (BDC) was seen in the family; BDC was mild."
+    found = [(text[start:end], ids, source) for start, end, ids, source in hpo_matcher.spans(text, abbreviations=True)]
+    assert [ids for phrase, ids, source in found if phrase == "BDC" and source == "abbreviation"] == \
+        [["HP:0009373"], ["HP:0009373"]]  # Type C brachydactyly, both occurrences
+    assert not [text[s:e] for s, e, _ in hpo_matcher.matches(text) if text[s:e] == "BDC"]  # off by default
+
+
+def test_annotate_reads_jsonl_documents_and_survives_bad_ones(tmp_path):
+    from conftest import parse_jsonl, run
+
+    docs = tmp_path / "docs.jsonl"
+    long_text = "Seizures were frequent. " * 6000  # 144,000 characters on one line
+    docs.write_text('{"id": "d1", "abstract": "Palmar and plantar pits."}\n{"id": "d2", "abstract": ""}\n'
+                    f'{{"id": "d3", "abstract": "{long_text}"}}\n')
+    result = run("annotate", "--ontology", "hpo", "--roots", "HP:0000118", "-i", docs, "--text-field", "abstract")
+    assert result.exit_code == 0, result.stderr
+    mentions = parse_jsonl(result.stdout)
+    assert {m["mention"] for m in mentions if m["doc_id"] == "d1"} == {"Palmar and plantar pits", "plantar pits"}
+    long_ones = [m for m in mentions if m["doc_id"] == "d3"]
+    assert len(long_ones) == 6000 and max(len(m["context_left"]) for m in long_ones) == 5000
+    assert "1 documents without text" in result.stderr and "1 documents over 100,000 characters" in result.stderr
+    missing = run("annotate", "--ontology", "hpo", "-i", docs)  # no "text" field
+    assert missing.exit_code == 2 and f"{docs.name}:1: no text in field 'text'" in missing.stderr
+    latin = tmp_path / "latin1.jsonl"
+    latin.write_bytes(b'{"id": "a", "text": "Seizures."}\n{"id": "b", "text": "caf\xe9"}\n')
+    bad = run("annotate", "--ontology", "hpo", "-i", latin)
+    assert bad.exit_code == 2 and "latin1.jsonl:2: not valid UTF-8" in bad.stderr and "Traceback" not in bad.stderr
+    skipped = run("annotate", "--ontology", "hpo", "-i", latin, "--skip-invalid")
+    assert skipped.exit_code == 0 and len(parse_jsonl(skipped.stdout)) == 1 and "1 invalid lines skipped" in skipped.stderr

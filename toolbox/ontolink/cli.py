@@ -101,6 +101,7 @@ COMMAND_MODULES = [
     "train_models",
     "embed_kg",
     "align",
+    "cache",
 ]
 for _module in COMMAND_MODULES:
     cli.add_command(importlib.import_module(f"ontolink.commands.{_module}").command)

@@ -93,12 +93,15 @@ def config_option(function):
                         help="YAML file of option defaults; options on the command line win.")(function)
 
 
-def input_options(function):
+def input_options(function=None, *, help_text="JSONL input ('-' is stdin; .gz is read transparently)."):
+    """-i/--input and --skip-invalid; ``help_text``: what the command reads (``@input_options(help_text=...)``)."""
+    if function is None:
+        return functools.partial(input_options, help_text=help_text)
     function = refusing_output_over_inputs(function)
     function = click.option("--skip-invalid", is_flag=True,
                             help="Count, report and skip bad input lines instead of stopping at the first.")(function)
     return click.option("-i", "--input", "input_path", default="-", show_default=True, metavar="FILE",
-                        type=click.Path(allow_dash=True), help="JSONL input ('-' is stdin; .gz is read transparently).")(function)
+                        type=click.Path(allow_dash=True), help=help_text)(function)
 
 
 def refusing_output_over_inputs(function):
@@ -121,11 +124,15 @@ def refusing_output_over_inputs(function):
     return refusing
 
 
-def output_option(function):
+def output_option(function=None, *, help_text="JSONL output ('-' is stdout; .gz is compressed)."):
+    """-o/--output (``refusing_output_over_inputs``); ``help_text``: what the command writes there
+    (``@output_option(help_text=...)``)."""
+    if function is None:
+        return functools.partial(output_option, help_text=help_text)
     return click.option("-o", "--output", "output_path", default="-", show_default=True, metavar="FILE",
                         type=click.Path(dir_okay=False, allow_dash=True),
-                        help="JSONL output ('-' is stdout; .gz is compressed). Refused when it is one of the "
-                             "input files.")(refusing_output_over_inputs(function))
+                        help=f"{help_text} Refused when it is one of the input files.")(
+        refusing_output_over_inputs(function))
 
 
 def _ontology_formats():

@@ -169,7 +169,7 @@ def command():
 @command.command("train")
 @force_option("align-model")
 @click.argument("directory", type=click.Path(file_okay=False))
-@input_options
+@input_options(help_text="Text-triple pair records, JSONL ('-' is stdin; .gz is read transparently).")
 @_kg_option(required=False)
 @_fitting_options
 def train_command(directory, input_path, skip_invalid, kg_dir, ontology, encoder, precision, max_length, device, seed,
@@ -219,10 +219,10 @@ def train_command(directory, input_path, skip_invalid, kg_dir, ontology, encoder
               help="Instead of a model: rank by the frozen text encoder alone (triple verbalised as "
                    "\"subject predicate object\").")
 @_kg_option(required=False)
-@input_options
+@input_options(help_text="Text-triple pair records to rank, JSONL ('-' is stdin; .gz is read transparently).")
 @click.option("--candidates", "candidates_path", metavar="FILE", type=click.Path(allow_dash=True),
               help="Text–triple pairs forming the candidate pool.  [default: the input pairs themselves]")
-@output_option
+@output_option(help_text="Retrieved records, JSONL ('-' is stdout; .gz is compressed).")
 @click.option("--retrieval", type=click.Choice(["d2t", "t2d", "both"]), default="both", show_default=True,
               help="D2T (document → triples), T2D (triple → documents) or both.")
 @click.option("--top-k", type=click.IntRange(0), default=10, show_default=True,
@@ -294,7 +294,7 @@ def retrieve_command(model_dir, baseline, kg_dir, input_path, skip_invalid, cand
 @command.command("cv")
 @force_option("align-cv")
 @click.argument("directory", type=click.Path(file_okay=False))
-@input_options
+@input_options(help_text="Text-triple pair records, JSONL ('-' is stdin; .gz is read transparently).")
 @_kg_option(required=False)
 @click.option("--baseline", type=click.Choice(["verbalized"]),
               help="Evaluate the frozen-encoder baseline on the same folds instead of training.")

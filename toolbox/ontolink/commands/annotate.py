@@ -15,8 +15,9 @@ def _readers():
 
 
 @click.command("annotate")
-@input_options
-@output_option
+@input_options(help_text="Documents: PubTator, BioC XML or JSON, or plain text (--from, else the file name)"
+                          " ('-' is stdin; .gz is read transparently).")
+@output_option(help_text="Mention records found, JSONL ('-' is stdout; .gz is compressed).")
 @click.option("--from", "source_format", type=LazyChoice(_readers),
               help="Document format.  [default: from the file name; stdin: text]")
 @ontology_option(required=True, help_text="Ontology whose names are looked for: a file or 'hpo'.")
@@ -36,6 +37,14 @@ def _readers():
                    "stems only.")
 @click.option("--max-gaps", type=click.IntRange(0), default=0, show_default=True,
               help="Other content words allowed between a name's words.")
+@click.option("--coordination/--no-coordination", default=True, show_default=True,
+              help="Also the names a coordination abbreviates (\"palmar and plantar pits\": Palmar pits on the "
+                   "whole phrase), as GSC+ annotates them.")
+@click.option("--abbreviations/--no-abbreviations", default=False, show_default=True,
+              help="Also each occurrence of a short form defined in the document (\"brachydactyly type C (BDC)\") "
+                   "whose long form is a name.")
+@click.option("--text-field", default="text", show_default=True,
+              help="With --from jsonl (JSON Lines documents, {\"id\", \"text\"}): the field holding the text.")
 @click.option("--type", "entity_type", default="Entity", show_default=True, help="The \"type\" of every mention.")
 @click.option("--index", "index_dir", type=click.Path(file_okay=False),
               help="Also ask this index about word n-grams the dictionary missed.")
@@ -44,16 +53,18 @@ def _readers():
 @click.option("--max-words", type=click.IntRange(1), default=4, show_default=True,
               help="With --index: longest n-gram asked about.")
 @click.option("--context-chars", type=click.IntRange(0), default=0, show_default=True,
-              help="Context kept on each side of a mention (0: the whole document text).")
+              help="Context kept on each side of a mention (0: the whole document text; 5,000 characters in "
+                   "documents over 100,000).")
 @device_option
 @config_option
 def command(input_path, skip_invalid, output_path, source_format, ontology, roots, min_chars, nesting, nested,
-            any_order, word_forms, max_gaps, entity_type, index_dir, dense_threshold, max_words, context_chars,
-            device):
+            any_order, word_forms, max_gaps, coordination, abbreviations, text_field, entity_type, index_dir, dense_threshold,
+            max_words, context_chars, device):
     """Find mentions of an ontology's names in documents: Mention JSONL for `link`.
 
     Reads plain text (one document per line, 'ID<TAB>text' or just text),
-    PubTator or BioC documents (their annotations are ignored) and writes a
+    JSON Lines documents (--from jsonl, {"id", "text"}; --text-field), PubTator
+    or BioC documents (their annotations are ignored) and writes a
     Mention record per name found: {"id": "DOC:START-END", "doc_id",
     "start", "end", "mention", "context_left", "context_right", "type",
     "matched_by", "matched_ids"}. A name or synonym is found where its
@@ -72,12 +83,13 @@ def command(input_path, skip_invalid, output_path, source_format, ontology, root
     Examples:
       ontolink annotate --ontology hpo --roots HP:0000118 -i abstracts.txt | ontolink link --index idx/hpo
       ontolink annotate --ontology hpo -i corpus.pubtator --from pubtator -o mentions.jsonl
+      ontolink annotate --ontology hpo --from jsonl --text-field abstract < docs.jsonl > mentions.jsonl
       ontolink annotate --ontology hpo --index idx/hpo --dense-threshold 0.92 -i abstracts.txt
     """
-    from ontolink.formats import Counted, Problems, read_documents
+    from ontolink.formats import Counted, Problems, document_format, resolve_format
     from ontolink.io import RecordWriter
     from ontolink.recognition.matcher import ConceptMatcher
-    from ontolink.steps.annotate import annotate_documents
+    from ontolink.steps.annotate import LONG_CONTEXT, LONG_DOCUMENT, annotate_documents
 
     if source_format is None and input_path == "-":
         source_format = "text"
@@ -98,14 +110,23 @@ def command(input_path, skip_invalid, output_path, source_format, ontology, root
 
         dense = load_index(index_dir, ontology=loaded, device=device)
     problems = Problems(skip_invalid)
-    documents = Counted(read_documents(input_path, source_format, problems))
+    reader = document_format(resolve_format(input_path, source_format))
+    if hasattr(reader, "text_field"):  # JSON Lines documents
+        reader.text_field = text_field
+    stats = {}
+    documents = Counted(reader.read(input_path, problems))
     with RecordWriter(output_path) as writer:
         writer.write_all(annotate_documents(documents, matcher, entity_type=entity_type,
-                                            nesting="all" if nested else nesting, dense=dense,
+                                            nesting="all" if nested else nesting, coordination=coordination,
+                                            abbreviations=abbreviations, dense=dense,
                                             dense_threshold=dense_threshold, max_words=max_words,
-                                            context_characters=context_chars), flush_every=1)
+                                            context_characters=context_chars, stats=stats), flush_every=1)
     seconds = time.perf_counter() - started
     skipped = f"; {problems.skipped} invalid lines skipped" if problems.skipped else ""
+    if stats.get("empty"):
+        skipped += f"; {stats['empty']} documents without text"
+    if stats.get("long"):
+        skipped += f"; {stats['long']} documents over {LONG_DOCUMENT:,} characters (context cut to {LONG_CONTEXT:,})"
     summary(f"found {writer.count} mentions in {documents.count} documents ({matcher.size} names) in "
             f"{seconds:.1f} s{skipped}")
 

@@ -33,8 +33,10 @@ def _guess_output(path):
 
 
 @click.command("convert")
-@input_options
-@output_option
+@input_options(help_text="Documents (PubTator, BioC XML or JSON, text) or Linked-mention JSONL (--from, else the "
+                          "file name) ('-' is stdin; .gz is read transparently).")
+@output_option(help_text="Mention JSONL, or PubTator, BioC XML / JSON or SSSOM TSV (--to, else the file name)"
+                         " ('-' is stdout; .gz is compressed).")
 @click.option("--from", "source_format", type=LazyChoice(_sources),
               help="Input format.  [default: from the file name; stdin: jsonl unless --to mentions]")
 @click.option("--to", "target_format", type=LazyChoice(_targets),
@@ -48,6 +50,10 @@ def _guess_output(path):
               help="--to pubtator/bioc-*: the documents the mentions came from (text and offsets are copied).")
 @click.option("--documents-format", type=LazyChoice(_readers),
               help="Format of --documents.  [default: from its file name]")
+@click.option("--keep-annotations", is_flag=True,
+              help="--to pubtator/bioc-*: keep the --documents' own annotations beside the linked mentions (by "
+                   "offset; one that a linked mention repeats, same span, type and id, is written once). Without "
+                   "it the output holds the linked mentions only.")
 @click.option("--mapping-set-id", default="https://w3id.org/ontolink/mappings/linked", show_default=True,
               help="SSSOM: mapping_set_id of the table.")
 @click.option("--license", "license_url", default="https://creativecommons.org/publicdomain/zero/1.0/",
@@ -66,8 +72,8 @@ def _guess_output(path):
               help="SSSOM: prefix expansions to add or override (others: http://purl.obolibrary.org/obo/P_).")
 @config_option
 def command(input_path, skip_invalid, output_path, source_format, target_format, types, id_prefix, context_chars,
-            documents_path, documents_format, mapping_set_id, license_url, justification, predicate, top_n,
-            object_prefix, curie_map):
+            documents_path, documents_format, keep_annotations, mapping_set_id, license_url, justification, predicate,
+            top_n, object_prefix, curie_map):
     """Convert PubTator / BioC / plain text to Mention JSONL, and Linked JSONL back.
 
     Documents to mentions (--to mentions): one Mention record per annotation,
@@ -109,6 +115,8 @@ def command(input_path, skip_invalid, output_path, source_format, target_format,
                                f"(--from jsonl) into {'/'.join(_targets()[1:])}; not {source_format} to "
                                f"{target_format}")
     needs_documents = target_format != MENTIONS and DOCUMENT_FORMATS.get(target_format).needs_documents
+    if keep_annotations and not needs_documents:
+        raise click.UsageError("--keep-annotations applies to --to pubtator, bioc-xml or bioc-json (with --documents)")
     if needs_documents and not documents_path:
         raise click.UsageError(f"--to {target_format} needs --documents FILE: the documents the mentions came from")
     problems = Problems(skip_invalid)
@@ -121,7 +129,8 @@ def command(input_path, skip_invalid, output_path, source_format, target_format,
                       "predicate": predicate, "top_n": top_n, "object_prefix": object_prefix,
                       "curie_map": parse_curie_map(curie_map)}
     _linked_to_format(input_path, output_path, skip_invalid, target_format,
-                      documents_path if needs_documents else None, documents_format, problems, writer_options)
+                      documents_path if needs_documents else None, documents_format, problems, writer_options,
+                      keep_annotations)
 
 
 def _documents_to_mentions(input_path, source_format, output_path, types, id_prefix, context_chars, problems):
@@ -140,7 +149,7 @@ def _documents_to_mentions(input_path, source_format, output_path, types, id_pre
 
 
 def _linked_to_format(input_path, output_path, skip_invalid, target_format, documents_path, documents_format,
-                      problems, writer_options):
+                      problems, writer_options, keep_annotations=False):
     from ontolink.formats import DOCUMENT_FORMATS, read_documents
     from ontolink.io import ReadStats, display_name, read_records
     from ontolink.records import validate_linked_mention
@@ -152,6 +161,6 @@ def _linked_to_format(input_path, output_path, skip_invalid, target_format, docu
     with open_output(output_path, binary=DOCUMENT_FORMATS.get(target_format).binary) as stream:
         count, links = write_linked(records, target_format, stream, documents=documents,
                                     documents_name=display_name(documents_path) if documents_path else "documents",
-                                    **writer_options)
+                                    keep_annotations=keep_annotations, **writer_options)
     into = f"{count} documents with " if documents is not None else ""
     summary(f"wrote {into}{links} linked mentions as {target_format}; read {stats.summary()}")

@@ -18,14 +18,15 @@ from ontolink.ontology.hierarchy import DEFAULT_WITHIN
               help="Prefix for bare gold ids, e.g. 'MESH:' or 'Disease=MESH:,Chemical=MESH:' (as in convert).")
 @click.option("--spans", is_flag=True, help="Mentions found in raw text (`annotate | link`): precision, recall, F1 "
                                             "of (span, top id) against --gold's offsets, and the span error classes.")
-@click.option("--ks", help="Comma-separated K of Recall@K.  [default: 1,5,32,64 for linked mentions; 1,10 for "
-                          "retrieved records]")
+@click.option("--ks", help="Comma-separated K of Recall@K.  [default: for linked mentions 1,5,32,64 up to the "
+                          "number of candidates (10 candidates: 1,5,10); 1,10 for retrieved records]")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown", "tsv", "html"]),
               help="Output format; html: one self-contained page (tables, plots, sortable misses).  [default: "
                    "table on a terminal, json otherwise]")
 @click.option("--table", "table_name", metavar="NAME",
               help="TSV / Markdown: the table to print (one per stream): metrics, errors or nil.  [default: metrics]")
-@output_option
+@output_option(help_text="The report: a table, JSON, Markdown, TSV or an HTML page (--format) ('-' is stdout; .gz "
+                         "is compressed).")
 @click.option("--errors", "errors_path", metavar="FILE.jsonl", type=click.Path(dir_okay=False, allow_dash=True),
               help="Write one JSON record per miss (per span error with --spans): mention, context, gold and "
                    "predicted id and name, rank of gold, score, error class, is_a path between them.")

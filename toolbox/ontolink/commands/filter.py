@@ -11,8 +11,8 @@ from ontolink.options import (
 
 @click.command("filter")
 @ontology_option()
-@input_options
-@output_option
+@input_options(help_text="Aliases records, JSONL (from gen-aliases) ('-' is stdin; .gz is read transparently).")
+@output_option(help_text="Filtered-aliases records, JSONL ('-' is stdout; .gz is compressed).")
 @click.option("--model", help="Sentence encoder for the similarities (hub name or local path).  "
                               "[default: sentence-transformers/all-MiniLM-L6-v2 from PyPI; "
                               "the published choice is FremyCompany/BioLORD-2023-M]")

@@ -16,8 +16,8 @@ from ontolink.registry import registry_choice
 
 
 @click.command("gen-aliases")
-@input_options
-@output_option
+@input_options(help_text="Selected-entity records, JSONL (from select-entities) ('-' is stdin; .gz is read transparently).")
+@output_option(help_text="Aliases records, JSONL ('-' is stdout; .gz is compressed).")
 @ontology_option(help_text="Ontology the in-context examples are drawn from (file or 'hpo'): normally the "
                            "one the entities come from.")
 @click.option("--backend", type=registry_choice(LLM_BACKENDS), default=DEFAULT_BACKEND,

@@ -11,6 +11,7 @@ from ontolink.options import (
     engine_options,
     input_options,
     ontology_option,
+    output_option,
 )
 
 
@@ -18,11 +19,10 @@ from ontolink.options import (
 @click.argument("phrases", nargs=-1)
 @click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False),
               help="Index directory made by `ontolink index`.")
-@input_options
-@click.option("-o", "--output", "output_path", default="-", show_default=True, metavar="FILE",
-              type=click.Path(dir_okay=False, allow_dash=True),
-              help="Linked mentions: JSONL, or TSV when FILE ends in .tsv or with --to tsv ('-' is stdout; .gz is "
-                   "compressed).")
+@input_options(help_text="Mention records, JSONL; a directory or a quoted glob of shards ('-' is stdin; .gz is "
+                          "read transparently).")
+@output_option(help_text="Linked mentions: JSONL, or TSV when FILE ends in .tsv or with --to tsv ('-' is stdout; "
+                         ".gz is compressed).")
 @click.option("--to", "output_format", type=click.Choice(["jsonl", "tsv"]),
               help="jsonl: each Mention record with its candidates; tsv: one row per (mention, rank): "
                    "mention_id, mention, rank, id, name, score, matched_name, matched_kind, matched_by.  "

@@ -7,8 +7,8 @@ from ontolink.options import config_option, input_options, ontology_option, outp
 @ontology_option()
 @click.option("--mentions", "mentions_path", required=True, type=click.Path(dir_okay=False, allow_dash=True),
               help="The unlabeled Mention JSONL to pair (the corpus given to select-entities).")
-@input_options
-@output_option
+@input_options(help_text="Filtered-aliases records, JSONL (from filter) ('-' is stdin; .gz is read transparently).")
+@output_option(help_text="Pair records, JSONL ('-' is stdout; .gz is compressed).")
 @click.option("--sources", default="name,alias", show_default=True,
               help="Pair sources: name (P1, m = an entity's name), alias (P2, m = a kept alias), synonym "
                    "(P_Syn, m = a curated synonym). name,alias is P_Gen; add synonym for P_Gen ∪ P_Syn. "

@@ -8,8 +8,8 @@ from ontolink.options import config_option, engine_options, input_options, ontol
 @click.option("--index", "index_dir", type=click.Path(file_okay=False),
               help="A pretrained (not fine-tuned) index of the same ontology, from `ontolink index`, "
                    "for E_BT (top-1 per mention). Without it only exact name matches are selected.")
-@input_options
-@output_option
+@input_options(help_text="Mention records, JSONL (no labels needed) ('-' is stdin; .gz is read transparently).")
+@output_option(help_text="Selected-entity records, JSONL ('-' is stdout; .gz is compressed).")
 @click.option("--device", default="auto", show_default=True, help="auto, cpu, cuda or cuda:N (for --index).")
 @engine_options
 @config_option

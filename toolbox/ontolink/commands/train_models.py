@@ -31,7 +31,9 @@ def fit_options(epochs, learning_rate, batch_size=None, batch_help="Pairs per ba
 
 def training_inputs(function):
     """DIRECTORY (the model written), --ontology and the pairs read: what every trainer takes."""
-    return click.argument("directory", type=click.Path(file_okay=False))(ontology_option()(input_options(function)))
+    reads = input_options(help_text="Pair records, JSONL, from make-pairs (multivector: also labeled Mention records; "
+                                    "'-' is stdin; .gz is read transparently).")
+    return click.argument("directory", type=click.Path(file_okay=False))(ontology_option()(reads(function)))
 
 
 def _read_pairs(path, ontology, skip_invalid=False, accept_gold=False):

@@ -354,6 +354,11 @@ def bioc_document(document, links):
         annotation.id = str(number)
         annotation.text = record["mention"]
         annotation.add_location(BioCLocation(record["start"], record["end"] - record["start"]))
+        if "infons" in record and isinstance(record["infons"], dict):  # the document's own annotation, kept
+            annotation.infons = dict(record["infons"])
+            home = [passage for passage in passages if passage.offset <= record["start"]]
+            (home[-1] if home else copy).add_annotation(annotation)
+            continue
         annotation.infons["type"] = record.get("type") or "Entity"
         best = top_link(record)
         annotation.infons["identifier"] = best[0] if best else "-1"

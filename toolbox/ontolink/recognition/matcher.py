@@ -10,12 +10,10 @@ one (coordinations are expanded by ``recognition.coordination``). Overlapping ma
 covering more words wins, then the one matching more name words (the more specific name), then
 a name in the text's own word order.
 
-Optional modifiers are learned from the ontology: a word that, put in front of a parent's name,
-makes the child's name ("Bilateral" + "cleft lip", "Mild" + "ataxia") is a modifier; a modifier
-right before a match joins its span (the corpora annotate "mild ataxia" as Ataxia) and does not
-count as a gap.
+Coordinations ("palmar and plantar pits") are expanded by ``recognition.coordination``.
 """
 
+from bisect import bisect_left
 from collections import Counter, defaultdict
 
 from ontolink.recognition.wordforms import CONJUNCTIONS, WordForms, fold, tokens
@@ -45,8 +43,7 @@ class Match:
 class ConceptMatcher:
     """Names of an ontology's entities (under ``roots``) keyed for order-free matching."""
 
-    def __init__(self, ontology, roots=None, min_characters=3, max_gaps=0, word_forms=True, any_order=True,
-                 modifiers=False, min_modifier_pairs=5):
+    def __init__(self, ontology, roots=None, min_characters=3, max_gaps=0, word_forms=True, any_order=True):
         self.ontology = ontology
         self.max_gaps = max_gaps
         self.any_order = any_order
@@ -56,31 +53,27 @@ class ConceptMatcher:
                                 if len(name.strip()) >= min_characters] for entity in ontology}
         self.forms = WordForms(list(words_of.values()), clusters=word_forms)
         self.entries = {}  # frozenset of keys -> [ids, set of key orders, has a conjunction]
-        names_of = {}
         for entity_id, names in words_of.items():
             if keep is not None and entity_id not in keep:
                 continue
-            keyed_names = []
             for words in names:
                 content = [word for word in words if self.forms.key(word) is not None]
                 if not content:
                     continue
                 keys = (WHOLE_WORD + fold(content[0]),) if len(content) == 1 else \
                     tuple(self.forms.key(word) for word in content)
-                keyed_names.append(keys)
                 entry = self.entries.setdefault(frozenset(keys), [[], set(), False])
                 if entity_id not in entry[0]:
                     entry[0].append(entity_id)
                 entry[1].add(keys)
                 entry[2] = entry[2] or any(word.lower() in CONJUNCTIONS for word in words)
-            names_of[entity_id] = keyed_names
         self.size = len(self.entries)
         frequency = Counter(key for key_set in self.entries for key in key_set)
         self.by_anchor = defaultdict(list)  # the rarest key of a name -> names
         for key_set in self.entries:
             self.by_anchor[min(key_set, key=lambda key: (frequency[key], key))].append(key_set)
-        self.modifiers = _learn_modifiers(ontology, names_of, self.forms, min_modifier_pairs) if modifiers else set()
         self._ancestors = {}
+        self._abbreviations = None
 
     # -- text side ---------------------------------------------------------------------------------
     def keyed_tokens(self, text):
@@ -124,7 +117,7 @@ class ConceptMatcher:
                     chosen = {anchor: anchor_at}
                     for key in key_set:
                         if key != anchor:
-                            chosen[key] = min(positions[key], key=lambda at: (abs(at - anchor_at), at))
+                            chosen[key] = _nearest(positions[key], anchor_at)
                     first, last = min(chosen.values()), max(chosen.values())
                     match = self._window(keyed, first, last, key_set, chosen, ids, orders, has_conjunction)
                     if match is not None:
@@ -138,7 +131,7 @@ class ConceptMatcher:
             if key is None:
                 if word in CONJUNCTIONS and not has_conjunction:
                     return None
-            elif key not in key_set and keyed[index][5] not in key_set and key not in self.modifiers:
+            elif key not in key_set and keyed[index][5] not in key_set:
                 gaps += 1
         if gaps > self.max_gaps or last - first + 1 > 2 * len(key_set) + 2:
             return None
@@ -149,17 +142,15 @@ class ConceptMatcher:
         words = sum(1 for index in range(first, last + 1) if keyed[index][0] is not None)
         return Match(first, last, list(ids), len(key_set), in_order, words)
 
-    def extend_modifiers(self, keyed, match, taken):
-        """Modifiers right before ``match`` (in its clause, not taken) join its span."""
-        first = match.first
-        while first > 0 and keyed[first - 1][0] in self.modifiers and keyed[first - 1][4] == keyed[first][4] \
-                and not taken[first - 1]:
-            first -= 1
-        match.first = first
-
     # -- choosing ----------------------------------------------------------------------------------
-    def matches(self, text, nesting="none", extend=False):
-        """(start, end, ids) of the names found in ``text``, in text order.
+    def matches(self, text, nesting="none", coordination=True, abbreviations=False):
+        """(start, end, ids) of the names found in ``text``, in text order (see ``spans``)."""
+        return [(start, end, ids) for start, end, ids, _ in self.spans(text, nesting, coordination, abbreviations)]
+
+    def spans(self, text, nesting="none", coordination=True, abbreviations=False):
+        """(start, end, ids, source) of the names found in ``text``, in text order; source is
+        "dictionary", "coordination" for a name expanded from a coordination, or "abbreviation"
+        for a short form defined in ``text`` whose long form is a name (with ``abbreviations``).
 
         Overlapping matches keep the best (see the module docstring). ``nesting`` says which
         names inside a kept one stay too: "none", "all", or "ancestor": those whose entity is the
@@ -170,13 +161,20 @@ class ConceptMatcher:
             return []
         keyed = self.keyed_tokens(text)
         chosen, inner = self.choose(keyed, self.candidates(keyed), nesting)
-        taken = [False] * len(keyed)
-        for match in chosen:
-            taken[match.first:match.last + 1] = [True] * (match.last - match.first + 1)
-        if extend:
-            for match in chosen:
-                self.extend_modifiers(keyed, match, taken)
-        return sorted((keyed[match.first][1], keyed[match.last][2], match.ids) for match in chosen + inner)
+        found = chosen + inner
+        if coordination:
+            from ontolink.recognition.coordination import coordinated_matches
+
+            spans = {(match.first, match.last) for match in found}
+            found += [match for match in coordinated_matches(self, text, keyed) if (match.first, match.last) not in spans]
+        if abbreviations:
+            if self._abbreviations is None:
+                from ontolink.recognition.abbreviations import DocumentAbbreviations
+
+                self._abbreviations = DocumentAbbreviations()
+            taken = {index for match in found for index in range(match.first, match.last + 1)}
+            found += self._abbreviations.matches(self, text, keyed, taken)
+        return sorted((keyed[match.first][1], keyed[match.last][2], match.ids, match.source) for match in found)
 
     def choose(self, keyed, found, nesting="none"):
         """(outer matches, kept inner matches): greedy best-first without overlap, then nesting."""
@@ -225,6 +223,16 @@ class ConceptMatcher:
         return found
 
 
+def _nearest(positions, at):
+    """The position in sorted ``positions`` nearest to ``at`` (the earlier one on a tie)."""
+    index = bisect_left(positions, at)
+    if index == len(positions):
+        return positions[-1]
+    if index and at - positions[index - 1] <= positions[index] - at:
+        return positions[index - 1]
+    return positions[index]
+
+
 def _descendants(ontology, roots):
     keep = set()
     frontier = [root for root in roots if root in ontology]
@@ -234,18 +242,3 @@ def _descendants(ontology, roots):
             keep.add(entity_id)
             frontier.extend(ontology.children.get(entity_id, ()))
     return keep
-
-
-def _learn_modifiers(ontology, names_of, forms, min_pairs):
-    """Keys that, put in front of a parent's name, make a child's name, in at least ``min_pairs`` children."""
-    counts = Counter()
-    for entity_id, keyed_names in names_of.items():
-        parent_names = set()
-        for parent in ontology[entity_id].parents:
-            parent_names.update(names_of.get(parent, ()))
-        seen = set()
-        for keys in keyed_names:
-            if len(keys) > 1 and keys[1:] in parent_names and keys[0] not in seen:
-                seen.add(keys[0])
-                counts[keys[0]] += 1
-    return {key for key, count in counts.items() if count >= min_pairs}

@@ -13,6 +13,8 @@ import re
 from ontolink.formats import document_text
 
 _WORD = re.compile(r"\w+")
+LONG_DOCUMENT = 100_000  # characters: longer documents get bounded contexts
+LONG_CONTEXT = 5_000
 # Words a dense-index span may not start or end with: a span is a phrase, not "of the".
 STOPWORDS = frozenset("""a an and are as at be been but by for from had has have in into is it its of on or
 that the their there these they this those to was were which with without not no we our after before than
@@ -38,11 +40,18 @@ def candidate_spans(text, taken, max_words=4):
     return spans
 
 
-def annotate_documents(documents, matcher, entity_type="Entity", nesting="ancestor", dense=None,
-                       dense_threshold=0.9, max_words=4, context_characters=0):
+def annotate_documents(documents, matcher, entity_type="Entity", nesting="ancestor", coordination=True,
+                       abbreviations=False, dense=None, dense_threshold=0.9, max_words=4, context_characters=0,
+                       stats=None):
     """Yield a Mention record per name found in each document (no gold: these are predictions).
 
-    ``matcher`` is a ``ConceptMatcher``; ``nesting`` its rule for names inside a longer match.
+    ``matcher`` is a ``ConceptMatcher``; ``nesting`` its rule for names inside a longer match,
+    ``coordination`` and ``abbreviations`` whether coordinated names and short forms defined in
+    the document are found too (``matched_by`` says which found a mention). ``stats`` (a dict)
+    counts the documents without text under "empty", and under "long" those longer than
+    ``LONG_DOCUMENT`` characters, whose mentions keep ``LONG_CONTEXT`` characters of context on
+    each side when ``context_characters`` is 0 (the whole text for each mention would be
+    quadratic: 2 MB times every mention).
     ``dense`` (a loaded index) adds n-gram spans outside the dictionary's
     matches whose best name scores at least ``dense_threshold``.
     """
@@ -54,13 +63,22 @@ def annotate_documents(documents, matcher, entity_type="Entity", nesting="ancest
         linker = Linker(dense, top_k=1 if matcher.allowed is None else 20)
     for document in documents:
         text = document_text(document)
-        found = [(start, end, ids, "dictionary") for start, end, ids in matcher.matches(text, nesting=nesting)]
+        if not text.strip():
+            if stats is not None:
+                stats["empty"] = stats.get("empty", 0) + 1
+            continue
+        keep = context_characters
+        if not keep and len(text) > LONG_DOCUMENT:
+            keep = LONG_CONTEXT
+            if stats is not None:
+                stats["long"] = stats.get("long", 0) + 1
+        found = matcher.spans(text, nesting=nesting, coordination=coordination, abbreviations=abbreviations)
         if linker is not None:
             found += _dense_spans(text, found, linker, dense, dense_threshold, max_words, matcher.allowed)
         for start, end, ids, source in sorted(found):
             left, right = text[:start], text[end:]
-            if context_characters:
-                left, right = left[-context_characters:], right[:context_characters]
+            if keep:
+                left, right = left[-keep:], right[:keep]
             yield {"id": f"{document.id}:{start}-{end}", "doc_id": document.id, "start": start, "end": end,
                    "mention": text[start:end], "context_left": left, "context_right": right, "type": entity_type,
                    "matched_by": source, "matched_ids": ids}

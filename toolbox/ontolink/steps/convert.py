@@ -148,18 +148,48 @@ def linked_documents(documents, records, documents_name="documents"):
                          f"{documents_name} (or comes out of their order)")
 
 
-def write_linked(records, target_format, stream, documents=None, documents_name="documents", **options):
+def own_annotations(document):
+    """The document's own annotations as Linked-mention-like records (their id the one candidate, their infons
+    kept), for ``keep_annotations``; an annotation without a location is left out."""
+    text = document_text(document)
+    for number, annotation in enumerate(_annotations(document), 1):
+        if not annotation.locations:
+            continue
+        start, end = _span(annotation)
+        identifier = annotation_ids(annotation.infons)
+        yield {"id": f"{document.id}:own-{number}", "start": start, "end": end,
+               "mention": annotation.text if annotation.text is not None else text[start:end],
+               "type": annotation.infons.get("type") or "Entity",
+               "candidates": [{"id": identifier, "name": ""}] if identifier else [],
+               "infons": dict(annotation.infons)}
+
+
+def with_own_annotations(document, links):
+    """``links`` and the document's own annotations, by offset; an own annotation that a link repeats (same
+    span, type and id) is written once."""
+    def key(record):
+        best = (record.get("candidates") or [{}])[0].get("id")
+        return record["start"], record["end"], record.get("type") or "Entity", best
+
+    linked = {key(record) for record in links}
+    merged = list(links) + [record for record in own_annotations(document) if key(record) not in linked]
+    return sorted(merged, key=lambda record: (record["start"], record["end"]))
+
+
+def write_linked(records, target_format, stream, documents=None, documents_name="documents", keep_annotations=False,
+                 **options):
     """Write Linked mentions in the document format ``target_format``; (documents, mentions) written.
 
     A writer that puts links back into their documents gets each of ``documents`` with its
-    mentions (see ``linked_documents``); a mapping table gets the mentions one by one.
+    mentions (see ``linked_documents``; ``keep_annotations``: with the documents' own annotations too);
+    a mapping table gets the mentions one by one.
     ``options`` go to the format's writer (SSSOM's mapping_set_id, license_url, ...)."""
     fmt = document_format(target_format, "writer")
     writer = fmt.writer(stream, **options)
     count = links = 0
     if fmt.needs_documents:
         for document, linked in linked_documents(documents, records, documents_name):
-            writer.write(document, linked)
+            writer.write(document, with_own_annotations(document, linked) if keep_annotations else linked)
             count, links = count + 1, links + len(linked)
     else:
         for record in records:

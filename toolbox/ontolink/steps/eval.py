@@ -71,11 +71,22 @@ def check_namespaces(gold_namespaces, predicted_namespaces, name):
                      f"predicted: {shown(predicted_namespaces)}), every mention would score 0{hint}", name)
 
 
+def _words_within(words, width):
+    """As many of ``words`` (in order) as fit in ``width`` characters with their spaces."""
+    kept, used = [], 0
+    for word in words:
+        used += len(word) + 1
+        if used > width + 1:
+            break
+        kept.append(word)
+    return kept
+
+
 def snippet(record, width=60):
-    """The mention in a little of its context: "... left [mention] right ..."."""
-    left = " ".join(str(record.get("context_left") or "").split()[-12:])[-width:]
-    right = " ".join(str(record.get("context_right") or "").split()[:12])[:width]
-    return f"{left} [{record.get('mention', '')}] {right}".strip()
+    """The mention in a little of its context, in whole words: "left words [mention] right words"."""
+    left = _words_within(str(record.get("context_left") or "").split()[::-1], width)[::-1]
+    right = _words_within(str(record.get("context_right") or "").split(), width)
+    return " ".join(left + [f"[{record.get('mention', '')}]"] + right)
 
 
 @dataclass
@@ -91,6 +102,7 @@ class LinkedScores:
     misses: list = field(default_factory=list)
     gold_namespaces: set = field(default_factory=set)
     predicted_namespaces: set = field(default_factory=set)
+    longest: int = 0  # the most candidates a mention has
 
 
 def score_mentions(records, ontology=None, gold_by_id=None, name="<stdin>", id_prefixes=None, keep_misses=False):
@@ -102,6 +114,7 @@ def score_mentions(records, ontology=None, gold_by_id=None, name="<stdin>", id_p
         if gold_by_id is not None:
             gold = gold_by_id.get(record["id"], gold)
         candidates = record["candidates"]
+        scores.longest = max(scores.longest, len(candidates))
         scores.predicted_namespaces.update(namespace(candidate["id"]) for candidate in candidates)
         if gold == []:
             scores.nil_outcomes.append((True, bool(record.get("nil")), False))

@@ -66,10 +66,19 @@ def read_gold_mentions(path, skip_invalid=False, fmt=None, id_prefixes=None):
     return document_mentions(read_documents(path, fmt, problems), id_prefixes=id_prefixes, problems=problems)
 
 
+def default_ks(longest):
+    """Linked mentions' default K: those of 1, 5, 32, 64 below the longest candidate list, and its length (a
+    file of 10 candidates gets 1, 5, 10): Recall@64 of 10 candidates would only repeat Recall@10."""
+    if longest < 1:
+        return (1,)
+    return tuple(k for k in LINKED_KS if k < min(longest, LINKED_KS[-1])) + (min(longest, LINKED_KS[-1]),)
+
+
 def parse_ks(text, retrieved=False):
-    """Sorted distinct K of Recall@K from "1,5,64"; None gives the kind's defaults."""
+    """Sorted distinct K of Recall@K from "1,5,64"; None gives the kind's defaults (for linked mentions
+    None, to be chosen by ``default_ks`` once the candidates are read)."""
     if text is None:
-        return RETRIEVED_KS if retrieved else LINKED_KS
+        return RETRIEVED_KS if retrieved else None
     try:
         k_values = tuple(sorted({int(part) for part in text.split(",") if part.strip()}))
     except ValueError:
@@ -179,11 +188,13 @@ def linking_evaluation(files, names, loaded, gold_path, k_values, skip_invalid, 
     if gold_path:
         gold_by_id = {record["id"]: record.get("gold")
                       for record in read_gold_mentions(gold_path, skip_invalid, id_prefixes=prefixes)}
+    scored = [score_mentions(read_records(path, validate=validate_linked_mention, skip_invalid=skip_invalid),
+                             ontology=loaded, gold_by_id=gold_by_id, name=display_name(path), id_prefixes=prefixes,
+                             keep_misses=True) for path in files]
+    if k_values is None:
+        k_values = default_ks(max(scores.longest for scores in scored))
     per_file, nil_per_file, runs = [], [], []
-    for path, label in zip(files, names):
-        records = read_records(path, validate=validate_linked_mention, skip_invalid=skip_invalid)
-        scores = score_mentions(records, ontology=loaded, gold_by_id=gold_by_id, name=display_name(path),
-                                id_prefixes=prefixes, keep_misses=True)
+    for scores, label in zip(scored, names):
         metrics = file_metrics(scores.ranks, scores.categories, k_values)
         run = Run(label, "linked", ranks=scores.ranks, top_scores=scores.top_scores, categories=scores.categories,
                   misses=scores.misses, metrics=metrics, nil_threshold=inferred_nil_threshold(scores.top_scores))

@@ -101,7 +101,7 @@ def _miss_cells(record, kind):
               "start": record.get("start"), "hierarchy": record.get("hierarchy"),
               "path": " → ".join(node["name"] for node in record.get("path") or [])}
     columns = LINKED_COLUMNS if kind == "linked" else SPAN_COLUMNS
-    return [(values[key], key in ("rank", "score", "steps", "start")) for key, _ in columns], columns
+    return [(values[key], key in ("rank", "score", "steps", "start")) for key, _ in columns]
 
 
 def _misses_html(evaluation):
@@ -111,7 +111,7 @@ def _misses_html(evaluation):
     head = "".join(f"<th>{_escape(label)}</th>" for _, label in columns)
     rows = []
     for record in records:
-        cells, _ = _miss_cells(record, evaluation.kind)
+        cells = _miss_cells(record, evaluation.kind)
         rows.append("<tr>" + "".join(
             f'<td class="number" data-sort="{_escape(text)}">{_escape(text)}</td>' if numeric else
             f"<td>{_escape(text)}</td>" for text, numeric in cells) + "</tr>")

@@ -1,0 +1,31 @@
+"""`ontolink cache info|clear` on a real cache: what a parse and an index leave there, and clearing it."""
+
+import os
+
+from conftest import run
+
+
+def test_cache_info_lists_kinds_and_clear_frees_them(small_ontology_path, tmp_path, monkeypatch):
+    monkeypatch.setenv("ONTOLINK_CACHE_DIR", str(tmp_path / "cache"))
+    assert run("index", "--ontology", small_ontology_path, "--method", "tfidf", tmp_path / "idx").exit_code == 0
+    (tmp_path / "cache" / "stray.bin").write_bytes(b"x" * 2000)
+    result = run("cache", "info")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"cache: {tmp_path / 'cache'}"
+    ontologies = next(line for line in lines if line.startswith("ontologies "))
+    assert "1 file" in ontologies and "if cleared: the next load of each ontology parses it again" in ontologies
+    assert any(line.startswith("other ") and "stray.bin" in line and "2.0 KB" in line for line in lines)
+    assert lines[-1].startswith("total ")
+
+    assert run("cache", "clear").exit_code == 2  # KINDs or --all
+    assert run("cache", "clear", "nonsense").exit_code == 2
+    result = run("cache", "clear", "ontologies")
+    assert result.exit_code == 0 and "cleared ontologies (" in result.stderr
+    assert not (tmp_path / "cache" / "ontologies").exists() and (tmp_path / "cache" / "stray.bin").exists()
+    result = run("cache", "clear", "--all")
+    assert result.exit_code == 0 and "cleared other (2.0 KB freed)" in result.stderr
+    assert os.listdir(tmp_path / "cache") == []
+    assert run("cache", "info").stdout.splitlines()[1] == "empty"
+    # a cleared cache costs time only: the index builds again
+    assert run("index", "--ontology", small_ontology_path, "--method", "tfidf", tmp_path / "idx").exit_code == 0

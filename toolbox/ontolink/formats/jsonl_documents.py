@@ -1,0 +1,51 @@
+"""JSON Lines documents: one object per line, ``{"id": ..., "text": ...}``, what a pipe of JSONL
+commands hands `annotate`. The text field can be another (``text_field``); ``doc_id`` is read when
+there is no ``id``, the line number when neither is there. Other fields are not kept."""
+
+from bioc import BioCDocument, BioCPassage
+
+from ontolink.formats import DOCUMENT_FORMATS, DocumentFormat, decoded_lines
+from ontolink.io import display_name, loads
+
+
+def read_jsonl_documents(path, problems, text_field="text"):
+    name = display_name(path)
+    for number, line in decoded_lines(path, problems):
+        if not line.strip():
+            continue
+        try:
+            record = loads(line)
+        except ValueError as error:
+            problems.report(f"not JSON ({error})", name, number)
+            continue
+        if not isinstance(record, dict):
+            problems.report(f"a document must be a JSON object, got {type(record).__name__}", name, number)
+            continue
+        text = record.get(text_field)
+        if not isinstance(text, str):
+            fields = ", ".join(sorted(record)) or "none"
+            problems.report(f"no text in field {text_field!r} (a string); fields: {fields}", name, number)
+            continue
+        doc_id = record.get("id", record.get("doc_id"))
+        if not isinstance(doc_id, (str, int)) or isinstance(doc_id, bool) or not str(doc_id).strip():
+            doc_id = number
+        document = BioCDocument()
+        document.id = str(doc_id).strip()
+        passage = BioCPassage()
+        passage.offset = 0
+        passage.text = text
+        document.add_passage(passage)
+        document.source = (name, number)
+        yield document
+
+
+@DOCUMENT_FORMATS.register("jsonl")
+class JsonlDocumentFormat(DocumentFormat):
+    summary = "JSON Lines documents, {\"id\", \"text\"} per line (annotate --text-field names another field)"
+    suffixes = (".jsonl",)
+
+    def __init__(self, text_field="text"):
+        self.text_field = text_field
+
+    def read(self, path, problems):
+        return read_jsonl_documents(path, problems, self.text_field)
