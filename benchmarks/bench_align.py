@@ -51,7 +51,8 @@ def main():
     from ontolink.artifacts.alignment.compose import Composer
     from ontolink.artifacts.kg_embeddings import load_kg_embeddings
     from ontolink.io import read_records
-    from ontolink.steps.align import retrieve, triple_pair_validator
+    from ontolink.records import triple_pair_validator
+    from ontolink.steps.align import retrieve
     from ontolink.steps.align.cv import grouped_holdout
     from ontolink.steps.align.fit_heads import TrainOptions, train_alignment_model
     from ontolink.artifacts.alignment.pairs import group_of, pair_triple

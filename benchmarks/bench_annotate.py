@@ -1,26 +1,32 @@
-"""Concept recognition from raw text, end to end: `annotate | link | eval --spans` on GSC+.
+"""Concept recognition from raw text, end to end: `annotate | link` against FastHPOCR on GSC+ and NCBI-disease.
 
 The GSC+ abstracts are rebuilt from ../shared/data/gscplus/mentions.jsonl
 (context_left + mention + context_right is the whole abstract, grouped by
-doc_id) and written as plain-text documents WITHOUT their spans. Each setting
-runs the pipe exactly as a user does (each stage a subprocess):
+doc_id) and written as plain-text documents WITHOUT their spans; the NCBI-disease
+training abstracts (../shared/data/ncbi_disease, unlabeled) likewise, for speed.
+Each setting runs the pipe exactly as a user does (each stage a subprocess):
 
-    ontolink annotate --ontology hpo [...] -i docs.txt | ontolink link --index IDX | ontolink eval --spans --gold GOLD
+    ontolink annotate --ontology hpo --roots HP:0000118 [...] -i docs.txt | ontolink link --index IDX --top-k 5
 
-and scores mention-level precision / recall / F1 of (span, top-1 id) against
-the gold mentions (strict: same span; overlap: overlapping span; span: any id).
-Published figures on GSC+ are printed beside it; they were measured on the
-whole corpus or its test set, this on the split kept in shared data (122 abstracts).
+FastHPOCR 0.1.4 (../shared/tools/peer_fasthpocr.py, in its own virtual environment, /tmp/fasthpocr by
+default; skipped with a message when absent) annotates the same documents in the same run. Both
+outputs are scored here alike on (span, top-1 id): strict (same span), lenient (overlapping span),
+document level (the set of ids of each abstract), and the misses and false positives sorted into
+error classes. The ablation rows switch the matcher's pieces off one at a time from the default.
+Speed: documents per second of the whole pipe on the NCBI abstracts, loading included (FastHPOCR:
+its index load plus annotation; its one-off index build is reported apart). Memory: the annotate
+step's peak resident memory on the NCBI abstracts repeated --memory-copies times and once.
 
-    python benchmarks/bench_annotate.py [--workdir DIR] [--mentions FILE] [--dense-threshold T ...]
+    python benchmarks/bench_annotate.py [--workdir DIR] [--peer-python PY] [--memory-copies N] [--dense-threshold T]
 """
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict, defaultdict
 from pathlib import Path
 
 from tabulate import tabulate
@@ -29,16 +35,22 @@ from setup_work import ONTOLINK, hpo_index, working_folder  # beside this script
 from results_file import run_and_record  # beside this script
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared" / "data"
+# ../shared beside the repository, or where ONTOLINK_SHARED_DATA (its data folder, as for the tests) says
+SHARED = Path(os.environ["ONTOLINK_SHARED_DATA"]).parent if os.environ.get("ONTOLINK_SHARED_DATA") \
+    else REPO.parent / "shared"
+PEER = SHARED / "tools" / "peer_fasthpocr.py"
+ROOTS = ["--roots", "HP:0000118"]
 # Published figures (mention level) for reference: FastHPOCR from its paper's abstract; PhenoTagger
 # v1.1 (GSC+ test set) from the table in the ncbi-nlp/PhenoTagger README.
 PUBLISHED = [("FastHPOCR (Groza et al. 2024, Bioinformatics 40:btae406)", None, None, "0.76"),
              ("PhenoTagger v1.1, CNN (Luo et al. 2021)", "0.802", "0.703", "0.749"),
              ("PhenoTagger v1.1, BioBERT (Luo et al. 2021)", "0.773", "0.741", "0.757")]
+COORDINATED = (" and ", " or ", "/", ", ")  # a gold mention holding one of these is a coordinated one
 
 
-def rebuild_documents(mentions_path, target):
-    """GSC+ abstracts as 'DOC<TAB>text' lines, in first-seen order; returns (documents, mentions)."""
+def rebuild_documents(mentions_path, target, copies=1):
+    """Abstracts as 'DOC<TAB>text' lines, in first-seen order (``copies`` times, ids suffixed); returns
+    (documents, mentions) of one copy."""
     texts = OrderedDict()
     count = 0
     with open(mentions_path, encoding="utf-8") as handle:
@@ -49,13 +61,15 @@ def rebuild_documents(mentions_path, target):
                 sys.exit(f"document {record['doc_id']} has two different texts in {mentions_path}")
             count += 1
     with open(target, "w", encoding="utf-8") as out:
-        for doc_id, text in texts.items():
-            out.write(f"{doc_id}\t{' '.join(text.splitlines())}\n")
+        for copy in range(copies):
+            for doc_id, text in texts.items():
+                out.write(f"{doc_id}{'' if copies == 1 else f'.{copy}'}\t{' '.join(text.splitlines())}\n")
     return len(texts), count
 
 
 def pipe(stages, stdin_path, stdout_path):
-    """Run ``stages`` (argument lists) as one shell-style pipe; stderr summaries are printed."""
+    """Run ``stages`` (argument lists) as one shell-style pipe; returns its seconds."""
+    started = time.perf_counter()
     processes = []
     source = open(stdin_path, "rb")
     for index, stage in enumerate(stages):
@@ -67,7 +81,7 @@ def pipe(stages, stdin_path, stdout_path):
         source = process.stdout
         processes.append(process)
     failed = False
-    for stage, process in zip(stages, processes):
+    for process in processes:
         _, err = process.communicate()
         for line in err.decode().splitlines():
             if line.startswith("ontolink"):
@@ -75,54 +89,223 @@ def pipe(stages, stdin_path, stdout_path):
         failed |= process.returncode != 0
     if failed:
         sys.exit(f"pipe failed: {' | '.join(' '.join(stage[2:4]) for stage in stages)}")
+    return time.perf_counter() - started
+
+
+def peak_memory(command, stdin_path):
+    """Peak resident memory (MiB) of one command reading ``stdin_path``, by /usr/bin/time."""
+    with open(stdin_path, "rb") as source:
+        result = subprocess.run(["/usr/bin/time", "-f", "%M"] + command, stdin=source, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, check=True)
+    return int(result.stderr.decode().strip().splitlines()[-1]) / 1024
+
+
+def predictions(path):
+    """(doc, start, end, top id) of each Linked record."""
+    found = []
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            record = json.loads(line)
+            candidates = record.get("candidates") or []
+            if candidates and not record.get("nil"):
+                found.append((str(record["doc_id"]), int(record["start"]), int(record["end"]), candidates[0]["id"]))
+    return found
+
+
+def gold_mentions(path, ontology):
+    from ontolink.steps.eval import hit_ids
+
+    gold = defaultdict(list)
+    texts = {}
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            record = json.loads(line)
+            gold[record["doc_id"]].append((record["start"], record["end"], hit_ids(record["gold"], ontology),
+                                           record["mention"]))
+            texts[record["doc_id"]] = record["context_left"] + record["mention"] + record["context_right"]
+    return gold, texts
+
+
+def prf(correct, predicted, found, total):
+    precision = correct / predicted if predicted else 0.0
+    recall = found / total if total else 0.0
+    return precision, recall, 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+
+
+def score(found, gold):
+    """Strict, lenient and document P/R/F1, coordination recall, and the error classes."""
+    total = sum(len(spans) for spans in gold.values())
+    strict_hits, lenient_hits = set(), set()
+    strict_correct = lenient_correct = 0
+    false_positives = Counter()
+    by_doc = defaultdict(list)
+    for doc, start, end, entity in found:
+        by_doc[doc].append((start, end, entity))
+        strict = lenient = False
+        classes = []
+        for index, (gold_start, gold_end, ids, _) in enumerate(gold.get(doc, ())):
+            overlap = gold_start < end and start < gold_end
+            if (gold_start, gold_end) == (start, end):
+                if entity in ids:
+                    strict = True
+                    strict_hits.add((doc, index))
+                else:
+                    classes.append("wrong id on a gold span")
+            elif overlap:
+                classes.append("inner name of a longer gold mention" if gold_start <= start and end <= gold_end
+                               else "span boundary")
+            if overlap and entity in ids:
+                lenient = True
+                lenient_hits.add((doc, index))
+        strict_correct += strict
+        lenient_correct += lenient
+        if not strict:
+            false_positives[classes[0] if classes else "no gold mention there"] += 1
+    misses = Counter()
+    coordinated = coordinated_found = 0
+    for doc, spans in gold.items():
+        for index, (gold_start, gold_end, ids, mention) in enumerate(spans):
+            is_coordinated = any(mark in f" {mention} " for mark in COORDINATED)
+            coordinated += is_coordinated
+            if (doc, index) in strict_hits:
+                coordinated_found += is_coordinated
+                continue
+            near = [(start, end, entity) for start, end, entity in by_doc.get(doc, ())
+                    if gold_start < end and start < gold_end]
+            if is_coordinated:
+                kind = "coordination"
+            elif any((start, end) == (gold_start, gold_end) for start, end, _ in near):
+                kind = "wrong id on the gold span"
+            elif any(gold_start <= start and end <= gold_end for start, end, _ in near):
+                kind = "only a shorter part found"
+            elif near:
+                kind = "span boundary"
+            else:
+                kind = "nothing found there"
+            misses[kind] += 1
+    document_correct = document_predicted = document_found = document_gold = 0
+    for doc in set(gold) | set(by_doc):
+        predicted_ids = {entity for _, _, entity in by_doc.get(doc, ())}
+        gold_sets = list({min(ids): ids for _, _, ids, _ in gold.get(doc, ())}.values())  # one per gold entity
+        document_predicted += len(predicted_ids)
+        document_gold += len(gold_sets)
+        document_correct += sum(1 for entity in predicted_ids if any(entity in ids for ids in gold_sets))
+        document_found += sum(1 for ids in gold_sets if ids & predicted_ids)
+    return {"predicted": len(found), "strict": prf(strict_correct, len(found), len(strict_hits), total),
+            "lenient": prf(lenient_correct, len(found), len(lenient_hits), total),
+            "document": prf(document_correct, document_predicted, document_found, document_gold),
+            "coordination": (coordinated_found, coordinated), "misses": misses, "false_positives": false_positives}
+
+
+def row(name, scored, seconds=None):
+    strict, lenient, document = scored["strict"], scored["lenient"], scored["document"]
+    found, coordinated = scored["coordination"]
+    return [name, scored["predicted"], f"{strict[0]:.3f}", f"{strict[1]:.3f}", f"{strict[2]:.3f}", f"{lenient[2]:.3f}",
+            f"{document[2]:.3f}", f"{found}/{coordinated}", "" if seconds is None else f"{seconds:.0f}"]
+
+
+def run_peer(peer_python, obo, documents, out, work):
+    result = subprocess.run([peer_python, str(PEER), str(obo), str(documents), str(out), str(work)],
+                            capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit(f"FastHPOCR failed:\n{result.stderr[-2000:]}")
+    return json.loads(result.stdout.strip().splitlines()[-1])
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mentions", default=str(SHARED / "gscplus" / "mentions.jsonl"))
+    parser.add_argument("--mentions", default=str(SHARED / "data" / "gscplus" / "mentions.jsonl"))
+    parser.add_argument("--ncbi", default=str(SHARED / "data" / "ncbi_disease" / "unlabeled_mentions.jsonl"))
     parser.add_argument("--workdir", default="/tmp/ontolink-bench-annotate")
-    parser.add_argument("--dense-threshold", type=float, nargs="*", default=[0.9])
+    parser.add_argument("--peer-python", default="/tmp/fasthpocr/bin/python")
+    parser.add_argument("--memory-copies", type=int, default=10,
+                        help="NCBI abstracts repeated this many times for the memory row")
+    parser.add_argument("--dense-threshold", type=float, default=None,
+                        help="also a row with annotate --index (dense n-grams) at this threshold")
     args = parser.parse_args()
-    work = working_folder(args.workdir, args.mentions)
+    work = working_folder(args.workdir, args.mentions, args.ncbi)
     if work is None:
         return
-    ontolink = ONTOLINK
-    documents = work / "gscplus_docs.txt"
-    n_docs, n_mentions = rebuild_documents(args.mentions, documents)
-    print(f"GSC+ (public split): {n_docs} abstracts, {n_mentions} gold mentions, rebuilt without spans")
+    from ontolink.ontology import load_ontology
+
+    hpo = load_ontology("hpo")
+    gold, _ = gold_mentions(args.mentions, hpo)
+    gsc_docs, ncbi_docs = work / "gscplus_docs.txt", work / "ncbi_docs.txt"
+    n_docs, n_mentions = rebuild_documents(args.mentions, gsc_docs)
+    n_ncbi, _ = rebuild_documents(args.ncbi, ncbi_docs)
+    coordinated = sum(any(mark in f" {m} " for mark in COORDINATED) for spans in gold.values() for *_, m in spans)
+    print(f"GSC+ (public split): {n_docs} abstracts, {n_mentions} gold mentions ({coordinated} coordinated), "
+          f"rebuilt without spans; NCBI-disease: {n_ncbi} abstracts")
     index = hpo_index(work / "idx-hpo")
-    settings = [("dictionary, all of HPO", []),
-                ("dictionary, under HP:0000118", ["--roots", "HP:0000118"]),
-                ("dictionary --nesting all, under HP:0000118", ["--roots", "HP:0000118", "--nesting", "all"]),
-                ("dictionary --nesting ancestor, under HP:0000118", ["--roots", "HP:0000118"])]
-    settings += [(f"dictionary + dense n-grams >= {threshold}, under HP:0000118",
-                  ["--roots", "HP:0000118", "--index", str(index), "--dense-threshold", str(threshold)])
-                 for threshold in args.dense_threshold]
-    rows = []
+    link = ONTOLINK + ["link", "--index", str(index), "--top-k", "5"]
+    annotate = ONTOLINK + ["annotate", "--ontology", "hpo"] + ROOTS
+    settings = [("ontolink (default)", []),
+                ("  without coordination", ["--no-coordination"]),
+                ("  nesting all (keep every inner name)", ["--nesting", "all"]),
+                ("  nesting none", ["--nesting", "none"]),
+                ("  without word forms (stems only)", ["--no-word-forms"]),
+                ("  in order (no order-free matching)", ["--in-order"]),
+                ("  + abbreviations defined in the document", ["--abbreviations"]),
+                ("  + optional modifiers (names less learned modifiers)", ["--optional-modifiers"]),
+                ("  all four off, nesting all (exact-order names)",
+                 ["--in-order", "--no-word-forms", "--no-coordination", "--nesting", "all"])]
+    if args.dense_threshold is not None:
+        settings.append((f"  + dense n-grams >= {args.dense_threshold} (--index)",
+                         ["--index", str(index), "--dense-threshold", str(args.dense_threshold)]))
+    rows, details = [], {}
     for name, options in settings:
-        print(f"[{name}]")
-        scored = work / "scores.json"
-        started = time.perf_counter()
-        pipe([ontolink + ["annotate", "--ontology", "hpo", "-i", str(documents)] + options,
-              ontolink + ["link", "--index", str(index), "--top-k", "5"],
-              ontolink + ["eval", "--spans", "--gold", args.mentions, "--ontology", "hpo", "--format", "json"]],
-             documents, scored)
-        seconds = time.perf_counter() - started
-        metrics = json.loads(scored.read_text())["metrics"]
-        strict, overlap, spans = metrics["strict"], metrics["overlap"], metrics["span"]
-        rows.append([name, f"{_value(strict['predicted']):.0f}", f"{_value(strict['P']):.3f}",
-                     f"{_value(strict['R']):.3f}", f"{_value(strict['F1']):.3f}", f"{_value(overlap['F1']):.3f}",
-                     f"{_value(spans['F1']):.3f}", f"{seconds:.0f}"])
+        print(f"[{name.strip()}]")
+        linked = work / "linked.jsonl"
+        seconds = pipe([annotate + ["-i", str(gsc_docs)] + options, link], gsc_docs, linked)
+        details[name] = score(predictions(linked), gold)
+        rows.append(row(name, details[name], seconds))
+    peer = None
+    obo = Path(hpo.source)
+    if Path(args.peer_python).exists():
+        print("[FastHPOCR 0.1.4]")
+        peer_out = work / "fasthpocr.jsonl"
+        peer = run_peer(args.peer_python, obo, gsc_docs, peer_out, work / "fasthpocr")
+        details["FastHPOCR 0.1.4"] = score(predictions(peer_out), gold)
+        rows.append(row("FastHPOCR 0.1.4", details["FastHPOCR 0.1.4"], peer["load_s"] + peer["annotate_s"]))
+    else:
+        print(f"FastHPOCR: no {args.peer_python} (set it up as ../shared/tools/README.md says); peer skipped")
     for name, precision, recall, f1 in PUBLISHED:
-        rows.append([f"published: {name}", "", precision or "", recall or "", f1, "", "", ""])
+        rows.append([f"published: {name}", "", precision or "", recall or "", f1, "", "", "", ""])
     print()
-    print(tabulate(rows, headers=["setting", "predicted", "P", "R", "F1 (span+id)", "F1 overlap", "F1 span only",
-                                  "seconds"], tablefmt="github", disable_numparse=True))
-
-
-def _value(metric):
-    """`eval --format json` gives one run's metric as a number (several runs: {"mean", "std"})."""
-    return metric["mean"] if isinstance(metric, dict) else metric
+    print("GSC+ public abstracts, (span, top-1 id); coordinated = gold mentions holding 'and', 'or', '/' or ', '")
+    print(tabulate(rows, headers=["setting", "predicted", "P", "R", "strict F1", "lenient F1", "document F1",
+                                  "coordinated found", "seconds"], tablefmt="github", disable_numparse=True))
+    shown = ["ontolink (default)"] + (["FastHPOCR 0.1.4"] if peer else [])
+    for kind in ("misses", "false_positives"):
+        classes = sorted({name for tool in shown for name in details[tool][kind]})
+        print()
+        print(tabulate([[name] + [details[tool][kind][name] for tool in shown] for name in classes],
+                       headers=[kind.replace("_", " ")] + shown, tablefmt="github"))
+    # speed on the NCBI abstracts, loading included
+    speed = []
+    linked = work / "ncbi_linked.jsonl"
+    seconds = pipe([annotate + ["-i", str(ncbi_docs)], link], ncbi_docs, linked)
+    speed.append(["ontolink annotate | link", n_ncbi, f"{seconds:.1f}", f"{n_ncbi / seconds:.1f}", ""])
+    seconds = pipe([annotate + ["-i", str(ncbi_docs)]], ncbi_docs, work / "ncbi_mentions.jsonl")
+    speed.append(["ontolink annotate alone", n_ncbi, f"{seconds:.1f}", f"{n_ncbi / seconds:.1f}", ""])
+    if peer:
+        timing = run_peer(args.peer_python, obo, ncbi_docs, work / "fasthpocr_ncbi.jsonl", work / "fasthpocr")
+        total = timing["load_s"] + timing["annotate_s"]
+        speed.append(["FastHPOCR 0.1.4 (load + annotate)", n_ncbi, f"{total:.1f}", f"{n_ncbi / total:.1f}",
+                      f"load {timing['load_s']:.1f} s; index built once in {peer['build_s'] or 'an earlier run'}"
+                      f"{' s' if peer['build_s'] else ''}"])
+    print()
+    print(f"NCBI-disease abstracts, whole run including loading ({os.cpu_count()} CPUs)")
+    print(tabulate(speed, headers=["tool", "abstracts", "seconds", "abstracts/s", "note"], tablefmt="github",
+                   disable_numparse=True))
+    if args.memory_copies > 1:
+        many = work / "ncbi_many.txt"
+        rebuild_documents(args.ncbi, many, copies=args.memory_copies)
+        one = peak_memory(annotate + ["-i", "-", "--from", "text"], ncbi_docs)
+        lots = peak_memory(annotate + ["-i", "-", "--from", "text"], many)
+        print()
+        print(f"annotate peak memory: {one:.0f} MiB on {n_ncbi} abstracts, {lots:.0f} MiB on "
+              f"{n_ncbi * args.memory_copies} ({args.memory_copies} copies)")
 
 
 if __name__ == "__main__":

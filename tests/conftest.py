@@ -166,6 +166,14 @@ def interruptible():
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+@pytest.fixture(scope="session")
+def loaded_dense_index(dense_index):
+    """The slice's all-MiniLM-L6-v2 index, loaded once (what the ranker's feature groups are computed on)."""
+    from ontolink.artifacts.index import load_index
+
+    return load_index(dense_index, device="cpu")
+
+
 # --cpu-durations=N: the N tests that took most CPU time of this process (setup + call + teardown; threads included,
 # child processes not). On a machine shared with other work, wall-clock --durations grow with the load; CPU time
 # is what a test would take alone, and what the `slow` marker is judged by.

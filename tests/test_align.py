@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from conftest import parse_jsonl, run, shared_path, shared_slice
-from ontolink.backends.encoders.sentence import DEFAULT_ENCODER
+from ontolink.backends.encoders.model_files import DEFAULT_ENCODER
 from ontolink.errors import InputError
 
 # The alignment learning check (measured on this slice, seed 0: held-out MRR 0.055 at step 0, 0.124 after
@@ -56,7 +56,8 @@ def model_dir(pairs_path, kg_dir, tmp_path_factory):
 # --- records, cache, composition, heads -----------------------------------------------------------
 
 def test_pair_checks_and_verbalisation():
-    from ontolink.artifacts.alignment.pairs import predicate_label, validate_triple_pair, verbalize
+    from ontolink.artifacts.alignment.pairs import predicate_label, verbalize
+    from ontolink.records import validate_triple_pair
 
     record = {"pair_id": "p", "text": "t", "subject": {"id": "S", "name": "aspirin"}, "predicate":
               "Chemical_Induced_Disease", "object": {"id": "O", "name": "ulcer"}, "group": 7}
@@ -361,13 +362,9 @@ def test_cv_baseline_and_an_empty_fold(pairs_path, tmp_path):
 # --- metrics of Retrieved records -----------------------------------------------------------------
 
 def test_retrieval_metrics_and_fold_aggregation():
+    from ontolink.records import validate_retrieved
     from ontolink.report import render
-    from ontolink.steps.eval_retrieval import (
-        aggregate_folds,
-        render_retrieval,
-        retrieval_metrics,
-        validate_retrieved,
-    )
+    from ontolink.steps.eval_retrieval import aggregate_folds, render_retrieval, retrieval_metrics
 
     records = [
         {"direction": "d2t", "predicate": "A", "rank": 1, "candidates": [], "pool": 100},

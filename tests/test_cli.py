@@ -112,7 +112,7 @@ def test_index_refuses_bad_ontologies(tmp_path, name, words):
 
 
 def test_index_unknown_format_and_missing_file(tmp_path):
-    odd = tmp_path / "terms.csv"
+    odd = tmp_path / "terms.docx"
     odd.write_text("id,name\n")
     result = run("index", "--ontology", odd, "--method", "tfidf", tmp_path / "idx")
     assert result.exit_code == 2 and "--ontology-format" in result.stderr
@@ -289,7 +289,7 @@ def test_config_refuses_a_key_no_command_has(tfidf_index, tmp_path):
 
 def test_top_level_help_lists_whole_short_helps():
     text = " ".join(run("--help").stdout.split())
-    assert "eval Score Linked-mention or Retrieved files: Recall@K, MRR and more. " in text
+    assert "eval Score Linked-mention or Retrieved files: Recall@K, MRR, error classes and more. " in text
     assert "gen-aliases Generate aliases for Selected-entity records with an instruction LLM. " in text
     assert "..." not in text.split("Commands:")[1]
 

@@ -206,3 +206,12 @@ def test_span_classes_of_predictions_and_gold(small_ontology_path, tmp_path):
     assert "Precision / recall / F1" in svg and "coordination-part" in svg
     page = (tmp_path / "spans.html").read_text()
     assert page.count("<tr>") > 10 and "inner-of-longer" in page and "<svg" in page
+
+
+def test_the_nil_threshold_drawn_is_the_one_the_marks_imply():
+    from ontolink.steps.eval_files import inferred_nil_threshold
+
+    # link --nil-threshold T marks a mention NIL when its top score is below T: T is in (0.45, 0.6]
+    top_scores = [(0.9, True, False), (0.45, False, True), (0.6, True, False), (0.3, False, True)]
+    assert inferred_nil_threshold(top_scores) == 0.6
+    assert inferred_nil_threshold([(0.9, True, False), (0.2, False, False)]) is None  # nothing marked

@@ -231,3 +231,10 @@ def test_a_signal_to_a_command_writing_gzip_exits_with_its_status_and_a_whole_fi
         child.kill()
     assert child.returncode == status and b"Traceback" not in stderr, stderr
     assert all(record["mention"] == "seizures" for record in _whole_records(output))
+
+
+def test_dev_null_as_output_with_dev_null_on_stdin_is_not_an_input(tmp_path):
+    with open(os.devnull, "rb") as stdin:
+        result = subprocess.run([sys.executable, "-m", "ontolink", "convert", "--from", "text", "-o", os.devnull],
+                                stdin=stdin, capture_output=True, text=True, env=_child_environment(), timeout=120)
+    assert result.returncode == 0, result.stderr

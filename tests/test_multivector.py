@@ -196,7 +196,7 @@ def test_resume_gives_the_same_weights_and_kb_entity_without_temperature(trained
 
     import ontolink.steps.fine_tune_multivector as module
     from ontolink.io import read_records
-    from ontolink.steps.fine_tune_retriever import pair_validator
+    from ontolink.records import pair_validator
 
     _, pairs, _, _ = trained
     ontology = load_ontology(small_ontology_path)
@@ -220,7 +220,7 @@ def test_resume_gives_the_same_weights_and_kb_entity_without_temperature(trained
 def test_labeled_mentions_train_too_and_bad_pairs_are_refused(small_ontology_path, tmp_path):
     from ontolink.errors import InputError
     from ontolink.io import read_records
-    from ontolink.steps.fine_tune_retriever import pair_validator
+    from ontolink.records import pair_validator
 
     ontology = load_ontology(small_ontology_path)
     entity = next(iter(ontology))

@@ -99,7 +99,7 @@ def test_annotate_reads_jsonl_documents_and_survives_bad_ones(tmp_path):
     assert {m["mention"] for m in mentions if m["doc_id"] == "d1"} == {"Palmar and plantar pits", "plantar pits"}
     long_ones = [m for m in mentions if m["doc_id"] == "d3"]
     assert len(long_ones) == 6000 and max(len(m["context_left"]) for m in long_ones) == 5000
-    assert "1 documents without text" in result.stderr and "1 documents over 100,000 characters" in result.stderr
+    assert "1 document without text" in result.stderr and "1 document over 100,000 characters" in result.stderr
     missing = run("annotate", "--ontology", "hpo", "-i", docs)  # no "text" field
     assert missing.exit_code == 2 and f"{docs.name}:1: no text in field 'text'" in missing.stderr
     latin = tmp_path / "latin1.jsonl"
@@ -107,4 +107,37 @@ def test_annotate_reads_jsonl_documents_and_survives_bad_ones(tmp_path):
     bad = run("annotate", "--ontology", "hpo", "-i", latin)
     assert bad.exit_code == 2 and "latin1.jsonl:2: not valid UTF-8" in bad.stderr and "Traceback" not in bad.stderr
     skipped = run("annotate", "--ontology", "hpo", "-i", latin, "--skip-invalid")
-    assert skipped.exit_code == 0 and len(parse_jsonl(skipped.stdout)) == 1 and "1 invalid lines skipped" in skipped.stderr
+    assert skipped.exit_code == 0 and len(parse_jsonl(skipped.stdout)) == 1 and "1 invalid line skipped" in skipped.stderr
+
+
+def test_optional_modifiers_are_learned_from_parent_child_names(hpo):
+    matcher = ConceptMatcher(hpo, roots=["HP:0000118"], optional_modifiers=True)
+    assert {matcher.forms.key("congenital"), matcher.forms.key("bilateral")} <= matcher.modifiers
+    text = "She was born with a vertical talus."
+    assert "HP:0001838" in found(matcher, text)["vertical talus"]  # Rocker bottom foot: Congenital vertical talus
+    assert not ConceptMatcher(hpo, roots=["HP:0000118"]).matches(text)
+
+
+@pytest.mark.slow  # starts a local Ray cluster
+def test_annotate_on_ray_writes_what_local_writes(small_ontology_path, tmp_path):
+    from conftest import run
+
+    docs = tmp_path / "docs.txt"
+    docs.write_text("".join(f"d{n}\tThe boy had seizures and abnormalities of the eyes ({n}).\n" for n in range(40))
+                    + "empty\t \n")
+    local = run("annotate", "--ontology", small_ontology_path, "-i", docs)
+    assert local.exit_code == 0, local.stderr
+    on_ray = run("annotate", "--ontology", small_ontology_path, "-i", docs, "--engine", "ray", "--workers", 2,
+                 "--batch-size", 7)
+    assert on_ray.exit_code == 0, on_ray.stderr
+    assert on_ray.stdout == local.stdout and len(local.stdout.splitlines()) >= 80
+    assert "1 document without text" in on_ray.stderr
+
+
+def test_keyed_tables_come_back_from_the_cache_unchanged(hpo):
+    built = ConceptMatcher(hpo, roots=["HP:0000478"])  # first: built, then stored
+    cached = ConceptMatcher(hpo, roots=["HP:0000478"])
+    fresh = ConceptMatcher(hpo, roots=["HP:0000478"], cache=False)
+    assert built.entries == cached.entries == fresh.entries and cached.forms.cluster_of == fresh.forms.cluster_of
+    text = "Abnormalities of the eyes and dysplastic retinae; cataracts."
+    assert cached.spans(text, "ancestor") == fresh.spans(text, "ancestor")

@@ -119,7 +119,7 @@ def test_a_res_checkpoint_resumes_to_the_same_weights(small_ontology_path, tfidf
     import ontolink.steps.res_reranker as module
     from ontolink.artifacts.index import load_index
     from ontolink.io import read_records
-    from ontolink.steps.fine_tune_retriever import pair_validator
+    from ontolink.records import pair_validator
 
     ontology = load_ontology(small_ontology_path)
     pairs_file(ontology, tmp_path / "pairs.jsonl")

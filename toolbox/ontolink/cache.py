@@ -39,6 +39,7 @@ CACHE_KINDS = {
                    "`index` encodes every name again (minutes for a large ontology on a CPU)"),
     "onnx": (("onnx",), "encoders exported to int8 ONNX", "the next CPU run of each encoder exports it again (a minute)"),
     "ontologies": (("ontologies",), "parsed ontology files", "the next load of each ontology parses it again (seconds)"),
+    "matchers": (("matchers",), "annotate's keyed name tables", "the next `annotate` keys the names again (seconds)"),
     "fingerprints": (("fingerprints",), "encoder fingerprints", "computed again on next use (seconds)"),
     "name-vectors": (("name-vectors",), "the ranker's second-encoder name vectors",
                      "`link --ranker` and `train ranker` encode the names again"),

@@ -9,6 +9,7 @@ import click
 
 from ontolink import __version__
 from ontolink.errors import OntolinkError
+from ontolink.extras import missing_extra
 
 INTERRUPTED = 130
 PIPE_CLOSED = 141
@@ -59,6 +60,10 @@ class OntolinkGroup(click.Group):
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
         except Exception as error:
+            missing = missing_extra(error) if isinstance(error, ModuleNotFoundError) else None
+            if missing is not None and not _show_tracebacks():  # an optional extra is not installed
+                click.echo(f"ontolink: error: {missing}", err=True)
+                ctx.exit(missing.exit_code)
             if _show_tracebacks() or "PYTEST_CURRENT_TEST" in os.environ:
                 raise
             click.echo(f"ontolink: error: {type(error).__name__}: {error} "

@@ -16,6 +16,8 @@ formats through ``ontolink.backends`` entry points named ``document-format.NAME`
 ``ontology-format.NAME`` or ``triple-format.NAME``.
 """
 
+from pathlib import Path
+
 from ontolink.registry import Registry
 
 
@@ -26,18 +28,18 @@ class FileFormat:
     suffixes = ()  # lower-case endings of the file names it is guessed from (a trailing .gz is ignored)
 
     @classmethod
-    def name_match(cls, name):
+    def name_match(cls, name: str) -> int:
         """How well the lower-case file name ``name`` (no .gz) says this format: the length of the
         longest matching suffix, 0 when none matches. The longest match wins a guess."""
         return max((len(suffix) for suffix in cls.suffixes if name.endswith(suffix)), default=0)
 
     @classmethod
-    def sniff(cls, path):
+    def sniff(cls, path: str | Path) -> bool:
         """Whether the file at ``path`` is this format, when its name matches several (read a little)."""
         return True
 
 
-def _plain_name(path):
+def _plain_name(path: str | Path) -> str:
     name = str(path).lower()
     return name[:-3] if name.endswith(".gz") else name
 
@@ -46,15 +48,15 @@ class FormatRegistry(Registry):
     """The formats of one kind: names to classes, plus guessing from a file name and listing the
     formats that can do something (``readers``, ``writers``)."""
 
-    def can(self, name, method):
+    def can(self, name: str, method: str) -> bool:
         """Whether format ``name`` implements ``method`` of the base class (e.g. "read")."""
         cls = self.get(name)
         return getattr(cls, method, None) is not getattr(self.base, method, None)
 
-    def names_that(self, method):
+    def names_that(self, method: str) -> list[str]:
         return [name for name in self.names() if self.can(name, method)]
 
-    def guess(self, path, method=None):
+    def guess(self, path: str | Path | None, method: str | None = None) -> str | None:
         """The name of the format ``path``'s file name says (sniffing the file when several match
         equally well); None when none does. With ``method``, only formats that implement it."""
         if path in (None, "-"):
@@ -71,6 +73,6 @@ class FormatRegistry(Registry):
                 return format_name
         return None
 
-    def summaries(self, method=None):
+    def summaries(self, method: str | None = None) -> list[str]:
         """``name: summary`` lines of the formats (that implement ``method``), for help and docs."""
         return [f"{name}: {self.get(name).summary}" for name in (self.names_that(method) if method else self.names())]

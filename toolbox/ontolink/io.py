@@ -12,6 +12,7 @@ import gzip
 import itertools
 import json
 import os
+import stat
 import sys
 import zlib
 from contextlib import contextmanager, nullcontext
@@ -184,6 +185,8 @@ def refuse_output_over_inputs(output, inputs=()):
         written = os.stat(output)
     except OSError:
         return  # not there yet: it cannot be an input
+    if not stat.S_ISREG(written.st_mode):
+        return  # /dev/null, a pipe, a terminal: opening it empties nothing
     if sys.stdin is not None:
         try:
             on_stdin = os.fstat(sys.stdin.fileno())

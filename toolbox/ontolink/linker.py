@@ -3,24 +3,86 @@
 Below the steps: `link`, `annotate` and the ranker's features all search through it.
 """
 
+import os
+import sys
 from collections import OrderedDict
 
 import numpy as np
+
+from ontolink.errors import OntolinkError
+
+DEFAULT_MEMO_BYTES = 64 << 20
+MEMO_BYTES_VARIABLE = "ONTOLINK_LINK_MEMO_BYTES"
+
+
+def memo_bytes():
+    """The link memo's budget: 64 MiB, or ``ONTOLINK_LINK_MEMO_BYTES`` (bytes, K/M/G suffix allowed; 0 turns
+    the memo off)."""
+    text = os.environ.get(MEMO_BYTES_VARIABLE, "").strip()
+    if not text:
+        return DEFAULT_MEMO_BYTES
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1].upper(), 1)
+    try:
+        value = int(text[:-1] if scale > 1 else text) * scale
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise OntolinkError(f"{MEMO_BYTES_VARIABLE}={text!r} is not a number of bytes (e.g. 256M, or 0 for none)")
+    return value
+
+
+class SearchMemo:
+    """Search results by query text, least recently used dropped first, bounded in bytes rather than entries:
+    a result of 512 candidates holds 40 times the bytes of one of 10. Results are kept as their three compact
+    arrays (entity rows, scores, name rows); candidate records are made from them on the way out, so no two
+    output records share a candidate dict either."""
+
+    ARRAY_OVERHEAD = sys.getsizeof(np.empty(0))
+    ENTRY_OVERHEAD = 200  # the key's slot in the ordered dict, the tuple
+
+    def __init__(self, max_bytes):
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        self._entries = OrderedDict()
+
+    def __contains__(self, text):
+        return text in self._entries
+
+    def __len__(self):
+        return len(self._entries)
+
+    def get(self, text):
+        entry = self._entries.get(text)
+        if entry is None:
+            return None
+        self._entries.move_to_end(text)
+        return entry[0]
+
+    def put(self, text, found):
+        size = (sys.getsizeof(text) + self.ENTRY_OVERHEAD
+                + sum(array.nbytes + self.ARRAY_OVERHEAD for array in found))
+        if size > self.max_bytes:
+            return
+        if text in self._entries:
+            self.bytes -= self._entries.pop(text)[1]
+        self._entries[text] = (found, size)
+        self.bytes += size
+        while self.bytes > self.max_bytes:
+            _, (_, dropped) = self._entries.popitem(last=False)
+            self.bytes -= dropped
 
 
 class Linker:
     """Search names, keep each entity's best name, return the top-K entities best first.
 
     Mention strings repeat a lot in real corpora, so results are memoised by
-    text (bounded LRU): a repeat costs no encoding and no search.
+    text (``SearchMemo``, ``memo_bytes()`` at most): a repeat costs no encoding and no search.
     """
 
-    def __init__(self, loaded_index, top_k=64, cache_size=100_000):
+    def __init__(self, loaded_index, top_k=64, memo_size=None):
         self.index = loaded_index
         self.top_k = top_k
-        self.cache = OrderedDict()
-        self.row_cache = OrderedDict()
-        self.cache_size = cache_size
+        self.memo = SearchMemo(memo_bytes() if memo_size is None else memo_size)
         # Names per entity vary; this many names yield top_k entities for all but a few queries (HPO:
         # 13 of 2,246 distinct corpus mentions), which search again, deeper. An exact search returns the
         # same best names at any depth, so a shallow first search is the cheap one; a token index's search
@@ -30,25 +92,23 @@ class Linker:
         self.names_to_search = int(top_k * max(2.0, depth)) + 8
 
     def candidates(self, texts):
-        """Candidate lists for ``texts``, from the memo where possible."""
-        return self._memoised(texts, self.cache, self.search)
+        """Candidate lists for ``texts``, searched once per distinct text not in the memo."""
+        return self.candidate_lists(self.rows(texts))
 
     def rows(self, texts):
-        """``search_rows`` of ``texts`` (nothing held out), from a memo of its own."""
-        return self._memoised(texts, self.row_cache, self.search_rows)
-
-    def _memoised(self, texts, cache, search):
-        missing = list(dict.fromkeys(text for text in texts if text not in cache))
-        if missing:
-            for text, found in zip(missing, search(missing)):
-                cache[text] = found
-                if len(cache) > self.cache_size:
-                    cache.popitem(last=False)
-        result = []
+        """``search_rows`` of ``texts`` (nothing held out), from the memo where possible."""
+        found = {}
         for text in texts:
-            cache.move_to_end(text)
-            result.append(cache[text])
-        return result
+            if text not in found:
+                remembered = self.memo.get(text)
+                if remembered is not None:
+                    found[text] = remembered
+        missing = list(dict.fromkeys(text for text in texts if text not in found))
+        if missing:
+            for text, result in zip(missing, self.search_rows(missing)):
+                found[text] = result
+                self.memo.put(text, result)
+        return [found[text] for text in texts]
 
     def search(self, texts):
         """Candidate lists for distinct ``texts``, bypassing the memo."""

@@ -4,8 +4,11 @@ The directory holds manifest.json (ontology label and SHA-256, index method, enc
 names.json (names, their entities, the entities' names and definitions) and the backend's files.
 """
 
+from __future__ import annotations
+
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -14,6 +17,9 @@ from ontolink.backends.indexes import NAME_INDEXES
 from ontolink.artifact_files import check_rows, field, read_json
 from ontolink.errors import InputError
 from ontolink.manifest import check_same_ontology, read_manifest
+
+if TYPE_CHECKING:
+    from ontolink.ontology.model import Ontology
 
 ARTIFACT = "index"
 NAMES_FILE = "names.json"
@@ -67,7 +73,8 @@ class LoadedIndex:
         return encoder.mention_text(record) if encoder is not None else record["mention"].strip()
 
 
-def load_index(directory, ontology=None, device="auto", precision=None):
+def load_index(directory: str | Path, ontology: Ontology | None = None, device: str = "auto",
+               precision: str | None = None) -> LoadedIndex:
     """Open an index directory, refusing a truncated one or one built for another ontology."""
     directory = Path(directory)
     manifest = read_manifest(directory, ARTIFACT, required_files=[NAMES_FILE])
@@ -156,8 +163,8 @@ def checked_names(maps, path):
 
 
 def _load_multivector(directory, manifest, names, device, precision):
-    from ontolink.backends.encoders.token import TokenEncoder
     from ontolink.backends.indexes.multivector import MultiVectorNameIndex
+    from ontolink.backends.indexes.token_encoder import TokenEncoder
     from ontolink.device import resolve_device
 
     path = directory / "manifest.json"

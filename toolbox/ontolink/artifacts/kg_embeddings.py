@@ -4,6 +4,8 @@ The directory holds ``manifest.json``, ``embeddings.safetensors`` (``entity``: (
 (R, d_r), float32, plus any further representation) and ``ids.json`` (the row order of both).
 """
 
+from __future__ import annotations
+
 import json
 from pathlib import Path
 
@@ -64,7 +66,7 @@ def check_kg_ontology(kg, ontology):
     return True
 
 
-def load_kg_embeddings(directory):
+def load_kg_embeddings(directory: str | Path) -> KGEmbeddings:
     """Open an embeddings directory made by ``embed_kg``, refusing a truncated or altered one."""
     from safetensors import SafetensorError
     from safetensors.numpy import load_file

@@ -6,9 +6,18 @@ candidate alone. ReS (architecture "res", ontolink.artifacts.res_reranker) score
 ``load_reranker`` opens either, by its manifest.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from ontolink.errors import InputError, OntolinkError
 from ontolink.encoder_inputs import SPECIAL_TOKENS, entity_input, mention_input
 from ontolink.manifest import read_manifest
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ontolink.artifacts.res_reranker import ResReranker
 
 ARTIFACT = "reranker"
 ARCHITECTURES = ("blink", "res")
@@ -18,7 +27,7 @@ def load_cross_encoder(path, device, num_labels=1):
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
     from transformers.utils import logging as transformers_logging
 
-    from ontolink.backends.encoders.sentence import resolve_model_path
+    from ontolink.backends.encoders.model_files import resolve_model_path
 
     transformers_logging.disable_progress_bar()
     transformers_logging.set_verbosity_error()
@@ -109,7 +118,7 @@ def check_reranker_index(manifest, directory, loaded_index):
                          f"{loaded_index.manifest['ontology']['label']}", directory)
 
 
-def load_reranker(directory, device="auto"):
+def load_reranker(directory: str | Path, device: str = "auto") -> Reranker | ResReranker:
     """A trained reranker of either architecture, as its manifest says (no "architecture": a BLINK one)."""
     from pathlib import Path
 

@@ -122,7 +122,7 @@ _ontology_check = ontology_option(required=False, help_text="Refuse KG embedding
 
 def _read_triple_pairs(path, kg=None, skip_invalid=False, stats=None):
     from ontolink.io import read_records
-    from ontolink.steps.align import triple_pair_validator
+    from ontolink.records import triple_pair_validator
 
     return list(read_records(path, validate=triple_pair_validator(kg), skip_invalid=skip_invalid, stats=stats,
                              check_duplicate_ids=False))

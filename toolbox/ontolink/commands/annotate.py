@@ -2,8 +2,10 @@ import time
 
 import click
 
-from ontolink.io import warn as summary
-from ontolink.options import config_option, device_option, input_options, ontology_option, output_option
+from ontolink.io import plural, warn as summary
+from ontolink.progress import counting
+from ontolink.options import config_option, device_option, engine_options, input_options, ontology_option, \
+    output_option
 from ontolink.recognition.matcher import NESTING_RULES
 from ontolink.registry import LazyChoice
 
@@ -37,6 +39,10 @@ def _readers():
                    "stems only.")
 @click.option("--max-gaps", type=click.IntRange(0), default=0, show_default=True,
               help="Other content words allowed between a name's words.")
+@click.option("--optional-modifiers/--no-optional-modifiers", default=False, show_default=True,
+              help="Also find a name without its modifiers (words that, added to a parent's name, make the "
+                   "child's name in 25 entities or more: \"vertical talus\" for Congenital vertical talus), where "
+                   "no other name has the words left.")
 @click.option("--coordination/--no-coordination", default=True, show_default=True,
               help="Also the names a coordination abbreviates (\"palmar and plantar pits\": Palmar pits on the "
                    "whole phrase), as GSC+ annotates them.")
@@ -55,11 +61,14 @@ def _readers():
 @click.option("--context-chars", type=click.IntRange(0), default=0, show_default=True,
               help="Context kept on each side of a mention (0: the whole document text; 5,000 characters in "
                    "documents over 100,000).")
+@click.option("--batch-size", type=click.IntRange(1), default=32, show_default=True,
+              help="With --engine ray: documents per batch sent to a worker.")
 @device_option
+@engine_options
 @config_option
 def command(input_path, skip_invalid, output_path, source_format, ontology, roots, min_chars, nesting, nested,
-            any_order, word_forms, max_gaps, coordination, abbreviations, text_field, entity_type, index_dir, dense_threshold,
-            max_words, context_chars, device):
+            any_order, word_forms, max_gaps, optional_modifiers, coordination, abbreviations, text_field, entity_type, index_dir, dense_threshold,
+            max_words, context_chars, batch_size, device, start_engine):
     """Find mentions of an ontology's names in documents: Mention JSONL for `link`.
 
     Reads plain text (one document per line, 'ID<TAB>text' or just text),
@@ -84,12 +93,14 @@ def command(input_path, skip_invalid, output_path, source_format, ontology, root
       ontolink annotate --ontology hpo --roots HP:0000118 -i abstracts.txt | ontolink link --index idx/hpo
       ontolink annotate --ontology hpo -i corpus.pubtator --from pubtator -o mentions.jsonl
       ontolink annotate --ontology hpo --from jsonl --text-field abstract < docs.jsonl > mentions.jsonl
+      ontolink annotate --ontology hpo -i abstracts.txt --engine ray --workers 4 -o mentions.jsonl
       ontolink annotate --ontology hpo --index idx/hpo --dense-threshold 0.92 -i abstracts.txt
     """
     from ontolink.formats import Counted, Problems, document_format, resolve_format
     from ontolink.io import RecordWriter
     from ontolink.recognition.matcher import ConceptMatcher
-    from ontolink.steps.annotate import LONG_CONTEXT, LONG_DOCUMENT, annotate_documents
+    from ontolink.steps.annotate import LONG_CONTEXT, LONG_DOCUMENT, AnnotateBatches, annotate_documents, \
+        document_batches
 
     if source_format is None and input_path == "-":
         source_format = "text"
@@ -102,8 +113,12 @@ def command(input_path, skip_invalid, output_path, source_format, ontology, root
         if missing:
             raise InputError(f"--roots: {', '.join(missing)} not in the ontology {loaded.label}")
     started = time.perf_counter()
-    matcher = ConceptMatcher(loaded, roots=root_ids, min_characters=min_chars, max_gaps=max_gaps,
-                             word_forms=word_forms, any_order=any_order)
+    matcher_options = dict(roots=root_ids, min_characters=min_chars, max_gaps=max_gaps, word_forms=word_forms,
+                           any_order=any_order, optional_modifiers=optional_modifiers)
+    options = dict(entity_type=entity_type, nesting="all" if nested else nesting, coordination=coordination,
+                   abbreviations=abbreviations, dense_threshold=dense_threshold, max_words=max_words,
+                   context_characters=context_chars)
+    matcher = ConceptMatcher(loaded, **matcher_options)
     dense = None
     if index_dir:
         from ontolink.artifacts.index import load_index
@@ -114,19 +129,31 @@ def command(input_path, skip_invalid, output_path, source_format, ontology, root
     if hasattr(reader, "text_field"):  # JSON Lines documents
         reader.text_field = text_field
     stats = {}
-    documents = Counted(reader.read(input_path, problems))
+    # a bar per document (on a terminal): with --index the dense spans take seconds a document
+    documents = Counted(counting(reader.read(input_path, problems), "annotate", "document"))
     with RecordWriter(output_path) as writer:
-        writer.write_all(annotate_documents(documents, matcher, entity_type=entity_type,
-                                            nesting="all" if nested else nesting, coordination=coordination,
-                                            abbreviations=abbreviations, dense=dense,
-                                            dense_threshold=dense_threshold, max_words=max_words,
-                                            context_characters=context_chars, stats=stats), flush_every=1)
+        if start_engine.name == "local":
+            writer.write_all(annotate_documents(documents, matcher, dense=dense, stats=stats, **options),
+                             flush_every=1)
+        else:
+            annotate = AnnotateBatches(ontology, matcher_options, options, index_dir, device, matcher, dense)
+            with start_engine(device) as engine:
+                for records, counts in engine.map(annotate, document_batches(documents, batch_size)):
+                    writer.write_all(records, flush_every=1)
+                    for key, count in counts.items():
+                        stats[key] = stats.get(key, 0) + count
     seconds = time.perf_counter() - started
-    skipped = f"; {problems.skipped} invalid lines skipped" if problems.skipped else ""
+    skipped = f"; {plural(problems.skipped, 'invalid line')} skipped" if problems.skipped else ""
     if stats.get("empty"):
-        skipped += f"; {stats['empty']} documents without text"
+        skipped += f"; {plural(stats['empty'], 'document')} without text"
     if stats.get("long"):
-        skipped += f"; {stats['long']} documents over {LONG_DOCUMENT:,} characters (context cut to {LONG_CONTEXT:,})"
-    summary(f"found {writer.count} mentions in {documents.count} documents ({matcher.size} names) in "
+        skipped += (f"; {plural(stats['long'], 'document')} over {LONG_DOCUMENT:,} characters (context cut to "
+                    f"{LONG_CONTEXT:,})")
+    # the names counted as `index` counts them (every name and synonym of the entities looked for), then the
+    # distinct forms they fold to, which is what the matcher holds
+    looked_for = [entity for entity in loaded if matcher.allowed is None or entity.id in matcher.allowed]
+    names = sum(len(loaded.named(entity)) for entity in looked_for)
+    summary(f"found {plural(writer.count, 'mention')} in {plural(documents.count, 'document')} ({plural(names, 'name')} "
+            f"of {plural(len(looked_for), 'entity', 'entities')}, {matcher.size} distinct once folded) in "
             f"{seconds:.1f} s{skipped}")
 

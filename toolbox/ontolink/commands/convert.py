@@ -1,7 +1,7 @@
 import click
 
 from ontolink.formats.sssom import AUTO, JUSTIFICATIONS, PREDICATES
-from ontolink.io import open_output, warn as summary
+from ontolink.io import open_output, plural, warn as summary
 from ontolink.options import config_option, input_options, output_option
 from ontolink.registry import LazyChoice
 
@@ -145,7 +145,7 @@ def _documents_to_mentions(input_path, source_format, output_path, types, id_pre
                                            context_characters=context_chars, problems=problems),
                          flush_every=1)  # a document's mentions go downstream as soon as its block is read
     skipped = f"; {problems.skipped} invalid lines or annotations skipped" if problems.skipped else ""
-    summary(f"converted {counter.count} documents to {writer.count} mentions{skipped}")
+    summary(f"converted {plural(counter.count, 'document')} to {plural(writer.count, 'mention')}{skipped}")
 
 
 def _linked_to_format(input_path, output_path, skip_invalid, target_format, documents_path, documents_format,
@@ -162,5 +162,5 @@ def _linked_to_format(input_path, output_path, skip_invalid, target_format, docu
         count, links = write_linked(records, target_format, stream, documents=documents,
                                     documents_name=display_name(documents_path) if documents_path else "documents",
                                     keep_annotations=keep_annotations, **writer_options)
-    into = f"{count} documents with " if documents is not None else ""
-    summary(f"wrote {into}{links} linked mentions as {target_format}; read {stats.summary()}")
+    into = f"{plural(count, 'document')} with " if documents is not None else ""
+    summary(f"wrote {into}{plural(links, 'linked mention')} as {target_format}; read {stats.summary()}")

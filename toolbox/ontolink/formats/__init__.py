@@ -7,9 +7,26 @@ model), one at a time, so a corpus of any size streams. Each document and
 annotation carries ``source = (file, line)`` for error messages.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Protocol
+
 from ontolink.errors import InputError
 from ontolink.file_formats import FileFormat, FormatRegistry
 from ontolink.io import OverlongLine, display_name, open_input_lines, warn
+
+if TYPE_CHECKING:
+    from bioc import BioCDocument
+
+
+class DocumentWriter(Protocol):
+    """What a document format's ``writer`` returns."""
+
+    def write(self, document: BioCDocument | None, links: list[dict[str, Any]]) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class DocumentFormat(FileFormat):
@@ -23,12 +40,12 @@ class DocumentFormat(FileFormat):
     binary = False  # its writer writes bytes, not text
     needs_documents = True
 
-    def read(self, path, problems):
+    def read(self, path: str | Path, problems: Problems) -> Iterator[BioCDocument]:
         """Yield the ``BioCDocument`` objects of ``path`` ('-': stdin), one at a time, each (and each
         annotation) with ``source = (file, line)``; bad input goes to ``problems``."""
         raise NotImplementedError
 
-    def writer(self, stream, **options):
+    def writer(self, stream: IO[Any], **options: Any) -> DocumentWriter:
         """An object with ``write(document, links)`` and ``close()`` writing to ``stream``; ``options``
         are the command's writer options, each writer taking the ones it knows."""
         raise NotImplementedError

@@ -217,6 +217,13 @@ def _checked_offsets(document, name, line):
                              f"(set {MAX_LINE_BYTES_VARIABLE} to raise the limit)", name, line)
 
 
+def _check_objects(obj, field, where, name, line):
+    """``obj[field]`` must be a list of JSON objects (a string or a number there is bad data, not a crash)."""
+    value = obj.get(field, [])
+    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+        raise InputError(f"{where} {field!r} must be a list of objects", name, line)
+
+
 def _json_document(obj, name, line, index):
     from bioc.biocjson.decoder import parse_doc
 
@@ -225,7 +232,11 @@ def _json_document(obj, name, line, index):
     # bioc's decoder insists on every key; fill the ones BioC JSON writers often leave out.
     obj = {"infons": {}, "relations": [], "annotations": [], **obj}
     obj["id"] = str(obj.get("id", ""))
+    where = f"document {obj['id'] or index}"
+    _check_objects(obj, "passages", where, name, line)
+    _check_objects(obj, "annotations", where, name, line)
     for passage in obj["passages"]:
+        _check_objects(passage, "annotations", f"{where}: a passage's", name, line)
         passage.setdefault("infons", {})
         for key in ("sentences", "annotations", "relations"):
             passage.setdefault(key, [])

@@ -6,11 +6,12 @@ their ids can be resolved later.
 """
 
 import json
+from pathlib import Path
+from typing import Any
 
 from ontolink.errors import InputError
 from ontolink.file_formats import FileFormat, FormatRegistry
 from ontolink.io import open_input
-
 
 
 class OntologyFormat(FileFormat):
@@ -21,7 +22,7 @@ class OntologyFormat(FileFormat):
 
     takes_fields = False
 
-    def load(self, path):
+    def load(self, path: str | Path) -> list[dict[str, Any]]:
         raise NotImplementedError
 
 

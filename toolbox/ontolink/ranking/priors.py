@@ -41,14 +41,10 @@ def load_prior(spec):
     if path.suffix in (".tsv", ".txt"):
         return _read_tsv(path)
     from ontolink.io import read_records
-
-    def validate(record):
-        count = record.get("mention_count", record.get("count"))
-        if not isinstance(record.get("id"), str) or not isinstance(count, int) or isinstance(count, bool):
-            raise ValueError('a prior record needs "id" (string) and "mention_count" or "count" (integer)')
+    from ontolink.records import validate_prior
 
     counts = Counter()
-    for record in read_records(str(path), validate=validate):
+    for record in read_records(str(path), validate=validate_prior):
         counts[record["id"]] += record.get("mention_count", record.get("count"))
     return counts
 

@@ -25,6 +25,8 @@ WHOLE_WORD = "="
 # Characters that close a clause: a name is never matched across them (unless it holds one itself).
 CLAUSE_BREAKS = frozenset(".;:!?()[]{},")
 NESTING_RULES = ("none", "all", "ancestor")
+# Bumped whenever keying changes: tables cached by an older version are built again.
+CACHE_VERSION = 1
 
 
 class Match:
@@ -41,14 +43,45 @@ class Match:
 
 
 class ConceptMatcher:
-    """Names of an ontology's entities (under ``roots``) keyed for order-free matching."""
+    """Names of an ontology's entities (under ``roots``) keyed for order-free matching.
 
-    def __init__(self, ontology, roots=None, min_characters=3, max_gaps=0, word_forms=True, any_order=True):
+    The keyed tables are kept in the user cache (``cache``), tied to the ontology's content and these
+    options, so the next run over the same ontology loads them instead of keying every name again.
+    """
+
+    def __init__(self, ontology, roots=None, min_characters=3, max_gaps=0, word_forms=True, any_order=True,
+                 optional_modifiers=False, min_modifier_entities=25, cache=True):
         self.ontology = ontology
         self.max_gaps = max_gaps
         self.any_order = any_order
         keep = _descendants(ontology, roots) if roots else None
         self.allowed = keep  # the entity ids looked for (None: all)
+        settings = {"version": CACHE_VERSION, "ontology": ontology.content_hash,
+                    "scopes": list(ontology.synonym_scopes), "roots": sorted(roots) if roots else None,
+                    "min_characters": min_characters, "word_forms": word_forms,
+                    "optional_modifiers": optional_modifiers, "min_modifier_entities": min_modifier_entities}
+        cached = _cached_tables(settings) if cache else None
+        if cached is not None:
+            self.forms = WordForms(clusters=False)
+            self.forms.cluster_of = cached["clusters"]
+            self.modifiers = set(cached["modifiers"])
+            self.entries = {frozenset(keys): [ids, {tuple(order) for order in orders}, conjunction]
+                            for keys, ids, orders, conjunction in cached["entries"]}
+        else:
+            self._build(ontology, keep, min_characters, word_forms, optional_modifiers, min_modifier_entities)
+            if cache:
+                _store_tables(settings, {"clusters": self.forms.cluster_of, "modifiers": sorted(self.modifiers),
+                                         "entries": [[sorted(keys), ids, sorted(orders), conjunction]
+                                                     for keys, (ids, orders, conjunction) in self.entries.items()]})
+        self.size = len(self.entries)
+        frequency = Counter(key for key_set in self.entries for key in key_set)
+        self.by_anchor = defaultdict(list)  # the rarest key of a name -> names
+        for key_set in self.entries:
+            self.by_anchor[min(key_set, key=lambda key: (frequency[key], key))].append(key_set)
+        self._ancestors = {}
+        self._abbreviations = None
+
+    def _build(self, ontology, keep, min_characters, word_forms, optional_modifiers, min_modifier_entities):
         words_of = {entity.id: [[word for word, _, _ in tokens(name)] for name in ontology.names(entity)
                                 if len(name.strip()) >= min_characters] for entity in ontology}
         self.forms = WordForms(list(words_of.values()), clusters=word_forms)
@@ -67,13 +100,39 @@ class ConceptMatcher:
                     entry[0].append(entity_id)
                 entry[1].add(keys)
                 entry[2] = entry[2] or any(word.lower() in CONJUNCTIONS for word in words)
-        self.size = len(self.entries)
-        frequency = Counter(key for key_set in self.entries for key in key_set)
-        self.by_anchor = defaultdict(list)  # the rarest key of a name -> names
-        for key_set in self.entries:
-            self.by_anchor[min(key_set, key=lambda key: (frequency[key], key))].append(key_set)
-        self._ancestors = {}
-        self._abbreviations = None
+        self.modifiers = set()
+        if optional_modifiers:
+            self._add_without_modifiers(ontology, words_of, keep, min_modifier_entities)
+
+    def _add_without_modifiers(self, ontology, words_of, keep, min_entities):
+        """Names less their optional modifiers, where no other name has those words.
+
+        A modifier is learned from the ontology: a word that, added to a parent's name, makes the
+        child's name in at least ``min_entities`` entities ("Congenital" + "vertical talus",
+        "Localized" + "skin lesion"). "vertical talus" in a text then finds *Congenital vertical
+        talus* when no entity is named "vertical talus" itself.
+        """
+        key_sets = {entity_id: [frozenset(key for key in map(self.forms.key, words) if key is not None)
+                                for words in names] for entity_id, names in words_of.items()}
+        counts = Counter()
+        for entity_id, sets in key_sets.items():
+            parent_sets = {key_set for parent in ontology[entity_id].parents for key_set in key_sets.get(parent, ())}
+            added = {next(iter(key_set - parent)) for key_set in sets for parent in parent_sets
+                     if len(key_set) == len(parent) + 1 and parent < key_set}
+            counts.update(added)
+        self.modifiers = {key for key, count in counts.items() if count >= min_entities}
+        reduced = {}
+        for entity_id, sets in key_sets.items():
+            if keep is not None and entity_id not in keep:
+                continue
+            for key_set in sets:
+                rest = key_set - self.modifiers
+                if len(rest) >= 2 and rest != key_set and rest not in self.entries:
+                    ids = reduced.setdefault(rest, [])
+                    if entity_id not in ids:
+                        ids.append(entity_id)
+        for rest, ids in reduced.items():
+            self.entries[rest] = [ids, set(), False]
 
     # -- text side ---------------------------------------------------------------------------------
     def keyed_tokens(self, text):
@@ -221,6 +280,46 @@ class ConceptMatcher:
                         frontier.append(parent)
             self._ancestors[entity_id] = found
         return found
+
+
+def _cache_path(settings):
+    import hashlib
+    import json
+
+    from ontolink.cache import cache_dir
+
+    digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:32]
+    return cache_dir("matchers") / f"{digest}.json.gz"
+
+
+def _cached_tables(settings):
+    """The matcher's tables built before with ``settings`` (JSON in the user cache), or None."""
+    import gzip
+    import json
+
+    path = _cache_path(settings)
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as handle:
+            tables = json.load(handle)
+    except (OSError, ValueError, EOFError):
+        return None  # absent, or unreadable: built again
+    return tables if tables.get("settings") == settings else None
+
+
+def _store_tables(settings, tables):
+    import gzip
+    import json
+
+    from ontolink.cache import write_atomically
+
+    def write(temporary):
+        with gzip.open(temporary, "wt", encoding="utf-8", compresslevel=1) as handle:
+            json.dump({"settings": settings, **tables}, handle)
+
+    try:
+        write_atomically(_cache_path(settings), write)
+    except OSError:
+        pass  # a read-only cache costs the next run a rebuild, nothing else
 
 
 def _nearest(positions, at):

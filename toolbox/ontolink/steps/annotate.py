@@ -8,9 +8,19 @@ index can add spans the dictionary misses: word n-grams whose best name scores a
 threshold.
 """
 
+from __future__ import annotations
+
 import re
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from ontolink.formats import document_text
+from ontolink.recognition.matcher import ConceptMatcher
+
+if TYPE_CHECKING:
+    from bioc import BioCDocument
+
+    from ontolink.artifacts.index import LoadedIndex
 
 _WORD = re.compile(r"\w+")
 LONG_DOCUMENT = 100_000  # characters: longer documents get bounded contexts
@@ -40,9 +50,10 @@ def candidate_spans(text, taken, max_words=4):
     return spans
 
 
-def annotate_documents(documents, matcher, entity_type="Entity", nesting="ancestor", coordination=True,
-                       abbreviations=False, dense=None, dense_threshold=0.9, max_words=4, context_characters=0,
-                       stats=None):
+def annotate_documents(documents: Iterable[BioCDocument | tuple[str, str]], matcher: ConceptMatcher, entity_type: str = "Entity",
+                       nesting: str = "ancestor", coordination: bool = True, abbreviations: bool = False,
+                       dense: LoadedIndex | None = None, dense_threshold: float = 0.9, max_words: int = 4,
+                       context_characters: int = 0, stats: Any = None) -> Iterator[dict[str, Any]]:
     """Yield a Mention record per name found in each document (no gold: these are predictions).
 
     ``matcher`` is a ``ConceptMatcher``; ``nesting`` its rule for names inside a longer match,
@@ -53,7 +64,8 @@ def annotate_documents(documents, matcher, entity_type="Entity", nesting="ancest
     each side when ``context_characters`` is 0 (the whole text for each mention would be
     quadratic: 2 MB times every mention).
     ``dense`` (a loaded index) adds n-gram spans outside the dictionary's
-    matches whose best name scores at least ``dense_threshold``.
+    matches whose best name scores at least ``dense_threshold``. ``documents`` are BioC documents
+    or (id, text) pairs.
     """
     linker = None
     if dense is not None:
@@ -62,7 +74,7 @@ def annotate_documents(documents, matcher, entity_type="Entity", nesting="ancest
         # with roots, the best candidate inside them: the nearest name may lie outside ("affected")
         linker = Linker(dense, top_k=1 if matcher.allowed is None else 20)
     for document in documents:
-        text = document_text(document)
+        doc_id, text = document if isinstance(document, tuple) else (document.id, document_text(document))
         if not text.strip():
             if stats is not None:
                 stats["empty"] = stats.get("empty", 0) + 1
@@ -79,7 +91,7 @@ def annotate_documents(documents, matcher, entity_type="Entity", nesting="ancest
             left, right = text[:start], text[end:]
             if keep:
                 left, right = left[-keep:], right[:keep]
-            yield {"id": f"{document.id}:{start}-{end}", "doc_id": document.id, "start": start, "end": end,
+            yield {"id": f"{doc_id}:{start}-{end}", "doc_id": doc_id, "start": start, "end": end,
                    "mention": text[start:end], "context_left": left, "context_right": right, "type": entity_type,
                    "matched_by": source, "matched_ids": ids}
 
@@ -106,3 +118,49 @@ def _dense_spans(text, found, linker, loaded, threshold, max_words, allowed=None
         taken[start:end] = [True] * (end - start)
         chosen.append((start, end, [entity_id], "dense"))
     return chosen
+
+
+class AnnotateBatches:
+    """Annotates one batch of (id, text) documents: the function an engine runs on each batch; returns
+    (Mention records, counts as ``annotate_documents`` keeps them).
+
+    Pickled (sent to a Ray actor) it keeps only the ontology's source, the matcher's options and
+    where the dense index is, and builds the matcher (loads the index) on its first batch there,
+    once per worker.
+    """
+
+    def __init__(self, source, matcher_options, options, index_dir=None, device="auto", matcher=None, dense=None):
+        self.source, self.matcher_options, self.options = source, matcher_options, options
+        self.index_dir, self.device = index_dir, device
+        self.matcher, self.dense = matcher, dense
+
+    def __getstate__(self):
+        return {key: value for key, value in self.__dict__.items() if key not in ("matcher", "dense")}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.matcher = self.dense = None
+
+    def __call__(self, batch):
+        if self.matcher is None:
+            loaded = self.source.load()
+            self.matcher = ConceptMatcher(loaded, **self.matcher_options)
+            if self.index_dir:
+                from ontolink.artifacts.index import load_index
+
+                self.dense = load_index(self.index_dir, ontology=loaded, device=self.device)
+        stats = {}
+        records = list(annotate_documents(batch, self.matcher, dense=self.dense, stats=stats, **self.options))
+        return records, stats
+
+
+def document_batches(documents, size):
+    """(id, text) pairs of BioC ``documents``, ``size`` at a time."""
+    batch = []
+    for document in documents:
+        batch.append((document.id, document_text(document)))
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

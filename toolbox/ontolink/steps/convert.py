@@ -6,10 +6,17 @@ way back puts the top candidate of each Linked mention into the original
 documents as annotations at the same offsets, the text untouched.
 """
 
+from __future__ import annotations
+
 import re
+from collections.abc import Collection, Iterable, Iterator
+from typing import IO, TYPE_CHECKING, Any
 
 from ontolink.errors import InputError
 from ontolink.formats import Problems, document_format, document_text, source_of
+
+if TYPE_CHECKING:
+    from bioc import BioCDocument
 
 NO_ID = {"", "-", "-1"}
 # tmVar variant ids (BioRED, PubTator) use "|" inside one id: "c|DEL|4153|A", "p|SUB|V|1763|M".
@@ -18,7 +25,7 @@ _TMVAR_ID = re.compile(r"[a-z]\|[A-Z]{2,}\|")
 ID_INFONS = ("identifier", "Identifier", "MESH", "NCBI Gene", "ID", "id")
 
 
-def parse_id_prefixes(text):
+def parse_id_prefixes(text: str | None) -> dict[str, str]:
     """``--id-prefix``: "MESH:" for every type, or "Disease=MESH:,Gene=NCBIGene:" per type."""
     prefixes = {}
     for part in (text or "").split(","):
@@ -30,7 +37,7 @@ def parse_id_prefixes(text):
     return prefixes
 
 
-def parse_ids(value, prefix=""):
+def parse_ids(value: str | None, prefix: str = "") -> list[str]:
     """Ids of one annotation: ``|``, ``,`` or ``;`` separated (a tmVar id keeps its ``|``);
     ``-1``, ``-`` and empty mean none.
     A bare id (no ``:``) gets ``prefix``."""
@@ -67,7 +74,9 @@ def _span(annotation):
     return min(starts), max(ends)
 
 
-def document_mentions(documents, types=None, id_prefixes=None, context_characters=0, problems=None):
+def document_mentions(documents: Iterable[BioCDocument], types: Collection[str] | None = None,
+                      id_prefixes: dict[str, str] | None = None, context_characters: int = 0,
+                      problems: Problems | None = None) -> Iterator[dict[str, Any]]:
     """Yield one Mention record per annotation (of ``types`` when given), in document order.
 
     ``id`` is ``DOC:START-END``; context is the document text around the span
@@ -120,7 +129,8 @@ def document_mentions(documents, types=None, id_prefixes=None, context_character
             yield record
 
 
-def linked_documents(documents, records, documents_name="documents"):
+def linked_documents(documents: Iterable[BioCDocument], records: Iterable[dict[str, Any]],
+                     documents_name: str = "documents") -> Iterator[tuple[BioCDocument, list[dict[str, Any]]]]:
     """Pair each document with the Linked mentions that name it (``doc_id``), in order.
 
     Both streams are in document order (convert, annotate and link keep it),
@@ -176,8 +186,9 @@ def with_own_annotations(document, links):
     return sorted(merged, key=lambda record: (record["start"], record["end"]))
 
 
-def write_linked(records, target_format, stream, documents=None, documents_name="documents", keep_annotations=False,
-                 **options):
+def write_linked(records: Iterable[dict[str, Any]], target_format: str, stream: IO[Any],
+                 documents: Iterable[BioCDocument] | None = None, documents_name: str = "documents",
+                 keep_annotations: bool = False, **options: Any) -> tuple[int, int]:
     """Write Linked mentions in the document format ``target_format``; (documents, mentions) written.
 
     A writer that puts links back into their documents gets each of ``documents`` with its

@@ -8,8 +8,12 @@ vectors (RotatE) are stored as real vectors of twice the dimension,
 [real parts | imaginary parts], and the manifest says so.
 """
 
+from __future__ import annotations
+
 import json
 import time
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -20,11 +24,17 @@ from ontolink.manifest import artifact_directory, file_sha256, library_versions
 from ontolink.progress import progress_bar
 from ontolink.triples import TripleSet
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ontolink.ontology.model import Ontology
+    from ontolink.triples import Triple, TripleSet
+
 CURVE = "training_curve.jsonl"
 IS_A = "is_a"
 
 
-def ontology_triples(ontology):
+def ontology_triples(ontology: Ontology) -> list[Triple]:
     """An ontology's own graph as triples: (child, is_a, parent) for every live term and parent the loader
     keeps (alt_ids and replaced_by are other names of a term, not edges, so they add none)."""
     from ontolink.triples import Triple
@@ -33,8 +43,9 @@ def ontology_triples(ontology):
                                    for parent in entity.parents])
 
 
-def embed_kg(triples, directory, method="rdf2vec", seed=0, device="auto", source=None, ontology=None, force=False,
-             **options):
+def embed_kg(triples: Iterable[Triple] | TripleSet, directory: str | Path, method: str = "rdf2vec", seed: int = 0,
+             device: str = "auto", source: str | None = None, ontology: Ontology | None = None, force: bool = False,
+             **options: Any) -> dict[str, Any]:
     """Train KG embeddings on ``triples`` (Triples or a TripleSet) and write ``directory``; returns its manifest.
     ``ontology``: the Ontology the triples come from (``ontology_triples``), recorded with its content hash.
 

@@ -18,28 +18,9 @@ import numpy as np
 
 from ontolink.errors import InputError
 from ontolink.rank_metrics import NOT_FOUND, first_rank, mean_reciprocal_rank, median_rank, recall_at
+from ontolink.records import RETRIEVAL_DIRECTIONS
 
 DEFAULT_KS = (1, 10)
-DIRECTIONS = ("d2t", "t2d")
-
-
-def validate_retrieved(record):
-    """Field checks for a Retrieved record (raise ValueError naming the field)."""
-    direction = record.get("direction")
-    if direction not in DIRECTIONS:
-        raise ValueError(f"field 'direction' must be 'd2t' or 't2d', got {direction!r}: is this the output of "
-                         "`ontolink align retrieve`?")
-    candidates = record.get("candidates")
-    if not isinstance(candidates, list):
-        raise ValueError("missing field 'candidates' (a list)")
-    for candidate in candidates:
-        if not isinstance(candidate, dict) or not isinstance(candidate.get("id"), str):
-            raise ValueError("field 'candidates' must hold objects with a string 'id'")
-    rank = record.get("rank")
-    if rank is not None and (not isinstance(rank, int) or isinstance(rank, bool) or rank < 1):
-        raise ValueError(f"field 'rank' must be a positive integer or null, got {rank!r}")
-    if "rank" not in record and not isinstance(record.get("gold", record.get("pair_id")), (str, list)):
-        raise ValueError("no 'rank', and no 'gold' or 'pair_id' to find the true candidate by")
 
 
 def record_rank(record):
@@ -66,8 +47,8 @@ def metrics_from_ranks(ranks, ks=DEFAULT_KS):
 def retrieval_metrics(records, ks=DEFAULT_KS, by_predicate=False, name="<stdin>"):
     """{direction: metrics + macro_MRR} for one file or fold; with ``by_predicate``, also
     {"d2t Association": metrics, ...} (macro_MRR is NaN there)."""
-    ranks = {direction: [] for direction in DIRECTIONS}
-    predicates = {direction: [] for direction in DIRECTIONS}
+    ranks = {direction: [] for direction in RETRIEVAL_DIRECTIONS}
+    predicates = {direction: [] for direction in RETRIEVAL_DIRECTIONS}
     for record in records:
         direction = record.get("direction")
         if direction not in ranks:
@@ -77,7 +58,7 @@ def retrieval_metrics(records, ks=DEFAULT_KS, by_predicate=False, name="<stdin>"
     if not any(ranks.values()):
         raise InputError("no records to evaluate", name)
     result = {}
-    for direction in DIRECTIONS:
+    for direction in RETRIEVAL_DIRECTIONS:
         if not ranks[direction]:
             continue
         values = np.asarray(ranks[direction])

@@ -5,9 +5,18 @@ N+(e) (or N(e)) of cos(n(e'), a). a is kept only if s_anchor >= s_drift and
 s_anchor >= tau. Every decision is kept in the output for auditing.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ontolink.errors import InputError
+
+if TYPE_CHECKING:
+    from ontolink.backends.encoders.base import Encoder
+    from ontolink.ontology.model import Ontology
 
 DEFAULT_TAU = 0.9
 
@@ -32,13 +41,14 @@ def _decide(alias, anchor, drift, drift_to, tau):
             "drift_to": drift_to, "kept": bool(kept)}
 
 
-def filter_aliases(records, ontology, encoder, tau=DEFAULT_TAU, with_siblings=True, batch_size=64, stats=None,
-                   source="<stdin>"):
+def filter_aliases(records: Iterable[dict[str, Any]], ontology: Ontology, encoder: Encoder, tau: float = DEFAULT_TAU,
+                   with_siblings: bool = True, batch_size: int = 64, stats: Any = None,
+                   source: str = "<stdin>") -> Iterator[dict[str, Any]]:
     """Yield each Aliases record with ``aliases`` = kept ones and ``decisions`` for all."""
-    from ontolink.steps.link import batches
+    from ontolink.io import record_batches
 
     stats = stats if stats is not None else FilterStats()
-    for batch in batches(records, batch_size):
+    for batch in record_batches(records, batch_size):
         plans = []
         texts = []
         for record in batch:

@@ -9,15 +9,23 @@ loss is the marginal likelihood of all the gold entity's names; entity-based
 KB: plain cross-entropy over one document per entity.
 """
 
-from pathlib import Path
+from __future__ import annotations
 
-from ontolink.backends.encoders.token import ARTIFACT, MAX_LOG_SCALE, TokenEncoder, multivector_manifest, query_key
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 from ontolink.backends.indexes.late_interaction import marginal_likelihood_loss, query_expansion_losses, xtr_scores
+from ontolink.backends.indexes.token_encoder import (ARTIFACT, MAX_LOG_SCALE, TokenEncoder, multivector_manifest,
+                                                    query_key)
 from ontolink.errors import InputError
 from ontolink.io import warn
 from ontolink.manifest import library_versions
 from ontolink.ontology.kb_documents import KB_KINDS, kb_documents
 from ontolink.fine_tuning import Checkpoints, run_epochs
+
+if TYPE_CHECKING:
+    from ontolink.ontology.model import Ontology
 
 EXPANSION_WEIGHT = 0.3  # λ of L = L_MML + λ (L_QE + L_DIS)
 MINING_TOKEN_K = 256  # token neighbours per mention token when mining: only the top names are needed
@@ -71,14 +79,16 @@ def _expansion_targets(encoder, key, gold_documents, documents):
     return best, best_missing
 
 
-def train_multivector(examples, ontology, output, backbone=None, kb="name", dimension=128, temperature=True,
-                      top_k=2048, hard_negatives=32, query_expansion=False, epochs=5, learning_rate=3e-6,
-                      head_learning_rate=1e-3, batch_size=4, max_length=128, seed=0, device="auto", resume=False,
-                      force=False):
+def train_multivector(examples: Sequence[dict[str, Any]], ontology: Ontology, output: str | Path,
+                      backbone: str | None = None, kb: str = "name", dimension: int = 128, temperature: bool = True,
+                      top_k: int = 2048, hard_negatives: int = 32, query_expansion: bool = False, epochs: int = 5,
+                      learning_rate: float = 3e-6, head_learning_rate: float | None = 1e-3, batch_size: int = 4,
+                      max_length: int = 128, seed: int = 0, device: str = "auto", resume: bool = False,
+                      force: bool = False) -> dict[str, Any]:
     """Fine-tune and write the multi-vector model directory; returns its manifest."""
     import torch
 
-    from ontolink.backends.encoders.sentence import DEFAULT_ENCODER
+    from ontolink.backends.encoders.model_files import DEFAULT_ENCODER
     from ontolink.device import resolve_device
 
     if not examples:

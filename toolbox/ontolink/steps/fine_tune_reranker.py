@@ -6,11 +6,22 @@ pair take the retriever's top-K; if the pseudo gold is missing it replaces the
 last candidate; cross-entropy over the gold and sampled negatives.
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
 from ontolink.artifacts.reranker import ARTIFACT, cross_encoder_logits, load_cross_encoder
 from ontolink.errors import InputError
 from ontolink.encoder_inputs import entity_input, mention_input
 from ontolink.manifest import library_versions
 from ontolink.fine_tuning import Checkpoints, run_epochs
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ontolink.artifacts.index import LoadedIndex
+    from ontolink.ontology.model import Ontology
 
 # A batch of 32 pairs x 21 candidates x 256 tokens needs far more than 24 GB for a backward pass: it runs
 # this many sequences at a time, gradients accumulated (the loss is a mean over pairs, so same update).
@@ -35,13 +46,15 @@ def head_and_body(model, learning_rate, head_learning_rate):
     return [{"params": body, "lr": learning_rate}, {"params": head, "lr": head_learning_rate or learning_rate}]
 
 
-def train_reranker(pairs, ontology, loaded_index, output, backbone=None, top_k=64, negatives=20, epochs=3,
-                   learning_rate=2e-5, head_learning_rate=None, batch_size=32, max_length=256, seed=0, device="auto",
-                   resume=False, force=False):
+def train_reranker(pairs: Sequence[dict[str, Any]], ontology: Ontology, loaded_index: LoadedIndex, output: str | Path,
+                   backbone: str | None = None, top_k: int = 64, negatives: int = 20, epochs: int = 3,
+                   learning_rate: float = 2e-5, head_learning_rate: float | None = None, batch_size: int = 32,
+                   max_length: int = 256, seed: int = 0, device: str = "auto", resume: bool = False,
+                   force: bool = False) -> dict[str, Any]:
     """Fine-tune the cross-encoder on the retriever's candidates; returns the manifest."""
     import torch
 
-    from ontolink.backends.encoders.sentence import DEFAULT_ENCODER
+    from ontolink.backends.encoders.model_files import DEFAULT_ENCODER
     from ontolink.device import resolve_device
     from ontolink.steps.link import link_mentions
 

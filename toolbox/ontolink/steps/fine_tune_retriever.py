@@ -26,6 +26,11 @@ identical name is a free hit). The best epoch is kept; when none beats step 0, t
 model (in bare mode: the frozen encoder) is.
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ontolink.errors import InputError
@@ -34,6 +39,11 @@ from ontolink.manifest import library_versions
 from ontolink.ontology import normalize
 from ontolink.rank_metrics import mean_reciprocal_rank, rank_by_score, recall_at
 from ontolink.fine_tuning import Checkpoints, run_epochs
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ontolink.ontology.model import Ontology
 
 NEGATIVE_STRATEGIES = ("base", "rm-pcs", "pc-pos")
 POOLINGS = ("span", "mean")
@@ -148,7 +158,7 @@ def build_model(backbone, device, max_length, input_mode="context"):
     from sentence_transformers import SentenceTransformer
     from transformers.utils import logging as transformers_logging
 
-    from ontolink.backends.encoders.sentence import resolve_model_path
+    from ontolink.backends.encoders.model_files import resolve_model_path
     from ontolink.errors import OntolinkError
 
     transformers_logging.disable_progress_bar()
@@ -255,14 +265,16 @@ def column_texts(columns, golds, rows, ontology, input_mode, rng):
     return texts
 
 
-def train_retriever(pairs, ontology, output, backbone=None, negatives="base", epochs=1, learning_rate=2e-5,
-                    batch_size=None, max_length=128, seed=0, device="auto", resume=False, pooling="span",
-                    input_mode="context", validation_fraction=0.0, force=False):
+def train_retriever(pairs: Sequence[dict[str, Any]], ontology: Ontology, output: str | Path,
+                    backbone: str | None = None, negatives: str = "base", epochs: int = 1, learning_rate: float = 2e-5,
+                    batch_size: int | None = None, max_length: int = 128, seed: int = 0, device: str = "auto",
+                    resume: bool = False, pooling: str = "span", input_mode: str = "context",
+                    validation_fraction: float = 0.0, force: bool = False) -> dict[str, Any]:
     """Fine-tune and write the retriever directory; returns its manifest (with "kept_epoch": the epoch
     published, 0 when no epoch beat the starting model on the validation pairs)."""
     import torch
 
-    from ontolink.backends.encoders.sentence import DEFAULT_ENCODER
+    from ontolink.backends.encoders.model_files import DEFAULT_ENCODER
     from ontolink.device import resolve_device
 
     if not pairs:
@@ -349,32 +361,3 @@ def train_retriever(pairs, ontology, output, backbone=None, negatives="base", ep
                         "the starting model" if kept_epoch == 0 else f"epoch {kept_epoch}")
     checkpoints.finish(manifest, best=bool(held_out))
     return manifest
-
-
-def pair_validator(ontology, accept_gold=False):
-    """A reader's ``validate`` for training pairs: Pair records whose entity_id is (or resolves to) a
-    live entity of the ontology.
-
-    With ``accept_gold``, labeled Mention records ({"gold": [ids]}) are taken too. Every record
-    gets "golds": the live ids it stands for (its entity_id first).
-    """
-    from ontolink.records import validate_mention
-
-    def validate(record):
-        validate_mention(record)
-        entity_id = record.get("entity_id")
-        if accept_gold and entity_id is None and record.get("gold"):
-            golds = [live for gold in record["gold"] for live in ontology.resolve(gold)]
-            if not golds:
-                raise ValueError(f"none of the gold ids {record['gold']} is in ontology {ontology.label}")
-            record["entity_id"], record["golds"] = golds[0], list(dict.fromkeys(golds))
-            return
-        if not isinstance(entity_id, str):
-            wanted = "'entity_id' (a string) or 'gold' (a list)" if accept_gold else "'entity_id' (a string)"
-            raise ValueError(f"missing field {wanted}: is this the output of make-pairs?")
-        resolved = ontology.resolve(entity_id)
-        if not resolved:
-            raise ValueError(f"entity_id {entity_id!r} is not in ontology {ontology.label}")
-        record["entity_id"], record["golds"] = resolved[0], resolved[:1]
-
-    return validate

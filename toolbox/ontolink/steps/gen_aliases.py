@@ -4,18 +4,27 @@ One prompt per selected ENTITY (never per mention). The prompt shows the
 entity's definition only, never its name, plus three in-context
 (definition -> name) examples drawn from the same ontology. Replies are parsed
 into a list of aliases. Every completion goes through a persistent response
-cache (``ontolink.llm_cache``), so a rerun costs no LLM call and an interrupted
-run resumes where it stopped.
+cache (``ontolink.backends.llm.response_cache``), so a rerun costs no LLM call
+and an interrupted run resumes where it stopped.
 """
+
+from __future__ import annotations
 
 import itertools
 import random
-from collections import deque
 import re
 import time
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from ontolink.io import warn
 from ontolink.ontology.model import normalize
+
+if TYPE_CHECKING:
+    from ontolink.backends.engines import Engine
+    from ontolink.backends.llm.base import LLMBackend
+    from ontolink.ontology.model import Ontology
 
 # "You are a specialist in {domain} terminology": HPO, MEDIC, MeSH, CMO, VT and LPT all read well as
 # "biomedical"; a narrower domain ("human phenotype", "livestock trait") can be given with --domain.
@@ -45,21 +54,6 @@ ALIAS_MAX_WORDS = 12
 
 
 # ---------------------------------------------------------------------------------------------- records
-
-
-def validate_selected_entity(record):
-    """Selected-entity records (docs/records.md): id and name are required strings; definition a string if present."""
-    for field in ("id", "name"):
-        if field not in record:
-            raise ValueError(f"missing required field {field!r}")
-        if not isinstance(record[field], str):  # a ValueError, which read_records reports with FILE:LINE
-            raise ValueError(f"field {field!r} must be a string, got {type(record[field]).__name__}")
-    definition = record.get("definition")
-    if definition is not None and not isinstance(definition, str):
-        raise ValueError(f"field 'definition' must be a string, got {type(definition).__name__}")
-    count = record.get("mention_count")
-    if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 0):
-        raise ValueError("field 'mention_count' must be a non-negative integer")
 
 
 # ---------------------------------------------------------------------------------------------- prompt
@@ -160,8 +154,8 @@ def _clean(piece):
     return " ".join(text.split())
 
 
-def parse_aliases(text, name=None, exclude=(), definition=None, max_chars=ALIAS_MAX_CHARS,
-                  max_words=ALIAS_MAX_WORDS):
+def parse_aliases(text: str, name: str | None = None, exclude: Iterable[str] = (), definition: str | None = None,
+                  max_chars: int = ALIAS_MAX_CHARS, max_words: int = ALIAS_MAX_WORDS) -> list[str]:
     """Aliases from an LLM reply.
 
     Split on commas, semicolons, newlines and sentence ends; strip quotes, bullets, numbering
@@ -262,9 +256,11 @@ class CompleteBatches:
         return completions
 
 
-def generate_aliases(records, ontology, backend, *, cache=None, domain=DEFAULT_DOMAIN, seed=0,
-                     examples=DEFAULT_EXAMPLES, batch_size=None, stats=None, on_batch=None, engine=None,
-                     backend_options=None):
+def generate_aliases(records: Iterable[dict[str, Any]], ontology: Ontology, backend: LLMBackend, *, cache: Any = None,
+                     domain: str = DEFAULT_DOMAIN, seed: int = 0, examples: int = DEFAULT_EXAMPLES,
+                     batch_size: int | None = None, stats: Any = None, on_batch: Callable[..., Any] | None = None,
+                     engine: Engine | None = None,
+                     backend_options: dict[str, Any] | None = None) -> Iterator[dict[str, Any]]:
     """Yield each Selected-entity record that has a definition with ``aliases`` and ``llm`` added.
 
     ``backend`` is an ``LLMBackend`` (ontolink.backends.llm); ``cache`` a
@@ -279,7 +275,7 @@ def generate_aliases(records, ontology, backend, *, cache=None, domain=DEFAULT_D
     writer) and the counts. Batches in flight together are looked up in the cache before any of
     them is answered, so a prompt repeated across them is asked more than once.
     """
-    from ontolink.llm_cache import cache_key
+    from ontolink.backends.llm.response_cache import cache_key
 
     stats = stats if stats is not None else GenerationStats()
     pool = ExamplePool(ontology, seed=seed, count=examples)

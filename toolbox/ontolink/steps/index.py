@@ -1,7 +1,10 @@
 """`ontolink index`: every name and synonym of every entity into a searchable name index
 (loaded back by ontolink.artifacts.index)."""
 
+from __future__ import annotations
+
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ontolink.artifacts.index import ARTIFACT, NAMES_FILE, write_names
 from ontolink.backends.indexes import NAME_INDEXES
@@ -10,8 +13,12 @@ from ontolink.io import warn
 from ontolink.manifest import artifact_directory, library_versions
 from ontolink.progress import progress_bar
 
+if TYPE_CHECKING:
+    from ontolink.backends.engines import Engine
+    from ontolink.ontology.model import Ontology
 
-def index_rows(ontology):
+
+def index_rows(ontology: Ontology) -> list[tuple[str, str]]:
     """(name texts, entity row of each name, kind of each name): name-based KB rows."""
     texts, owners, kinds = [], [], []
     for row, entity in enumerate(ontology):
@@ -22,9 +29,10 @@ def index_rows(ontology):
     return texts, owners, kinds
 
 
-def build_index(ontology, directory, method="dense", model=None, device="auto", precision="auto",
-                faiss_type="flat", min_df=1, seed=0, runtime="auto", cache=True, engine=None, force=False,
-                **index_options):
+def build_index(ontology: Ontology, directory: str | Path, method: str = "dense", model: str | None = None,
+                device: str = "auto", precision: str = "auto", faiss_type: str = "flat", min_df: int = 1, seed: int = 0,
+                runtime: str = "auto", cache: bool = True, engine: Engine | None = None, force: bool = False,
+                **index_options: Any) -> dict[str, Any]:
     """Build and write an index directory; returns its manifest.
 
     ``method`` is a registered index method; ``runtime`` the registered encoder of ``model`` (methods
@@ -38,7 +46,9 @@ def build_index(ontology, directory, method="dense", model=None, device="auto", 
         return build_multivector_index(ontology, directory, model=model, device=device, precision=precision,
                                        faiss_type=faiss_type, seed=seed, force=force, **index_options)
     texts, owners, kinds = index_rows(ontology)
-    with progress_bar(total=len(texts), desc=f"index ({method})", unit="name") as progress:
+    # an encoder counts in tokens (sets the total itself): names come sorted by length, so names/s falls
+    with progress_bar(total=None if index_type.uses_encoder else len(texts), desc=f"index ({method})",
+                      unit="token" if index_type.uses_encoder else "name") as progress:
         if index_type.uses_encoder:
             from ontolink.backends.encoders import load_encoder
 
@@ -78,13 +88,14 @@ def build_index(ontology, directory, method="dense", model=None, device="auto", 
     return manifest
 
 
-def build_multivector_index(ontology, directory, model=None, device="auto", precision="auto", faiss_type="flat",
-                            token_k=2048, seed=0, force=False, **faiss_options):
+def build_multivector_index(ontology: Ontology, directory: str | Path, model: str | None = None, device: str = "auto",
+                            precision: str = "auto", faiss_type: str = "flat", token_k: int = 2048, seed: int = 0,
+                            force: bool = False, **faiss_options: Any) -> dict[str, Any]:
     """Build and write a multi-vector (token) index with a `train multivector` model (or a plain backbone,
     untrained: its 384-d word-piece vectors as they are); returns the manifest."""
-    from ontolink.backends.encoders.sentence import DEFAULT_ENCODER
-    from ontolink.backends.encoders.token import TokenEncoder, multivector_manifest
+    from ontolink.backends.encoders.model_files import DEFAULT_ENCODER
     from ontolink.backends.indexes.multivector import MultiVectorNameIndex
+    from ontolink.backends.indexes.token_encoder import TokenEncoder, multivector_manifest
     from ontolink.device import resolve_device, resolve_precision
     from ontolink.ontology.kb_documents import kb_documents
 

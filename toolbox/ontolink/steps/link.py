@@ -1,8 +1,17 @@
 """`ontolink link`: top-K entities for each mention, streamed in batches."""
 
-from ontolink.io import record_batches as batches
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ontolink.io import record_batches
 from ontolink.linker import Linker
 from ontolink.recognition.wordforms import fold, tokens
+
+if TYPE_CHECKING:
+    from ontolink.artifacts.index import LoadedIndex
+    from ontolink.backends.engines import Engine
 
 # Mentions a batch: large batches give the encoder and the search large blocks (6,284 mentions linked 1.5x
 # as fast at 4,096 as at 256); a cross-encoder reranker takes seconds a batch, so its progress shows per 256.
@@ -124,8 +133,10 @@ class LinkBatches:
         return linked
 
 
-def link_mentions(records, loaded_index, top_k=64, batch_size=LINK_BATCH_SIZE, reranker=None, engine=None,
-                  device="auto", ranker=None, prior="auto", with_features=False, fold=True):
+def link_mentions(records: Iterable[dict[str, Any]], loaded_index: LoadedIndex, top_k: int = 64,
+                  batch_size: int = LINK_BATCH_SIZE, reranker: Any = None, engine: Engine | None = None,
+                  device: str = "auto", ranker: Any = None, prior: Any = "auto", with_features: bool = False,
+                  fold: bool = True) -> Iterator[dict[str, Any]]:
     """Yield each Mention record with ``candidates`` added (unknown fields kept).
 
     With a ``reranker``, all top-K candidates are rescored by it and reordered; with a ``ranker`` (a
@@ -139,11 +150,13 @@ def link_mentions(records, loaded_index, top_k=64, batch_size=LINK_BATCH_SIZE, r
     link_batch = LinkBatches(loaded_index, top_k=top_k, reranker=reranker, device=device, ranker=ranker,
                              prior=prior, with_features=with_features, fold=fold)
     engine = engine or open_engine()
-    for linked in engine.map(link_batch, batches(records, batch_size)):
+    for linked in engine.map(link_batch, record_batches(records, batch_size)):
         yield from linked
 
 
-def link_inputs(paths, read, loaded_index, engine=None, stats=None, **options):
+def link_inputs(paths: Sequence[str], read: Callable[[str, Any], Iterable[Any]], loaded_index: LoadedIndex,
+                engine: Engine | None = None, stats: Any = None,
+                **options: Any) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(position, linked record)`` for the Mention records of each input of ``paths`` in turn
     (``position``: its index in ``paths``), as ``link_mentions`` links them (``options``: top_k, device,
     reranker, ranker, prior, with_features, fold). ``read(path, stats)`` yields an input's records in batches

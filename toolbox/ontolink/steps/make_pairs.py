@@ -12,10 +12,17 @@ it lends that entity all its mentions, in the words the corpus's annotators
 found (``concept_bridge``). It applies to mentions no string source paired.
 """
 
+from __future__ import annotations
+
 from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ontolink.errors import InputError
 from ontolink.ontology import normalize
+
+if TYPE_CHECKING:
+    from ontolink.ontology.model import Ontology
 
 SOURCES = ("name", "synonym", "alias", "concept")  # precedence order
 CONCEPT_MIN_VOTES = 2  # a concept's mentions that must name the entity it is bridged to
@@ -36,7 +43,8 @@ class PairStats:
                 f"{self.ambiguous} ambiguous mentions dropped, {self.unmatched} unmatched")
 
 
-def build_matcher(ontology, alias_records, sources=SOURCES, source_name="<stdin>"):
+def build_matcher(ontology: Ontology, alias_records: Iterable[dict[str, Any]] | None, sources: Sequence[str] = SOURCES,
+                  source_name: str = "<stdin>") -> dict[str, dict[str, dict[str, str]]]:
     """normalised text -> source -> {entity id: matched string}."""
     unknown = set(sources) - set(SOURCES)
     if unknown:
@@ -66,7 +74,8 @@ def mention_concept(mention):
     return gold[0] if len(gold) == 1 else None
 
 
-def concept_bridge(mentions, ontology, min_votes=CONCEPT_MIN_VOTES):
+def concept_bridge(mentions: Iterable[dict[str, Any]], ontology: Ontology,
+                   min_votes: int = CONCEPT_MIN_VOTES) -> dict[str, tuple[str, str]]:
     """{concept id: (entity id, the name most of them matched)}: each concept of labeled ``mentions`` whose
     mentions that are the name or a synonym of exactly one entity agree on it, at least ``min_votes`` of them
     and ``CONCEPT_MARGIN`` times as many as for any other entity (BC5CDR's MeSH D012640, "seizures" ... ->
@@ -91,7 +100,9 @@ def concept_bridge(mentions, ontology, min_votes=CONCEPT_MIN_VOTES):
     return bridge
 
 
-def make_pairs(mentions, matcher, stats=None, on_ambiguous=None, concepts=None):
+def make_pairs(mentions: Iterable[dict[str, Any]], matcher: dict[str, dict[str, dict[str, str]]], stats: Any = None,
+               on_ambiguous: Callable[[dict[str, Any]], Any] | None = None,
+               concepts: dict[str, tuple[str, str]] | None = None) -> Iterator[dict[str, Any]]:
     """Yield one Pair record per matched, unambiguous mention; ``concepts`` (``concept_bridge``) pairs the
     labeled mentions that no string source paired."""
     stats = stats if stats is not None else PairStats()
@@ -119,7 +130,7 @@ def make_pairs(mentions, matcher, stats=None, on_ambiguous=None, concepts=None):
                **({"also_matched_by": also} if also else {})}
 
 
-def distinct_pairs(pairs):
+def distinct_pairs(pairs: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """The first pair of each (normalised mention, entity): repeats of a mention add weight, not queries."""
     seen = set()
     for pair in pairs:

@@ -19,10 +19,17 @@ mostly linkable. Being computed from the index and a seed, it is the same for
 every input and keeps `link` streaming.
 """
 
+from __future__ import annotations
+
 import random
 import re
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from ontolink.artifacts.index import LoadedIndex
 
 _WORDS = re.compile(r"\w+")
 CALIBRATION_QUERIES = 400
@@ -33,7 +40,8 @@ def _folded(text):
     return " ".join(_WORDS.findall(text.lower()))
 
 
-def calibrate_nil_threshold(loaded_index, queries=CALIBRATION_QUERIES, seed=0):
+def calibrate_nil_threshold(loaded_index: LoadedIndex, queries: int = CALIBRATION_QUERIES,
+                            seed: int = 0) -> tuple[float, dict[str, Any]]:
     """(threshold, details) for ``loaded_index``, from synthetic linkable and unlinkable queries."""
     rng = random.Random(seed)
     names = loaded_index.names
@@ -65,7 +73,7 @@ def calibrate_nil_threshold(loaded_index, queries=CALIBRATION_QUERIES, seed=0):
                                  "unlinkable_kept": float(np.mean(unlinkable >= threshold))}
 
 
-def mark_nil(records, threshold):
+def mark_nil(records: Iterable[dict[str, Any]], threshold: float | None) -> Iterator[dict[str, Any]]:
     """Yield each Linked mention with ``"nil"``: true when its best score is below ``threshold``."""
     for record in records:
         candidates = record.get("candidates") or []
@@ -73,7 +81,7 @@ def mark_nil(records, threshold):
         yield record
 
 
-def resolve_nil_threshold(text, loaded_index, reranked=False):
+def resolve_nil_threshold(text: str | None, loaded_index: LoadedIndex, reranked: bool = False) -> float | None:
     """``--nil-threshold``: None, a number, or 'auto' (calibrated here, said on stderr)."""
     if text is None:
         return None
@@ -92,7 +100,7 @@ def resolve_nil_threshold(text, loaded_index, reranked=False):
     return threshold
 
 
-def nil_metrics(outcomes):
+def nil_metrics(outcomes: Sequence[Any]) -> dict[str, Any]:
     """NIL detection from (gold_nil, predicted_nil, linked_right) triples: precision, recall and F1 of
     predicting NIL, and R@1 of the linkable mentions once NIL marks count (a NIL mark is a miss)."""
     outcomes = list(outcomes)

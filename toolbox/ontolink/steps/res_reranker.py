@@ -10,6 +10,11 @@ frozen bi-encoder, so an epoch only runs the selecting transformer; ``cross`` tr
 cross-encoder and the selecting transformer end to end.
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ontolink.artifacts.reranker import ARTIFACT, candidate_texts, load_cross_encoder
@@ -28,6 +33,10 @@ from ontolink.artifacts.res_reranker import (
 from ontolink.errors import InputError
 from ontolink.manifest import library_versions
 from ontolink.fine_tuning import Checkpoints, run_epochs
+
+if TYPE_CHECKING:
+    from ontolink.artifacts.index import LoadedIndex
+    from ontolink.ontology.model import Ontology
 
 SEQUENCES_PER_PASS = 64  # cross reading: (mention, candidate) sequences per forward pass, gradients accumulated
 SELECTOR_LEARNING_RATE = 1e-3  # the selecting transformer starts at random
@@ -53,14 +62,16 @@ def frozen_encoder(loaded_index, backbone, device):
     return encoder
 
 
-def train_res_reranker(pairs, ontology, loaded_index, output, reading="frozen", backbone=None, top_k=16, epochs=3,
-                       learning_rate=2e-5, head_learning_rate=None, batch_size=32, max_length=256, width=256,
-                       layers=2, heads=4, dropout=0.1, seed=0, device="auto", resume=False,
-                       force=False):
+def train_res_reranker(pairs: Sequence[dict[str, Any]], ontology: Ontology, loaded_index: LoadedIndex,
+                       output: str | Path, reading: str = "frozen", backbone: str | None = None, top_k: int = 16,
+                       epochs: int = 3, learning_rate: float = 2e-5, head_learning_rate: float | None = None,
+                       batch_size: int = 32, max_length: int = 256, width: int = 256, layers: int = 2, heads: int = 4,
+                       dropout: float = 0.1, seed: int = 0, device: str = "auto", resume: bool = False,
+                       force: bool = False) -> dict[str, Any]:
     """Train ReS on the retriever's candidates; returns the manifest."""
     import torch
 
-    from ontolink.backends.encoders.sentence import DEFAULT_ENCODER
+    from ontolink.backends.encoders.model_files import DEFAULT_ENCODER
     from ontolink.device import resolve_device
     from ontolink.progress import progress_bar
     from ontolink.steps.link import link_mentions

@@ -5,10 +5,19 @@ entity of a pretrained index for each mention. Aliases are then made per
 selected entity, never per mention, which bounds the LLM cost.
 """
 
+from __future__ import annotations
+
 from collections import Counter, defaultdict
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from ontolink.ontology import normalize
 from ontolink.steps.link import LinkBatches
+
+if TYPE_CHECKING:
+    from ontolink.artifacts.index import LoadedIndex
+    from ontolink.backends.engines import Engine
+    from ontolink.ontology.model import Ontology
 
 EXACT, BIENCODER = "exact", "biencoder"
 
@@ -56,7 +65,8 @@ class BestEntities(LinkBatches):
         return [candidates[0]["id"] if candidates else None for candidates in self._loaded_linker().search(texts)]
 
 
-def select_entities(mentions, ontology, loaded_index=None, batch_size=256, engine=None, device="auto"):
+def select_entities(mentions: Iterable[dict[str, Any]], ontology: Ontology, loaded_index: LoadedIndex | None = None,
+                    batch_size: int = 256, engine: Engine | None = None, device: str = "auto") -> Selection:
     """Return a ``Selection`` for an iterable of Mention records.
 
     Mention texts are counted first (memory grows with distinct texts, not

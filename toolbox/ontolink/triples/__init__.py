@@ -6,7 +6,8 @@ every JSONL input; the format follows the file name, and stdin (or an unknown ex
 is recognised by its first line (each format's ``sniff_line``).
 """
 
-from typing import Iterator, NamedTuple
+from collections.abc import Iterable, Iterator
+from typing import NamedTuple
 
 import numpy as np
 
@@ -25,11 +26,11 @@ class TripleFormat(FileFormat):
     """A file format of KG triples: ``parse`` turns the raw lines of a file into Triples."""
 
     @classmethod
-    def sniff_line(cls, first):
+    def sniff_line(cls, first: bytes) -> bool:
         """Whether ``first``, the first non-blank raw line (bytes) of a nameless input, is this format."""
         return False
 
-    def parse(self, lines, name, skip_invalid, stats) -> Iterator[Triple]:
+    def parse(self, lines: Iterable[bytes], name: str, skip_invalid: bool, stats: ReadStats) -> Iterator[Triple]:
         """Yield the Triples of raw byte ``lines``; a bad line raises ``InputError`` naming ``name``:LINE
         (or, with ``skip_invalid``, is counted in ``stats``)."""
         raise NotImplementedError
@@ -38,16 +39,17 @@ class TripleFormat(FileFormat):
 TRIPLE_FORMATS = FormatRegistry("triple format", "triple-format", "ontolink.triples", TripleFormat)
 
 
-def format_names():
+def format_names() -> list[str]:
     """The registered triple formats (what embed-kg --format accepts)."""
     return TRIPLE_FORMATS.names()
 
 
-def guess_format(path):
+def guess_format(path: str | None) -> str | None:
     return TRIPLE_FORMATS.guess(path)
 
 
-def read_triples(path="-", fmt=None, skip_invalid=False, stats=None) -> Iterator[Triple]:
+def read_triples(path: str = "-", fmt: str | None = None, skip_invalid: bool = False,
+                 stats: ReadStats | None = None) -> Iterator[Triple]:
     """Yield the Triples of a triple file in any registered format (``-``: stdin), in file order.
 
     A line with the wrong number of columns, an empty field or a record that is

@@ -17,7 +17,10 @@ The model's parts, which `align train` and `align cv` (ontolink.steps.align) fit
     scorers.py   documents and triples as the vectors a retrieval direction ranks (trained or baseline)
 """
 
+from __future__ import annotations
+
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ontolink.artifacts.alignment.encoding import triple_encoding
 from ontolink.artifacts.alignment.model import alignment_model
@@ -26,6 +29,9 @@ from ontolink.artifacts.alignment.text import TextEmbedder
 from ontolink.artifacts.kg_embeddings import load_kg_embeddings
 from ontolink.errors import InputError
 from ontolink.manifest import read_manifest
+
+if TYPE_CHECKING:
+    from ontolink.artifacts.kg_embeddings import KGEmbeddings
 
 ARTIFACT = "align-model"
 HEADS_FILE = "heads.safetensors"
@@ -47,7 +53,8 @@ class LoadedAlignment:
         return AlignedScorer(self.model, self.encoding, self.embedder, device=self.encoding.device)
 
 
-def load_alignment(directory, kg=None, device="auto", embedder=None):
+def load_alignment(directory: str | Path, kg: KGEmbeddings | None = None, device: str = "auto",
+                   embedder: TextEmbedder | None = None) -> LoadedAlignment:
     """Open a model directory; ``kg`` (loaded embeddings or a directory; default: the one it was trained on)
     must be the same embeddings, by sha256."""
     from safetensors import SafetensorError

@@ -1,25 +1,7 @@
-"""Text–triple pair records (docs/records.md): checks, triple keys and the verbalised triple."""
+"""Text–triple pair records (docs/records.md): triple keys and the verbalised triple (their field checks
+are ``records.validate_triple_pair``)."""
 
-from ontolink.records import string_field
 from ontolink.triples import Triple
-
-
-def validate_triple_pair(record):
-    """Raise ValueError naming the field when ``record`` is not a Text–triple pair."""
-    string_field(record, "pair_id")
-    string_field(record, "text")
-    for end in ("subject", "object"):
-        value = record.get(end)
-        if not isinstance(value, dict):
-            raise ValueError(f"field {end!r} must be an object {{id, name}}, got "
-                             f"{'nothing' if value is None else type(value).__name__}")
-        string_field(value, "id", f"{end}.")
-        if "name" in value and not isinstance(value["name"], str):
-            raise ValueError(f"field '{end}.name' must be a string")
-    string_field(record, "predicate")
-    group = record.get("group")
-    if group is not None and not isinstance(group, (str, int)):
-        raise ValueError(f"field 'group' must be a string or an integer, got {type(group).__name__}")
 
 
 def pair_triple(record):

@@ -17,12 +17,13 @@ ENCODERS = Registry("encoder", "encoder", "ontolink.backends.encoders", Encoder)
 AUTO = "auto"
 
 
-def runtime_names():
+def runtime_names() -> list[str]:
     """``--runtime`` choices: auto and every registered encoder that asks to be listed."""
     return [AUTO, *(name for name in ENCODERS.names() if getattr(ENCODERS.get(name), "listed", True))]
 
 
-def load_encoder(model=None, device="auto", precision="auto", runtime=AUTO, max_length=128):
+def load_encoder(model: str | None = None, device: str = "auto", precision: str = "auto", runtime: str = AUTO,
+                 max_length: int = 128) -> Encoder:
     """The encoder of ``model`` (default: all-MiniLM-L6-v2 from its PyPI package) in ``runtime``."""
     from ontolink.backends.encoders.onnx import UnsupportedModel
     from ontolink.device import resolve_device, resolve_precision

@@ -16,16 +16,25 @@ quantises activations per token for that reason.
 """
 
 import hashlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
 
-def token_key(ids):
+class KnownVectors(Protocol):
+    """Vectors already computed, by token key (an index's names, the embedding cache); ``put_many``
+    is optional and receives what was computed."""
+
+    def get_many(self, keys: list[bytes]) -> dict[bytes, np.ndarray]: ...
+
+
+def token_key(ids: Sequence[int]) -> bytes:
     """A 16-byte key for a token id sequence: what vectors are cached and matched by."""
     return hashlib.blake2b(np.asarray(ids, dtype=np.int32).tobytes(), digest_size=16).digest()
 
 
-def length_batches(lengths, tokens_per_batch, max_batch_size):
+def length_batches(lengths: Sequence[int], tokens_per_batch: int, max_batch_size: int) -> Iterator[np.ndarray]:
     """Row lists, shortest first, each holding at most ``tokens_per_batch`` padded tokens."""
     order = np.argsort(lengths, kind="stable")
     start = 0
@@ -66,48 +75,48 @@ class Encoder:
     retriever = None
 
     @property
-    def runtime(self):
+    def runtime(self) -> str | None:
         """The name this encoder is registered under: what `link` rebuilds it by."""
         from ontolink.backends.encoders import ENCODERS
 
         return ENCODERS.name_of(type(self))
 
-    def tokenize(self, texts):
+    def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
         """Token id lists (with special tokens, truncated to ``max_length``), one per text."""
         raise NotImplementedError
 
-    def forward(self, id_lists):
+    def forward(self, id_lists: Sequence[Sequence[int]]) -> np.ndarray:
         """An (n, dimension) float32 array for a batch of token id lists (unnormalised)."""
         raise NotImplementedError
 
     @property
-    def fingerprint(self):
+    def fingerprint(self) -> str:
         """What cached vectors are valid for: the weights, the runtime, the precision, the pooling."""
         raise NotImplementedError
 
     @property
-    def marked_inputs(self):
+    def marked_inputs(self) -> bool:
         """Whether texts are marked up (a retriever trained on context) or the bare strings."""
         return bool(self.retriever) and self.retriever.get("input_mode", "context") == "context"
 
-    def describe(self):
+    def describe(self) -> dict[str, Any]:
         return {"runtime": self.runtime, "model": self.model_name, "precision": self.precision,
                 "dimension": self.dimension, "max_length": self.max_length, "normalized": self.normalize,
                 "inputs": "marked" if self.marked_inputs else "plain", "batch_invariant": self.batch_invariant}
 
-    def mention_text(self, record):
+    def mention_text(self, record: dict[str, Any]) -> str:
         """The text a mention record is encoded as."""
         from ontolink.encoder_inputs import mention_input
 
         return mention_input(record) if self.marked_inputs else record["mention"].strip()
 
-    def entity_text(self, name, definition):
+    def entity_text(self, name: str, definition: str) -> str:
         """The text an entity name is encoded as (name-based KB: one per name)."""
         from ontolink.encoder_inputs import entity_input
 
         return entity_input(name, definition) if self.marked_inputs else name
 
-    def batch_tokens(self, total):
+    def batch_tokens(self, total: int) -> int:
         """Padded tokens per batch for ``total`` tokens of work: small enough that every one of
         ``parallel_batches`` gets a batch (a mention batch of `link` is often one batch's worth)."""
         if self.parallel_batches == 1:
@@ -115,21 +124,25 @@ class Encoder:
         share = -(-total // self.parallel_batches)
         return max(self.min_tokens_per_batch, min(self.tokens_per_batch, share))
 
-    def map_batches(self, function, batches):
+    def map_batches(self, function: Callable[[Any], Any], batches: Iterable[Any]) -> Iterator[Any]:
         """``function`` over batches of token id lists, results in order (an encoder that can run
         several batches at once overrides it)."""
         return map(function, batches)
 
-    def encode(self, texts, progress=None, known=None, engine=None):
+    def encode(self, texts: Sequence[str], progress: Any = None, known: KnownVectors | None = None,
+               engine: Any = None) -> np.ndarray:
         """An (n, d) float32 array in the order of ``texts``.
 
         ``known``: vectors to reuse, an object with ``get_many(keys) -> {key: vector}``
         and optionally ``put_many({key: vector})`` (it then receives what was computed).
         ``engine``: where the batches to compute run (an ``Engine``; default: here).
+        ``progress``: a bar updated per batch, in texts; in tokens when its unit is "token" (its total is then
+        set here): names sorted by length make a rate in texts fall as the batches lengthen, one in tokens holds.
         """
         return self.encode_keyed(texts, progress=progress, known=known, engine=engine)[0]
 
-    def encode_keyed(self, texts, progress=None, known=None, engine=None):
+    def encode_keyed(self, texts: Sequence[str], progress: Any = None, known: KnownVectors | None = None,
+                     engine: Any = None) -> tuple[np.ndarray, list[bytes]]:
         """``encode``, and the token key of each text: what a name index keeps to reuse its vectors,
         from the one tokenisation the encoding needs."""
         texts = list(texts)
@@ -149,8 +162,13 @@ class Encoder:
         for key, row in zip(keys, ids):
             if key not in found:
                 todo.setdefault(slot_of_key[key], row)
+        in_tokens = progress is not None and getattr(progress, "unit", None) == "token"
+        if in_tokens:
+            progress.total = sum(len(row) for row in ids)
+            progress.refresh()
         if progress is not None and found:
-            progress.update(len(unique) - len(todo))
+            progress.update(sum(len(row) for key, row in zip(keys, ids) if key in found) if in_tokens
+                            else len(unique) - len(todo))
         slots = list(todo)
         lengths = [len(todo[slot]) for slot in slots]
         slot_batches = [[slots[row] for row in batch]
@@ -160,7 +178,7 @@ class Encoder:
         for batch_slots, output in zip(slot_batches, outputs):
             vectors[batch_slots] = output
             if progress is not None:
-                progress.update(len(batch_slots))
+                progress.update(sum(len(todo[slot]) for slot in batch_slots) if in_tokens else len(batch_slots))
         if todo and known is not None and self.batch_invariant and hasattr(known, "put_many"):
             key_of_slot = {slot: key for key, slot in slot_of_key.items()}
             known.put_many({key_of_slot[slot]: vectors[slot] for slot in slots})
@@ -195,7 +213,7 @@ class ForwardBatches:
         return output
 
 
-def pad(id_lists, pad_id=0):
+def pad(id_lists: Sequence[Sequence[int]], pad_id: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """(input_ids, attention_mask) int64 arrays, right-padded to the longest list."""
     longest = max(len(ids) for ids in id_lists)
     input_ids = np.full((len(id_lists), longest), pad_id, dtype=np.int64)

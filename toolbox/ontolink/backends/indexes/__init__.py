@@ -1,6 +1,11 @@
 """Name indexes: one per ``--method``, registered in ``NAME_INDEXES``. Each maps query texts to the
 best-scoring name rows."""
 
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
 from ontolink.registry import Registry
 
 
@@ -16,11 +21,11 @@ class NameIndex:
     uses_encoder = False
     tokens = False
 
-    def search(self, texts, k):
+    def search(self, texts: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
         """Return (scores, rows): two (len(texts), k) arrays, best first; rows -1 pad."""
         raise NotImplementedError
 
-    def describe(self):
+    def describe(self) -> dict[str, Any]:
         return {"method": self.method}
 
 

@@ -8,10 +8,12 @@ backend, which lists PyKEEN's models when the name is none of them.
 """
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from ontolink.registry import Registry
+from ontolink.triples import TripleSet
 
 
 @dataclass
@@ -34,7 +36,8 @@ class KGEmbedder:
 
     method = None
 
-    def fit(self, triple_set, seed=0, device="auto", progress=None):
+    def fit(self, triple_set: TripleSet, seed: int = 0, device: str = "auto",
+            progress: Any = None) -> KGEmbeddingResult:
         raise NotImplementedError
 
 
@@ -42,6 +45,6 @@ KG_EMBEDDERS = Registry("KG embedder", "kg", "ontolink.backends.kg", KGEmbedder)
 MODEL_ZOO = "pykeen"  # the backend that takes any other method name as one of its models
 
 
-def kg_embedder_class(method):
+def kg_embedder_class(method: str) -> type[KGEmbedder]:
     """The backend class for ``method``: a registered name, else the PyKEEN backend (a PyKEEN model)."""
     return KG_EMBEDDERS.get(method.lower() if method.lower() in KG_EMBEDDERS else MODEL_ZOO)

@@ -1,7 +1,9 @@
 """The one interface every LLM backend implements."""
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass
@@ -38,27 +40,27 @@ class LLMBackend(ABC):
     #: the model used when --model is not given (None: --model is required)
     default_model = None
 
-    def __init__(self, model=None, max_new_tokens=64):
+    def __init__(self, model: str | None = None, max_new_tokens: int = 64) -> None:
         self.model = model or self.default_model
         self.max_new_tokens = max_new_tokens
 
     @property
-    def model_id(self):
+    def model_id(self) -> str:
         """The model's identity in records and cache keys."""
         return self.model
 
     @abstractmethod
-    def generate(self, conversations):
+    def generate(self, conversations: Sequence[list[dict[str, str]]]) -> list[Completion]:
         """Complete each conversation (a list of {"role", "content"} messages); return a list of ``Completion``
         in the same order."""
 
-    def stream(self, conversations):
+    def stream(self, conversations: Sequence[list[dict[str, str]]]) -> Iterator[tuple[int, Completion]]:
         """Yield ``(index, Completion)`` as each completion is ready (here: all at the end of ``generate``);
         backends that finish requests one by one override this so each reply can be cached at once."""
         yield from enumerate(self.generate(conversations))
 
-    def describe(self):
+    def describe(self) -> dict[str, Any]:
         return {"temperature": 0, "max_new_tokens": self.max_new_tokens}
 
-    def close(self):
+    def close(self) -> None:
         """Release the model or connections."""

@@ -62,8 +62,10 @@ def convert_gguf(gguf_path, target=None):
     target = Path(target)
     if (target / "config.json").is_file():
         return target
+    from ontolink.extras import require
     from ontolink.io import warn
 
+    require("gguf", "accelerate", purpose="converting a GGUF model (gen-aliases' default LLM)")
     warn(f"converting {gguf_path.name} to safetensors in {target} (once; later runs load it directly)")
     _quiet_transformers()
     from transformers import AutoModelForCausalLM, AutoTokenizer

@@ -14,14 +14,18 @@ fold K's test pairs, both directions), ``folds.json`` (the pair ids of each
 fold), ``summary.json`` / ``summary.md`` (metrics, mean ± std over folds).
 """
 
+from __future__ import annotations
+
 import json
 import time
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ontolink.artifacts.alignment import ARTIFACT, CURVE, HEADS_FILE, PROJECTION
 from ontolink.artifacts.alignment.encoding import triple_encoding
-from ontolink.artifacts.alignment.pairs import group_of, pair_triple, validate_triple_pair
+from ontolink.artifacts.alignment.pairs import group_of, pair_triple
 from ontolink.artifacts.alignment.scorers import AlignedScorer, VerbalizedScorer
 from ontolink.artifacts.alignment.text import TextEmbedder
 from ontolink.errors import InputError
@@ -32,21 +36,13 @@ from ontolink.steps.align.cv import grouped_folds, grouped_holdout
 from ontolink.steps.align.fit_heads import TrainOptions, train_alignment_model
 from ontolink.steps.align.retrieve import RETRIEVALS, retrieved_records
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ontolink.artifacts.kg_embeddings import KGEmbeddings
+    from ontolink.ontology.model import Ontology
+
 CV_ARTIFACT = "align-cv"
-
-
-def triple_pair_validator(kg=None):
-    """A reader's ``validate`` for text–triple pairs; with ``kg``, a pair whose entity or relation has no
-    embedding is refused with the name of what is missing."""
-
-    def validate(record):
-        validate_triple_pair(record)
-        if kg is not None:
-            problem = kg.missing(*pair_triple(record))
-            if problem:
-                raise ValueError(f"pair {record['pair_id']!r}: {problem}")
-
-    return validate
 
 
 def _check_pairs(pairs, name="pairs"):
@@ -80,9 +76,11 @@ def _encoding_manifest(encoding, combine):
             "text_block": encoding.text_dim, "composition": composer.describe() if composer else None}
 
 
-def train_alignment(pairs, kg, directory, embedder=None, compose="concat", head="linear", direction="text2kg",
-                    options=None, validation_fraction=0.15, normalize=True, seed=0, device="auto", source=None,
-                    triple_encoding="kg", combine="concat", force=False):
+def train_alignment(pairs: Sequence[dict[str, Any]], kg: KGEmbeddings, directory: str | Path, embedder: Any = None,
+                    compose: str = "concat", head: str = "linear", direction: str = "text2kg", options: Any = None,
+                    validation_fraction: float = 0.15, normalize: bool = True, seed: int = 0, device: str = "auto",
+                    source: str | None = None, triple_encoding: str = "kg", combine: str = "concat",
+                    force: bool = False) -> dict[str, Any]:
     """Train an alignment model on ``pairs`` and write ``directory``; returns the manifest. Triples are
     ``triple_encoding`` (encoding.py): composed KG embeddings ``kg``, verbalised text, or both."""
     import torch
@@ -132,7 +130,8 @@ def train_alignment(pairs, kg, directory, embedder=None, compose="concat", head=
     return manifest
 
 
-def retrieve(queries, pool, scorer, retrievals=RETRIEVALS, top_k=10):
+def retrieve(queries: Sequence[dict[str, Any]], pool: Sequence[dict[str, Any]], scorer: Any,
+             retrievals: Sequence[str] = RETRIEVALS, top_k: int = 10) -> Iterator[dict[str, Any]]:
     """Retrieved records of ``queries`` against the ``pool`` (D2T and/or T2D), query by query."""
     _check_pairs(queries, "queries")
     _check_pairs(pool, "candidates")
@@ -141,7 +140,7 @@ def retrieve(queries, pool, scorer, retrievals=RETRIEVALS, top_k=10):
     yield from retrieved_records(queries, pool, query_inputs, pool_inputs, scorer, retrievals, top_k)
 
 
-def resolve_entities(records, ontology):
+def resolve_entities(records: Iterable[dict[str, Any]], ontology: Ontology) -> list[dict[str, Any]]:
     """Yield ``records`` with ``subject_entities`` / ``object_entities``: the ontology entities {id, name} the
     triple's subject and object resolve to (the id itself, or an alt_id's or obsolete id's live terms; an
     empty list when it does not resolve), so alignment output joins with `link` output on entity ids."""
@@ -152,10 +151,12 @@ def resolve_entities(records, ontology):
         yield record
 
 
-def cross_validate(pairs, directory, kg=None, embedder=None, baseline=None, compose="concat", head="linear",
-                   direction="text2kg", options=None, folds=5, pool="full", validation_fraction=0.15,
-                   normalize=True, top_k=10, seed=0, device="auto", source=None, triple_encoding="kg",
-                   combine="concat", force=False):
+def cross_validate(pairs: Sequence[dict[str, Any]], directory: str | Path, kg: KGEmbeddings | None = None,
+                   embedder: Any = None, baseline: str | None = None, compose: str = "concat", head: str = "linear",
+                   direction: str = "text2kg", options: Any = None, folds: int = 5, pool: str = "full",
+                   validation_fraction: float = 0.15, normalize: bool = True, top_k: int = 10, seed: int = 0,
+                   device: str = "auto", source: str | None = None, triple_encoding: str = "kg",
+                   combine: str = "concat", force: bool = False) -> tuple[dict[str, Any], str]:
     """k-fold CV grouped by ``group``: train on k-1 folds (15% of it by group for validation), retrieve the
     test fold's pairs against the pool (``full``: every pair; ``fold``: the test fold). Writes ``directory``
     and returns the manifest, whose ``summary`` is {group: {metric: {mean, std}}}."""

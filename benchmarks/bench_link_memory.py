@@ -1,0 +1,130 @@
+"""Peak memory (RSS) of `ontolink link` on many distinct mentions, at several --top-k: what the link memo costs.
+
+Mentions are generated: two to four words drawn (seeded) from the words of HPO's names, each text distinct, so
+no search result is reused and the memo only grows. Each run is a child process, all started at once (a busy
+shared machine would not finish them one after the other); its peak RSS comes from the kernel (VmHWM, then
+``wait4``). A run whose RSS passes --rss-cap-gb is stopped there (so that code with an unbounded memo cannot
+take a shared machine's memory), as is one still going at --deadline-minutes: both are reported as "> peak".
+
+    python benchmarks/bench_link_memory.py [--workdir DIR] [--index DIR] [--mentions 200000] [--top-k 64 512]
+        [--code DIR ...]  # toolbox/ directories of checkouts to measure on the same input (default: this one)
+"""
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from results_file import run_and_record  # beside this script
+from setup_work import hpo_index, working_folder  # beside this script
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def write_mentions(path, count, seed=0):
+    """``count`` distinct Mention records made of HPO name words (seeded)."""
+    from ontolink.ontology import load_ontology
+
+    words = sorted({word for entity in load_ontology("hpo") for word in entity.name.lower().split() if word.isalpha()})
+    generator = random.Random(seed)
+    seen = set()
+    with open(path, "w", encoding="utf-8") as handle:
+        while len(seen) < count:
+            text = " ".join(generator.choices(words, k=generator.randint(2, 4)))
+            if text not in seen:
+                seen.add(text)
+                handle.write(json.dumps({"id": f"m{len(seen)}", "mention": text}) + "\n")
+
+
+def _status_mb(pid, field):
+    try:
+        with open(f"/proc/{pid}/status", encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        return 0.0
+    return 0.0
+
+
+class Run:
+    """One `link` child process, watched: its peak RSS (VmHWM while it runs, the kernel's ``wait4`` figure
+    when it ends), stopped when its RSS passes ``cap_mb`` or when ``deadline`` (a monotonic time) passes."""
+
+    def __init__(self, command, environment, cap_mb, deadline):
+        self.started = time.monotonic()
+        self.child = subprocess.Popen(command, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.cap_mb, self.deadline = cap_mb, deadline
+        self.peak_mb, self.stopped, self.seconds = 0.0, None, None
+        self.thread = threading.Thread(target=self._watch, daemon=True)
+        self.thread.start()
+
+    def _watch(self):
+        while self.child.poll() is None:
+            self.peak_mb = max(self.peak_mb, _status_mb(self.child.pid, "VmHWM"))
+            if _status_mb(self.child.pid, "VmRSS") > self.cap_mb:
+                self.stopped = "stopped at the RSS cap"
+            elif time.monotonic() > self.deadline:
+                self.stopped = "stopped at the deadline, unfinished: peak so far"
+            if self.stopped:
+                self.child.kill()
+                break
+            time.sleep(0.5)
+
+    def wait(self):
+        _, status, usage = os.wait4(self.child.pid, 0)
+        self.seconds = time.monotonic() - self.started
+        self.thread.join()
+        self.peak_mb = max(self.peak_mb, usage.ru_maxrss / 1024)
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0 and not self.stopped:
+            raise SystemExit(f"link failed with status {code}: {self.child.stderr.read().decode()[-500:]}")
+        return self
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--workdir", default=str(REPO / "benchmarks" / "work"))
+    parser.add_argument("--index", help="an index directory (default: the default HPO index, built in --workdir)")
+    parser.add_argument("--mentions", type=int, default=200_000)
+    parser.add_argument("--top-k", type=int, nargs="+", default=[64, 512])
+    parser.add_argument("--code", nargs="+", help="toolbox/ directories of the code to measure, in turn "
+                                                 "(default: this checkout's)")
+    parser.add_argument("--rss-cap-gb", type=float, default=6.0)
+    parser.add_argument("--deadline-minutes", type=float, default=60.0,
+                        help="stop every run still going after this long (reported as unfinished)")
+    options = parser.parse_args()
+    work = working_folder(options.workdir)
+    index = Path(options.index) if options.index else hpo_index(work / "hpo-index")
+    mentions = work / f"distinct-{options.mentions}.jsonl"
+    if not mentions.exists():
+        write_mentions(mentions, options.mentions)
+    print(f"link on {options.mentions:,} distinct mentions ({mentions.name}), index {index} "
+          f"({json.loads((index / 'manifest.json').read_text())['index']['method']}); every run at once, "
+          f"RSS cap {options.rss_cap_gb:g} GB, deadline {options.deadline_minutes:g} min")
+    deadline = time.monotonic() + options.deadline_minutes * 60
+    runs = []
+    for code in options.code or [REPO / "toolbox"]:
+        code = Path(code).resolve()
+        label = subprocess.run(["git", "-C", str(code), "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                               text=True).stdout.strip() or code.name
+        environment = {**os.environ, "PYTHONPATH": str(code)}
+        for top_k in options.top_k:
+            command = [sys.executable, "-m", "ontolink", "link", "--index", str(index), "-i", str(mentions),
+                       "-o", os.devnull, "--top-k", str(top_k)]
+            runs.append((label, top_k, Run(command, environment, options.rss_cap_gb * 1024, deadline)))
+    print(f"{'code':>14} {'top-k':>6} {'peak RSS MB':>12} {'seconds':>8}")
+    for label, top_k, run in runs:
+        run.wait()
+        shown = f"> {run.peak_mb:.0f}" if run.stopped else f"{run.peak_mb:.0f}"
+        note = f"  ({run.stopped})" if run.stopped else ""
+        print(f"{label:>14} {top_k:>6} {shown:>12} {run.seconds:>8.0f}{note}", flush=True)
+
+
+if __name__ == "__main__":
+    run_and_record(main, __file__)
