@@ -271,7 +271,7 @@ def test_streamed_completions_are_cached_as_they_come(hpo, server, cache_path):
 
 
 def test_cache_key_covers_model_and_decoding_options(hpo, smollm2, cache_path):
-    from ontolink.llm_cache import cache_key
+    from ontolink.backends.llm.response_cache import cache_key
 
     records = selected(hpo, SEIZURE)
     with ResponseCache() as cache:
