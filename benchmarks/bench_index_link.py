@@ -130,7 +130,7 @@ def baseline_child(mentions_paths, out_dir):
     import numpy as np
     from sentence_transformers import SentenceTransformer
 
-    from ontolink.backends.encoders.sentence import DEFAULT_ENCODER, resolve_model_path
+    from ontolink.backends.encoders.model_files import DEFAULT_ENCODER, resolve_model_path
     from ontolink.ontology import load_ontology
     from ontolink.steps.index import index_rows
 

@@ -54,7 +54,7 @@ def scorer_of(weights, keep):
 
 def cascade_scorer(gate, full, margin):
     """Scores by ``gate``, or by ``full`` where the gate's top-1 margin is at most ``margin`` (as Ranker.scored)."""
-    from ontolink.ranking.fit import top_margin
+    from ontolink.ranking.margin import top_margin
 
     def score(matrix):
         scores = gate(matrix)
@@ -84,13 +84,17 @@ def main():
     from ontolink.artifacts.index import load_index
     from ontolink.io import read_records
     from ontolink.ontology import load_ontology
-    from ontolink.ranking.features import CandidateFeatures, feature_columns, second_encoder_spec
-    from ontolink.ranking.fit import fit_conditional_logit, fit_gate, ranker_queries, top_margin, training_matrix
+    from ontolink.ranking.features import CandidateFeatures
+    from ontolink.ranking.fit import fit_conditional_logit, fit_gate, training_matrix
+    from ontolink.ranking.groups import feature_columns
+    from ontolink.ranking.groups.second_encoder import second_encoder_spec
+    from ontolink.ranking.margin import top_margin
     from ontolink.ranking.queries import pair_queries
     from ontolink.ranking.priors import load_prior
     from ontolink.steps.index import build_index
     from ontolink.steps.link import link_mentions
     from ontolink.steps.make_pairs import build_matcher, make_pairs
+    from ontolink.steps.train_ranker import ranker_queries
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workdir", default="/tmp/ontolink-bench-ranker")

@@ -164,3 +164,11 @@ def interruptible():
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.fixture(scope="session")
+def loaded_dense_index(dense_index):
+    """The slice's all-MiniLM-L6-v2 index, loaded once (what the ranker's feature groups are computed on)."""
+    from ontolink.artifacts.index import load_index
+
+    return load_index(dense_index, device="cpu")

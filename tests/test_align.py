@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from conftest import parse_jsonl, run, shared_path, shared_slice
-from ontolink.backends.encoders.sentence import DEFAULT_ENCODER
+from ontolink.backends.encoders.model_files import DEFAULT_ENCODER
 from ontolink.errors import InputError
 
 # The alignment learning check (measured on this slice, seed 0: held-out MRR 0.055 at step 0, 0.124 after

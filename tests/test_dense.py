@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from ontolink.artifacts.index import load_index
-from ontolink.backends.encoders.sentence import DEFAULT_ENCODER, SentenceEncoder, resolve_model_path
+from ontolink.backends.encoders.model_files import DEFAULT_ENCODER, resolve_model_path
+from ontolink.backends.encoders.sentence import SentenceEncoder
 from ontolink.device import resolve_device, resolve_precision
 from ontolink.errors import InputError, OntolinkError
 from ontolink.steps.link import link_mentions

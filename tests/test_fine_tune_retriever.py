@@ -150,7 +150,7 @@ def test_train_resume_index_and_link(small_ontology_path, tmp_path):
 def test_span_pooling_averages_the_mention_and_the_name_only():
     from transformers import AutoTokenizer
 
-    from ontolink.backends.encoders.sentence import DEFAULT_ENCODER, resolve_model_path
+    from ontolink.backends.encoders.model_files import DEFAULT_ENCODER, resolve_model_path
     from ontolink.encoder_inputs import SPECIAL_TOKENS, span_pool
 
     tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(DEFAULT_ENCODER))
@@ -200,7 +200,8 @@ def test_split_is_grouped_answerable_and_seeded(tmp_path):
 
 
 def test_bare_step_zero_is_the_frozen_encoder():
-    from ontolink.backends.encoders.sentence import DEFAULT_ENCODER, SentenceEncoder
+    from ontolink.backends.encoders.model_files import DEFAULT_ENCODER
+    from ontolink.backends.encoders.sentence import SentenceEncoder
     from ontolink.steps.fine_tune_retriever import build_model, encode_texts
 
     texts = ["Seizures", "abnormality of the eye", "generalized tonic-clonic seizure", "BDA2"]
@@ -306,7 +307,7 @@ def test_training_keeps_only_each_layers_input_for_backward():
     included, ~275 KB a token on MiniLM-L6) one step peaked above 6.9 GB (killed there; 11-13 GB in the
     grid) against 5.6 GB with activation checkpointing. Fails when training keeps every activation again;
     and checkpointing must not change what is learnt (same gradients, dropout replayed)."""
-    from ontolink.backends.encoders.sentence import DEFAULT_ENCODER
+    from ontolink.backends.encoders.model_files import DEFAULT_ENCODER
     from ontolink.steps.fine_tune_retriever import build_model
 
     texts = ["word " * 200] * 2  # truncated to 64 tokens each

@@ -17,7 +17,7 @@ from ontolink.backends.llm import LLM_BACKENDS, base
 from ontolink.backends.llm.base import Completion, LLMBackend
 from ontolink.cli import cli
 from ontolink.errors import OntolinkError
-from ontolink.llm_cache import ResponseCache
+from ontolink.backends.llm.response_cache import ResponseCache
 from ontolink.steps.gen_aliases import (
     ExamplePool,
     GenerationStats,
@@ -33,7 +33,7 @@ SEIZURE, HYPERTELORISM, MICROCEPHALY, SCOLIOSIS = "HP:0001250", "HP:0000316", "H
 def cache_path(tmp_path, monkeypatch):
     """Each test gets its own response cache."""
     path = tmp_path / "completions.sqlite3"
-    monkeypatch.setattr("ontolink.llm_cache.default_cache_path", lambda: path)
+    monkeypatch.setattr("ontolink.backends.llm.response_cache.default_cache_path", lambda: path)
     return path
 
 

@@ -12,7 +12,8 @@ import pytest
 from conftest import jsonl
 from ontolink.artifacts.index import load_index
 from ontolink.ontology import load_ontology
-from ontolink.ranking.features import FEATURE_GROUPS, CandidateFeatures
+from ontolink.ranking.features import CandidateFeatures
+from ontolink.ranking.groups import FEATURE_GROUPS
 from ontolink.steps.index import build_index
 
 SHARED = "renal lesion"  # a synonym of five entities in a chain and a fork: they tie for first place
@@ -57,7 +58,8 @@ def features(tmp_path_factory):
 def hierarchy_of(features, mention):
     entities, scores, matrix = features([{"id": "m", "mention": mention}])[0]
     ids = [features.index.entity_ids[entity] for entity in entities.tolist()]
-    columns = {name: matrix[:, features.columns.index(name)] for name in FEATURE_GROUPS["hierarchy"]}
+    hierarchy = FEATURE_GROUPS.get("hierarchy").columns
+    columns = {name: matrix[:, features.columns.index(name)] for name in hierarchy}
     return ids, scores, columns
 
 
@@ -85,7 +87,7 @@ def test_the_top_candidates_relatives_reach_beyond_its_parents_and_children(feat
     assert (column["child_of_top"][at["X:8"]], column["descendant_of_top"][at["X:8"]]) == (1.0, 1.0)
     assert (column["child_of_top"][at["X:9"]], column["descendant_of_top"][at["X:9"]]) == (0.0, 1.0)
     sibling = at["X:4"]
-    assert [column[name][sibling] for name in FEATURE_GROUPS["hierarchy"][2:]] == [0.0, 0.0, 0.0, 0.0]
+    assert [column[name][sibling] for name in FEATURE_GROUPS.get("hierarchy").columns[2:]] == [0.0, 0.0, 0.0, 0.0]
     assert column["parent_of_top"][0] == column["child_of_top"][0] == 0.0  # nothing is its own relative
 
 

@@ -92,7 +92,7 @@ def test_bare_retriever_keeps_its_best_epoch(synonym_split, tmp_path):
     import numpy as np
     from safetensors.numpy import load_file
 
-    from ontolink.backends.encoders.sentence import DEFAULT_ENCODER, resolve_model_path
+    from ontolink.backends.encoders.model_files import DEFAULT_ENCODER, resolve_model_path
     from ontolink.steps.fine_tune_retriever import train_retriever, validation_key
 
     ontology, _, pairs_path, _ = synonym_split

@@ -173,7 +173,7 @@ def test_onnx_refuses_what_it_cannot_run_with_the_reason(tmp_path):
 def test_directory_fingerprint_is_remembered_until_a_file_changes(tmp_path):
     import hashlib
 
-    from ontolink.backends.encoders.onnx import directory_fingerprint
+    from ontolink.backends.encoders.model_files import directory_fingerprint
 
     (tmp_path / "config.json").write_text("{}")
     (tmp_path / "tokenizer.json").write_text('{"model": 1}')

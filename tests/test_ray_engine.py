@@ -11,8 +11,8 @@ from conftest import interruptible, run, shared_slice
 
 from ontolink.artifacts.index import load_index
 from ontolink.backends.engines import open_engine
-from ontolink.io import read_records
-from ontolink.steps.link import LinkBatches, batches, link_mentions
+from ontolink.io import read_records, record_batches
+from ontolink.steps.link import LinkBatches, link_mentions
 
 pytestmark = pytest.mark.slow  # loads all-MiniLM-L6-v2 in each actor
 
@@ -49,7 +49,7 @@ def test_link_on_ray_writes_the_same_bytes_as_local(ray_cluster, dense_index, me
 
 def test_link_with_a_ranker_on_ray_writes_the_same_bytes_as_local(ray_cluster, dense_index, mentions, tmp_path):
     """Each actor loads the ranker from its directory (nothing bound travels) and features the same."""
-    from ontolink.ranking.fit import train_ranker
+    from ontolink.steps.train_ranker import train_ranker
     from ontolink.ranking.queries import synonym_queries
 
     loaded = load_index(dense_index, device="cpu")
@@ -101,7 +101,7 @@ def test_a_killed_actor_is_restarted_and_its_batch_redone(ray_cluster, dense_ind
 
     function = KilledOnItsFifthBatch(loaded, top_k=5, device="cpu")
     with open_engine("ray", workers=2, device="cpu") as engine:
-        got = [record for batch in engine.map(function, batches(iter(records), 8)) for record in batch]
+        got = [record for batch in engine.map(function, record_batches(iter(records), 8)) for record in batch]
     assert json.dumps(got) == json.dumps(expected)  # none lost, none duplicated, same order
     runs = [line.split() for line in (tmp_path / "runs").read_text(encoding="utf-8").splitlines()]
     killed_pid, redone_pid = [pid for first_id, pid in runs if first_id == records[32]["id"]]
@@ -155,7 +155,7 @@ def test_gen_aliases_on_ray_answers_as_local_and_a_rerun_makes_no_call(ray_clust
     monkeypatch.setenv("ONTOLINK_CACHE_DIR", os.environ.get("ONTOLINK_TEST_MODEL_CACHE",
                                                             os.path.expanduser("~/.cache/ontolink-test")))
     cache_path = tmp_path / "completions.sqlite3"
-    monkeypatch.setattr("ontolink.llm_cache.default_cache_path", lambda: cache_path)
+    monkeypatch.setattr("ontolink.backends.llm.response_cache.default_cache_path", lambda: cache_path)
     entities = "".join(json.dumps(hpo[entity_id].to_record()) + "\n"
                        for entity_id in ("HP:0001250", "HP:0000316", "HP:0002650"))
     common = ("gen-aliases", "--ontology", small_ontology_path, "--device", "cpu", "--max-new-tokens", 16,

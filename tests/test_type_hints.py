@@ -22,6 +22,10 @@ STEPS = {
     "fine_tune_multivector": ["train_multivector"],
     "res_reranker": ["train_res_reranker"],
     "align": ["train_alignment", "retrieve", "resolve_entities", "cross_validate"],
+    "eval": ["score_mentions", "score_file", "file_metrics", "aggregate"],
+    "eval_files": ["evaluate", "evaluate_files", "write_errors"],
+    "eval_plots": ["save_plots"],
+    "eval_html": ["html_report"],
 }
 LOADERS = [("artifacts.index", "load_index"), ("artifacts.kg_embeddings", "load_kg_embeddings"),
            ("artifacts.reranker", "load_reranker"), ("artifacts.alignment", "load_alignment")]

@@ -163,8 +163,8 @@ def checked_names(maps, path):
 
 
 def _load_multivector(directory, manifest, names, device, precision):
-    from ontolink.backends.encoders.token import TokenEncoder
     from ontolink.backends.indexes.multivector import MultiVectorNameIndex
+    from ontolink.backends.indexes.token_encoder import TokenEncoder
     from ontolink.device import resolve_device
 
     path = directory / "manifest.json"

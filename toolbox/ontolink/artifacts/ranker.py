@@ -54,7 +54,7 @@ class Ranker:
         # a gated ranker: a first pass on the features that run no encoder, the rest only where it is unsure
         self.gate = self.manifest["features"].get("gate")
         if self.gate is not None:
-            from ontolink.ranking.features import feature_columns
+            from ontolink.ranking.groups import feature_columns
 
             self.gate_columns = feature_columns(self.gate["groups"])
             self.gate_weights = {name: weights.get(f"gate_{name}") for name in ("mean", "scale", "coefficients")}
@@ -73,14 +73,17 @@ class Ranker:
 
     def bind(self, loaded_index, prior="auto", top_k=64):
         """Compute features on ``loaded_index``; ``prior``: 'auto', 'hpo', 'none' or a file (priors.py)."""
-        from ontolink.ranking.features import CandidateFeatures, feature_columns
+        from ontolink.ranking.features import CandidateFeatures
+        from ontolink.ranking.groups import feature_columns
         from ontolink.ranking.priors import load_prior
 
         if feature_columns(self.groups) != self.columns:
             raise InputError("was fitted with features this version computes differently; refit it", self.directory)
         counts = load_prior(resolve_prior(prior, loaded_index)) if "prior" in self.groups else None
-        self.features = CandidateFeatures(loaded_index, self.groups, prior=counts, top_k=top_k,
-                                          second_encoder=self.manifest["features"].get("second_encoder"))
+        # what the groups recorded when fitted (second_encoder: the encoder) goes back to them as options
+        recorded = {key: value for key, value in self.manifest["features"].items()
+                    if key not in ("groups", "columns", "gate")}
+        self.features = CandidateFeatures(loaded_index, self.groups, prior=counts, top_k=top_k, **recorded)
         self._bound = (id(loaded_index), prior, top_k)
         return self
 
@@ -98,7 +101,7 @@ class Ranker:
         if self.gate is None:
             self.refined += len(records)
             return [(found, self.scores(found[2]), self.columns) for found in self.features(records)]
-        from ontolink.ranking.fit import top_margin
+        from ontolink.ranking.margin import top_margin
 
         result = []
         for found in self.features(records, groups=self.gate["groups"]):

@@ -27,7 +27,7 @@ def load_cross_encoder(path, device, num_labels=1):
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
     from transformers.utils import logging as transformers_logging
 
-    from ontolink.backends.encoders.sentence import resolve_model_path
+    from ontolink.backends.encoders.model_files import resolve_model_path
 
     transformers_logging.disable_progress_bar()
     transformers_logging.set_verbosity_error()

@@ -84,7 +84,7 @@ def command(input_path, skip_invalid, output_path, ontology, backend, model, dom
     """
     from ontolink.backends.llm import load_backend
     from ontolink.io import ReadStats, RecordWriter, read_records, warn
-    from ontolink.llm_cache import ResponseCache
+    from ontolink.backends.llm.response_cache import ResponseCache
     from ontolink.records import validate_selected_entity
     from ontolink.steps.gen_aliases import GenerationStats, generate_aliases
 

@@ -1,8 +1,8 @@
 import click
 
 from ontolink.options import config_option, device_option, force_option, input_options, ontology_option, seed_option
-from ontolink.ranking.features import FEATURE_GROUPS as RANKER_FEATURE_GROUPS
-from ontolink.ranking.fit import DEFAULT_GROUPS as DEFAULT_RANKER_FEATURES
+from ontolink.ranking.groups import FEATURE_GROUPS as RANKER_FEATURE_GROUPS
+from ontolink.ranking.groups import default_groups, group_names
 
 
 def fit_options(epochs, learning_rate, batch_size=None, batch_help="Pairs per batch.", max_length=128):
@@ -278,8 +278,10 @@ def multivector_command(directory, ontology, input_path, skip_invalid, backbone,
               help="Ontology synonyms queried with themselves held out of the index (0: none).")
 @click.option("--hold-out", type=click.FloatRange(0, 1), default=0.5, show_default=True,
               help="Share of --pairs searched with their matched name held out of the index.")
-@click.option("--features", "groups", default=",".join(DEFAULT_RANKER_FEATURES), show_default=True,
-              help=f"Feature groups, comma-separated, of: {', '.join(RANKER_FEATURE_GROUPS)} (dense is required).")
+@click.option("--features", "groups", default=",".join(default_groups()), show_default=True,
+              help=f"Feature groups, comma-separated, of: {', '.join(group_names())} ("
+                   f"{', '.join(name for name in group_names() if RANKER_FEATURE_GROUPS.get(name).required)} "
+                   "is required).")
 @click.option("--prior", default="auto", show_default=True, metavar="auto|hpo|none|FILE",
               help="Entity prior: 'hpo' (disease annotation counts of the packaged phenotype.hpoa), a file "
                    "(select-entities output, JSONL id + count, or TSV id<TAB>count), 'none'; auto: hpo for an HPO "
@@ -328,8 +330,9 @@ def ranker_command(directory, index_dir, pairs_path, synonym_queries, hold_out, 
     from ontolink.artifacts.index import load_index
     from ontolink.errors import InputError
     from ontolink.io import read_records, warn
-    from ontolink.ranking.features import check_groups, second_encoder_spec
-    from ontolink.ranking.fit import ranker_queries, train_ranker
+    from ontolink.ranking.groups import check_groups
+    from ontolink.ranking.groups.second_encoder import second_encoder_spec
+    from ontolink.steps.train_ranker import ranker_queries, train_ranker
     from ontolink.records import validate_pair
 
     groups = check_groups([group.strip() for group in groups.split(",") if group.strip()])

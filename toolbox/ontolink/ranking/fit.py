@@ -1,11 +1,13 @@
 """Fit a ranker: features of every candidate of every training query, a conditional logit over them, its
-weights as plain arrays (saved to safetensors by ontolink.artifacts.ranker)."""
+weights as plain arrays (steps/train_ranker.py saves them with ontolink.artifacts.ranker)."""
 
 import time
 
 import numpy as np
 
 from ontolink.progress import progress_bar
+from ontolink.ranking.groups import encoder_free, feature_columns
+from ontolink.ranking.margin import top_margin
 
 
 def training_matrix(features, queries, batch_size=256, progress=None):
@@ -93,7 +95,7 @@ def fit_ranker(features, queries, regularisation=0.01, batch_size=256, gate_cove
         "training_top1_retriever": round(top1_accuracy(matrix[:, dense], labels, groups), 4),
         "training_top1_ranker": round(top1_accuracy(fitted, labels, groups), 4),
     }
-    gate_groups = [group for group in features.groups if group not in ENCODER_GROUPS]
+    gate_groups = encoder_free(features.groups)
     if gate_coverage is not None and len(gate_groups) < len(features.groups):
         gate_weights, report["gate"] = fit_gate(matrix, labels, groups, features.columns, fitted, gate_groups,
                                                 gate_coverage, regularisation)
@@ -105,8 +107,6 @@ def fit_gate(matrix, labels, groups, columns, fitted, gate_groups, coverage, reg
     """(weights, report) of a gate: a ranker on the features that run no encoder, and the top-1 margin
     under which a mention is worth the rest. The margin is set on the training queries, no gold involved:
     of the queries whose top-1 the full ranker changes, a ``coverage`` share lies below it."""
-    from ontolink.ranking.features import feature_columns
-
     keep = [columns.index(column) for column in feature_columns(gate_groups)]
     weights = fit_conditional_logit(matrix[:, keep], labels, groups, regularisation)
     gated = ((matrix[:, keep] - weights["mean"]) / weights["scale"]) @ weights["coefficients"]
@@ -127,54 +127,3 @@ def fit_gate(matrix, labels, groups, columns, fitted, gate_groups, coverage, reg
               "training_top1_gate": round(float(np.mean([gate for gate, _ in tops])), 4),
               "training_top1_gated_ranker": round(float(cascade), 4)}
     return weights, report
-
-
-def top_margin(scores):
-    """How far a query's best candidate scores above its second (infinite for a single candidate)."""
-    if len(scores) < 2:
-        return np.inf
-    second, first = np.partition(scores, len(scores) - 2)[-2:]
-    return float(first - second)
-
-
-DEFAULT_GROUPS = ("dense", "lexical", "prior", "abbreviation", "depth", "kind")
-# groups that run a transformer over each mention: a gate leaves them to the mentions it is unsure of
-ENCODER_GROUPS = ("second_encoder", "context")
-
-
-def ranker_queries(loaded_index, pairs=(), synonym_count=2000, hold_out=0.5, seed=0):
-    """(queries, what they are) for ``train_ranker``: ``synonym_count`` synonym queries and ``pairs`` (make-pairs
-    records), a ``hold_out`` share of them searched without their matched name (see ontolink.ranking.queries)."""
-    from ontolink.ranking.queries import pair_queries, synonym_queries
-
-    from_synonyms = synonym_queries(loaded_index, synonym_count, seed=seed) if synonym_count else []
-    from_pairs = pair_queries(pairs, loaded_index, hold_out, seed=seed)
-    described = {"synonym_queries": len(from_synonyms), "pair_queries": len(from_pairs),
-                 "pairs_held_out": sum(1 for _, _, held_out in from_pairs if held_out), "hold_out": hold_out,
-                 "seed": seed}
-    return from_synonyms + from_pairs, described
-
-
-def train_ranker(loaded_index, directory, queries, groups=DEFAULT_GROUPS, prior="auto", top_k=64,
-                 regularisation=0.01, described=None, second_encoder=None, gate_coverage=None, force=False):
-    """Fit a ranker on ``queries`` (``ranker_queries``) over ``loaded_index`` and write it to ``directory``;
-    returns its manifest. No gold label is read."""
-    from ontolink.artifacts.ranker import resolve_prior, save_ranker
-    from ontolink.ranking.features import CandidateFeatures
-    from ontolink.ranking.priors import load_prior
-
-    prior = resolve_prior(prior, loaded_index) if "prior" in groups else "none"
-    features = CandidateFeatures(loaded_index, groups, prior=load_prior(prior), top_k=top_k,
-                                 second_encoder=second_encoder)
-    weights, report = fit_ranker(features, queries, regularisation=regularisation, gate_coverage=gate_coverage)
-    manifest = {
-        "features": {"groups": list(features.groups), "columns": features.columns,
-                     **({"second_encoder": features.second_encoder} if "second_encoder" in features.groups else {}),
-                     **({"gate": {key: report["gate"][key] for key in ("groups", "margin")}} if "gate" in report
-                        else {})},
-        "weights": dict(zip(features.columns, [round(float(value), 4) for value in weights["coefficients"]])),
-        "training": {"index": str(loaded_index.directory), "ontology": loaded_index.manifest["ontology"],
-                     "prior": str(prior), "top_k": top_k, "regularisation": regularisation, **(described or {})},
-        "report": report,
-    }
-    return save_ranker(directory, weights, manifest, force=force)

@@ -1,13 +1,20 @@
 """`ontolink eval`: Recall@K and MRR of Linked-mention files, overall and by overlap category."""
 
+from __future__ import annotations
+
 import math
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ontolink.errors import InputError
 from ontolink.rank_metrics import NOT_FOUND, first_rank, mean_reciprocal_rank, recall_at
+
+if TYPE_CHECKING:
+    from ontolink.ontology import Ontology
 
 DEFAULT_KS = (1, 5, 32, 64)
 CATEGORIES = ("HO", "LO", "NO")
@@ -105,7 +112,9 @@ class LinkedScores:
     longest: int = 0  # the most candidates a mention has
 
 
-def score_mentions(records, ontology=None, gold_by_id=None, name="<stdin>", id_prefixes=None, keep_misses=False):
+def score_mentions(records: Iterable[dict[str, Any]], ontology: Ontology | None = None,
+                   gold_by_id: dict[str, Any] | None = None, name: str = "<stdin>",
+                   id_prefixes: dict[str, str] | None = None, keep_misses: bool = False) -> LinkedScores:
     """LinkedScores of one file. A mention whose gold is ``[]`` is unlinkable (NIL): it is left out of
     the ranks and counted among the NIL outcomes as (gold_nil, predicted_nil, top_1_right)."""
     scores = LinkedScores()
@@ -145,7 +154,9 @@ def score_mentions(records, ontology=None, gold_by_id=None, name="<stdin>", id_p
     return scores
 
 
-def score_file(records, ontology=None, ks=DEFAULT_KS, gold_by_id=None, name="<stdin>", nil_outcomes=None):
+def score_file(records: Iterable[dict[str, Any]], ontology: Ontology | None = None, ks: Sequence[int] = DEFAULT_KS,
+               gold_by_id: dict[str, Any] | None = None, name: str = "<stdin>",
+               nil_outcomes: list | None = None) -> tuple[np.ndarray, list]:
     """Per-mention rank of the first correct candidate (``rank_metrics.NOT_FOUND`` = none) and category,
     for one file; NIL outcomes are appended to ``nil_outcomes`` when given (see score_mentions)."""
     scores = score_mentions(records, ontology=ontology, gold_by_id=gold_by_id, name=name)
@@ -159,7 +170,8 @@ def metrics_from_ranks(ranks, ks=DEFAULT_KS):
     return {"n": int(len(ranks))} | {f"R@{k}": recall_at(ranks, k) for k in ks} | {"MRR": mean_reciprocal_rank(ranks)}
 
 
-def file_metrics(ranks, categories, ks=DEFAULT_KS):
+def file_metrics(ranks: Sequence[float], categories: Sequence[str | None], ks: Sequence[int] = DEFAULT_KS
+                 ) -> dict[str, dict[str, float]]:
     """{group: metrics} for all mentions and, when categories are known, each of HO/LO/NO."""
     ranks = np.asarray(ranks, dtype=float)
     groups = {"all": metrics_from_ranks(ranks, ks)}
@@ -173,7 +185,7 @@ def file_metrics(ranks, categories, ks=DEFAULT_KS):
     return groups
 
 
-def aggregate(per_file):
+def aggregate(per_file: Sequence[dict[str, dict[str, float]]]) -> dict[str, dict[str, dict[str, float]]]:
     """Mean ± population std of every metric over files (seeds, folds). A group or a value missing from a
     file (NIL rows where one run marked NIL, a predicate absent from a fold; NaN) is left out of that
     mean instead of making it NaN."""

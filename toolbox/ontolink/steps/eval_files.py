@@ -8,7 +8,11 @@ as mentions found in raw text). Each kind has its own default Ks, metrics and ta
 need); ``evaluate_files`` renders its tables as text.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from ontolink.errors import InputError
 from ontolink.formats import Problems, guess_format, read_documents
@@ -19,6 +23,9 @@ from ontolink.report import Table, render_report
 from ontolink.steps.convert import document_mentions, parse_id_prefixes
 from ontolink.steps.eval import DEFAULT_KS as LINKED_KS
 from ontolink.steps.eval_retrieval import DEFAULT_KS as RETRIEVED_KS
+
+if TYPE_CHECKING:
+    from ontolink.ontology import OntologySource
 
 LENIENT = "lenient_R@1"
 LENIENT_NOTE = (f"{LENIENT}: R@1 that also counts a top-1 one is_a step from gold (its parent or child) as right; "
@@ -96,8 +103,10 @@ def file_labels(files, labels=None):
     return labels or [display_name(path) for path in files]
 
 
-def evaluate(files, ontology=None, gold_path=None, spans=False, ks=None, skip_invalid=False, by_predicate=False,
-             id_prefix=None, related_within=DEFAULT_WITHIN, labels=None):
+def evaluate(files: Sequence[str], ontology: OntologySource | None = None, gold_path: str | None = None,
+             spans: bool = False, ks: str | None = None, skip_invalid: bool = False, by_predicate: bool = False,
+             id_prefix: str | None = None, related_within: int = DEFAULT_WITHIN,
+             labels: Sequence[str] | None = None) -> Evaluation:
     """The Evaluation of prediction files ('-' is stdin). ``ontology`` is an OntologySource (loaded only
     when the kind needs it), ``ks`` the --ks text, ``id_prefix`` the --id-prefix text; several files
     give mean ± std."""
@@ -127,8 +136,10 @@ def evaluate(files, ontology=None, gold_path=None, spans=False, ks=None, skip_in
     return linking_evaluation(files, names, loaded, gold_path, k_values, skip_invalid, prefixes, related_within)
 
 
-def evaluate_files(files, ontology=None, gold_path=None, spans=False, ks=None, fmt="json", skip_invalid=False,
-                   by_predicate=False, id_prefix=None, table=None, related_within=DEFAULT_WITHIN, labels=None):
+def evaluate_files(files: Sequence[str], ontology: OntologySource | None = None, gold_path: str | None = None,
+                   spans: bool = False, ks: str | None = None, fmt: str = "json", skip_invalid: bool = False,
+                   by_predicate: bool = False, id_prefix: str | None = None, table: str | None = None,
+                   related_within: int = DEFAULT_WITHIN, labels: Sequence[str] | None = None) -> str:
     """The report of prediction files as text in ``fmt`` (``table`` picks the TSV / Markdown table)."""
     return evaluate(files, ontology, gold_path=gold_path, spans=spans, ks=ks, skip_invalid=skip_invalid,
                     by_predicate=by_predicate, id_prefix=id_prefix, related_within=related_within,
@@ -254,14 +265,14 @@ def _add_lenient(metrics, scores, run):
         values[LENIENT] = float(np.mean(chosen)) if len(chosen) else float("nan")
 
 
-def error_records(evaluation):
+def error_records(evaluation: Evaluation) -> Iterator[dict[str, Any]]:
     """The --errors records: each run's misses (span errors), with the file's label first."""
     for run in evaluation.runs:
         for miss in run.misses:
             yield {"file": run.label} | miss
 
 
-def write_errors(evaluation, path):
+def write_errors(evaluation: Evaluation, path: str) -> None:
     """One JSON line per miss into ``path`` ('-': stdout)."""
     from ontolink.io import RecordWriter
 

@@ -5,10 +5,12 @@ with --spans) as a table that sorts by any column on a click. Nothing is fetched
 font, no script file; it opens from disk in any browser, with no server.
 """
 
+from __future__ import annotations
+
 import html
 import math
 
-from ontolink.steps.eval_files import error_records
+from ontolink.steps.eval_files import Evaluation, error_records
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }
@@ -127,7 +129,7 @@ def _inline_svg(svg):
     return svg[:start] + svg[end + len("</metadata>"):] if 0 <= start < end else svg
 
 
-def html_report(evaluation):
+def html_report(evaluation: Evaluation) -> str:
     """The whole page as text."""
     from ontolink.steps.eval_plots import svg_text
 

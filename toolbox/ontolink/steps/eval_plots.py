@@ -9,10 +9,16 @@ Only the Agg backend is used (no display); matplotlib is imported here and nowhe
 without --plot or --format html never loads it.
 """
 
+from __future__ import annotations
+
 import io
 import math
+from typing import TYPE_CHECKING
 
 from ontolink.errors import OntolinkError
+
+if TYPE_CHECKING:
+    from ontolink.steps.eval_files import Evaluation
 
 FORMATS = (".svg", ".png", ".pdf")
 
@@ -141,7 +147,7 @@ def evaluation_figure(evaluation):
     raise OntolinkError("--plot draws linked mentions and --spans; retrieved records have no plots yet")
 
 
-def save_plots(evaluation, path):
+def save_plots(evaluation: Evaluation, path: str) -> None:
     """Draw the Evaluation into ``path``, its format from the extension (.svg, .png, .pdf)."""
     from pathlib import Path
 
@@ -156,7 +162,7 @@ def save_plots(evaluation, path):
                                                             metadata=metadata))
 
 
-def svg_text(evaluation):
+def svg_text(evaluation: Evaluation) -> str:
     """The Evaluation's plots as an SVG document (text), for the HTML report."""
     buffer = io.BytesIO()
     evaluation_figure(evaluation).savefig(buffer, format="svg", metadata={"Date": None})

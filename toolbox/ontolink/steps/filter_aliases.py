@@ -45,10 +45,10 @@ def filter_aliases(records: Iterable[dict[str, Any]], ontology: Ontology, encode
                    with_siblings: bool = True, batch_size: int = 64, stats: Any = None,
                    source: str = "<stdin>") -> Iterator[dict[str, Any]]:
     """Yield each Aliases record with ``aliases`` = kept ones and ``decisions`` for all."""
-    from ontolink.steps.link import batches
+    from ontolink.io import record_batches
 
     stats = stats if stats is not None else FilterStats()
-    for batch in batches(records, batch_size):
+    for batch in record_batches(records, batch_size):
         plans = []
         texts = []
         for record in batch:

@@ -15,8 +15,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ontolink.backends.encoders.token import ARTIFACT, MAX_LOG_SCALE, TokenEncoder, multivector_manifest, query_key
 from ontolink.backends.indexes.late_interaction import marginal_likelihood_loss, query_expansion_losses, xtr_scores
+from ontolink.backends.indexes.token_encoder import (ARTIFACT, MAX_LOG_SCALE, TokenEncoder, multivector_manifest,
+                                                    query_key)
 from ontolink.errors import InputError
 from ontolink.io import warn
 from ontolink.manifest import library_versions
@@ -87,7 +88,7 @@ def train_multivector(examples: Sequence[dict[str, Any]], ontology: Ontology, ou
     """Fine-tune and write the multi-vector model directory; returns its manifest."""
     import torch
 
-    from ontolink.backends.encoders.sentence import DEFAULT_ENCODER
+    from ontolink.backends.encoders.model_files import DEFAULT_ENCODER
     from ontolink.device import resolve_device
 
     if not examples:

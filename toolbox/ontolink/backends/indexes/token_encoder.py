@@ -1,4 +1,8 @@
-"""Token encoder for late interaction (docs/multivector.md): one L2-normalised vector per word piece.
+"""The multi-vector index's token encoder (late interaction, docs/multivector.md): one L2-normalised vector per
+word piece.
+
+Not an ``Encoder`` (those give one vector per text): it is the model of the
+``multivector`` name index and of `train multivector`.
 
 A transformers backbone plus a linear token projection (e.g. 384 → 128) and a
 CLIP-style learnable temperature. Mentions are read in context, but only the
@@ -15,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ontolink.backends.encoders.base import length_batches
 from ontolink.errors import InputError, OntolinkError
 from ontolink.encoder_inputs import CONTEXT_CHARACTERS, MENTION_END, MENTION_START
 from ontolink.manifest import peek_manifest
@@ -25,6 +30,7 @@ BACKBONE_DIR = "backbone"
 # CLIP's initial temperature 0.07, and its cap of 100 on the logit scale.
 INITIAL_LOG_SCALE = math.log(1 / 0.07)
 MAX_LOG_SCALE = math.log(100.0)
+MAX_BATCH_SIZE = 512  # texts a batch, whatever their length
 
 
 def multivector_manifest(path):
@@ -52,7 +58,7 @@ class TokenEncoder:
         from transformers import AutoModel, AutoTokenizer
         from transformers.utils import logging as transformers_logging
 
-        from ontolink.backends.encoders.sentence import resolve_model_path
+        from ontolink.backends.encoders.model_files import resolve_model_path
 
         transformers_logging.disable_progress_bar()
         transformers_logging.set_verbosity_error()
@@ -239,10 +245,9 @@ class TokenEncoder:
 
         built = [self.name_ids(text) for text in texts]  # tokenised once: for batching and for the model
         lengths = [len(keep) + 2 for _, keep in built]
-        order = np.argsort(lengths, kind="stable")
         pieces = [None] * len(texts)
         with torch.inference_mode():
-            for rows in _length_batches(order, lengths, tokens_per_batch):
+            for rows in length_batches(lengths, tokens_per_batch, MAX_BATCH_SIZE):
                 for row, vectors in zip(rows, self._name_vectors([built[row] for row in rows])):
                     pieces[row] = vectors.cpu().numpy()
                 if progress is not None:
@@ -256,11 +261,10 @@ class TokenEncoder:
         masks = masks or [0] * len(keys)
         built = [self.mention_ids(key, count) for key, count in zip(keys, masks)]  # tokenised once
         lengths = [len(ids) for ids, _, _ in built]
-        order = np.argsort(lengths, kind="stable")
         result = [None] * len(keys)
         empty_count = 0
         with torch.inference_mode():
-            for rows in _length_batches(order, lengths, tokens_per_batch):
+            for rows in length_batches(lengths, tokens_per_batch, MAX_BATCH_SIZE):
                 vectors, empty = self._mention_vectors([built[row] for row in rows])
                 empty_count += sum(empty)
                 for row, value in zip(rows, vectors):
@@ -270,17 +274,6 @@ class TokenEncoder:
     def describe(self):
         return {"dimension": self.dimension, "temperature": self.temperature, "max_length": self.max_length,
                 "precision": self.precision, "scale": round(float(self.scale().detach()), 4)}
-
-
-def _length_batches(order, lengths, tokens_per_batch, max_batch_size=512):
-    start = 0
-    while start < len(order):
-        end = start + 1
-        while end < len(order) and end - start < max_batch_size \
-                and lengths[order[end]] * (end + 1 - start) <= tokens_per_batch:
-            end += 1
-        yield [int(row) for row in order[start:end]]
-        start = end
 
 
 def _stack(pieces, dimension):

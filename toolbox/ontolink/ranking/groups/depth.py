@@ -1,0 +1,26 @@
+"""depth: the candidate's depth in the is_a graph (at most 20), its difference to the top candidate's, leaf or not."""
+
+import numpy as np
+
+from ontolink.errors import InputError
+from ontolink.ranking.groups import FEATURE_GROUPS, FeatureGroup
+
+MAX_DEPTH = 20.0
+
+
+@FEATURE_GROUPS.register("depth")
+class GraphDepth(FeatureGroup):
+    columns = ("depth", "depth_gap", "leaf")
+    default = True
+    position = 50
+
+    def prepare(self, index, options):
+        if index.entity_depths is None or index.name_kinds is None:
+            raise InputError("index predates candidate features (no depths or name kinds); rebuild it with "
+                             "`ontolink index`", index.directory)
+        self._depths = np.minimum(np.asarray(index.entity_depths, dtype=np.float32), MAX_DEPTH)
+        self._leaves = (np.asarray(index.entity_children) == 0).astype(np.float32)
+
+    def candidate_columns(self, found):
+        depths = self._depths[found.entities]
+        return [depths, depths - depths[0], self._leaves[found.entities]]

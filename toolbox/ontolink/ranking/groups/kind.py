@@ -1,0 +1,27 @@
+"""kind: the kind of name that matched: preferred name, EXACT synonym, RELATED synonym, other synonym."""
+
+import numpy as np
+
+from ontolink.errors import InputError
+from ontolink.ranking.groups import FEATURE_GROUPS, FeatureGroup
+
+NAME_KINDS = ("name", "EXACT", "RELATED")
+
+
+@FEATURE_GROUPS.register("kind")
+class MatchedNameKind(FeatureGroup):
+    columns = ("kind_name", "kind_exact", "kind_related", "kind_other")
+    default = True
+    position = 60
+
+    def prepare(self, index, options):
+        if index.entity_depths is None or index.name_kinds is None:
+            raise InputError("index predates candidate features (no depths or name kinds); rebuild it with "
+                             "`ontolink index`", index.directory)
+        # per name row: its kind's place in NAME_KINDS, len(NAME_KINDS) for any other
+        code_of = {kind: code for code, kind in enumerate(NAME_KINDS)}
+        self._kind_codes = np.array([code_of.get(kind, len(NAME_KINDS)) for kind in index.name_kinds], dtype=np.int8)
+
+    def candidate_columns(self, found):
+        codes = self._kind_codes[found.name_rows]
+        return [(codes == code).astype(np.float32) for code in range(len(NAME_KINDS) + 1)]

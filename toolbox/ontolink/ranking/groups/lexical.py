@@ -1,0 +1,56 @@
+"""lexical: character 3-gram TF-IDF cosine of the mention (or its long form) to the candidate's closest name, its
+gap to the best, and whether a name equals the mention (normalised)."""
+
+import numpy as np
+
+from ontolink.ontology import normalize
+from ontolink.ranking.groups import FEATURE_GROUPS, FeatureGroup
+from ontolink.ranking.queries import rows_by_text
+from ontolink.ranking.sparse import sparse_pair_dots
+
+
+@FEATURE_GROUPS.register("lexical")
+class CharacterTrigrams(FeatureGroup):
+    columns = ("lexical", "lexical_gap", "exact")
+    default = True
+    position = 10
+
+    def prepare(self, index, options):
+        from ontolink.backends.indexes.tfidf import char_trigram_vectorizer
+
+        self._index = index
+        self._vectorizer = char_trigram_vectorizer()
+        self._rows_of_text = rows_by_text(index)
+        self._name_matrix = self._vectorizer.fit_transform(index.names).tocsr()
+
+    def compute(self, batch):
+        return [[lexical, lexical - lexical.max(), exact] if len(lexical) else None
+                for lexical, exact in self._similarities(batch)]
+
+    def _similarities(self, batch):
+        """Per record: (best TF-IDF cosine of any query form to any of the candidate's names, exact match)."""
+        query_texts, pair_query, pair_name, pair_slot, slot_offset = [], [], [], [], [0]
+        exact = []
+        every = batch.candidate_names
+        for position, (record, found) in enumerate(zip(batch.records, batch.candidates)):
+            long_form = batch.long_forms[position]
+            forms = [record["mention"]] + ([long_form] if long_form else [])
+            skip = batch.held_out(position)
+            matching = {int(self._index.entity_of_name[row]) for form in forms
+                        for row in self._rows_of_text.get(normalize(form), ()) if row not in skip}
+            exact.append(np.array([entity in matching for entity in found.entities.tolist()], dtype=np.float32))
+            rows, slots = every[position]
+            for form_number in range(len(forms)):
+                pair_query.append(np.full(len(rows), len(query_texts) + form_number))
+                pair_name.append(rows)
+                pair_slot.append(slots + slot_offset[-1])
+            query_texts += forms
+            slot_offset.append(slot_offset[-1] + len(found.entities))
+        best = np.zeros(slot_offset[-1], dtype=np.float32)
+        if pair_name:
+            queries = self._vectorizer.transform(query_texts).tocsr()
+            similarity = sparse_pair_dots(queries, np.concatenate(pair_query), self._name_matrix,
+                                          np.concatenate(pair_name))
+            np.maximum.at(best, np.concatenate(pair_slot), similarity)
+        return [(best[start:end], exact[position])
+                for position, (start, end) in enumerate(zip(slot_offset, slot_offset[1:]))]

@@ -1,0 +1,21 @@
+"""prior: log(1 + count) of an entity prior (ranking/priors.py), and its gap to the most common candidate."""
+
+import numpy as np
+
+from ontolink.ranking.groups import FEATURE_GROUPS, FeatureGroup
+
+
+@FEATURE_GROUPS.register("prior")
+class EntityPrior(FeatureGroup):
+    columns = ("prior", "prior_gap")
+    default = True
+    position = 20
+
+    def prepare(self, index, options):
+        counts = options.get("prior") or {}  # no prior: a constant column, which the fit weighs 0
+        self._prior = np.log1p(np.array([counts.get(entity_id, 0) for entity_id in index.entity_ids],
+                                        dtype=np.float32))
+
+    def candidate_columns(self, found):
+        prior = self._prior[found.entities]
+        return [prior, prior - prior.max()]
