@@ -95,6 +95,7 @@ def main():
     parser.add_argument("--top-k", type=int, nargs="+", default=[64, 512])
     parser.add_argument("--code", nargs="+", help="toolbox/ directories of the code to measure, in turn "
                                                  "(default: this checkout's)")
+    parser.add_argument("--labels", nargs="+", help="a name for each --code directory (default: its git commit)")
     parser.add_argument("--rss-cap-gb", type=float, default=6.0)
     parser.add_argument("--deadline-minutes", type=float, default=60.0,
                         help="stop every run still going after this long (reported as unfinished)")
@@ -109,21 +110,24 @@ def main():
           f"RSS cap {options.rss_cap_gb:g} GB, deadline {options.deadline_minutes:g} min")
     deadline = time.monotonic() + options.deadline_minutes * 60
     runs = []
-    for code in options.code or [REPO / "toolbox"]:
+    codes = options.code or [REPO / "toolbox"]
+    for position, code in enumerate(codes):
         code = Path(code).resolve()
-        label = subprocess.run(["git", "-C", str(code), "rev-parse", "--short=12", "HEAD"], capture_output=True,
-                               text=True).stdout.strip() or code.name
+        label = (options.labels[position] if options.labels and position < len(options.labels) else
+                 subprocess.run(["git", "-C", str(code), "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                                text=True).stdout.strip() or code.name)
+        print(f"{label}: {code}")
         environment = {**os.environ, "PYTHONPATH": str(code)}
         for top_k in options.top_k:
             command = [sys.executable, "-m", "ontolink", "link", "--index", str(index), "-i", str(mentions),
                        "-o", os.devnull, "--top-k", str(top_k)]
             runs.append((label, top_k, Run(command, environment, options.rss_cap_gb * 1024, deadline)))
-    print(f"{'code':>14} {'top-k':>6} {'peak RSS MB':>12} {'seconds':>8}")
+    print(f"{'code':>20} {'top-k':>6} {'peak RSS MB':>12} {'seconds':>8}")
     for label, top_k, run in runs:
         run.wait()
         shown = f"> {run.peak_mb:.0f}" if run.stopped else f"{run.peak_mb:.0f}"
         note = f"  ({run.stopped})" if run.stopped else ""
-        print(f"{label:>14} {top_k:>6} {shown:>12} {run.seconds:>8.0f}{note}", flush=True)
+        print(f"{label:>20} {top_k:>6} {shown:>12} {run.seconds:>8.0f}{note}", flush=True)
 
 
 if __name__ == "__main__":

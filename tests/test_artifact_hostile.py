@@ -203,3 +203,46 @@ def test_leftovers_of_a_killed_run_are_removed_on_the_next(tfidf_index, small_on
     result = run("index", "--ontology", small_ontology_path, "--method", "tfidf", target)
     assert result.exit_code == 0, result.stderr
     assert sorted(path.name for path in tmp_path.iterdir()) == [f".idx.tmp-{os.getppid()}", "idx"]
+
+
+def _crafted(directory, artifact, tensors_file, tensors, **files):
+    from safetensors.numpy import save_file
+
+    directory.mkdir()
+    (directory / "manifest.json").write_text(json.dumps({"artifact": artifact, "features": {
+        "groups": ["lexical"], "columns": ["a", "b"]}}))
+    save_file(tensors, str(directory / tensors_file))
+    for name, content in files.items():
+        (directory / name.replace("_", ".")).write_text(content)
+    return directory
+
+
+def test_a_ranker_with_integer_weights_or_no_intercept_is_refused(tmp_path):
+    from ontolink.artifacts.ranker import ARTIFACT, WEIGHTS_FILE, Ranker
+    from ontolink.errors import InputError
+
+    weights = {"mean": np.zeros(2, np.float32), "scale": np.ones(2, np.float32),
+               "coefficients": np.ones(2, np.float32)}
+    directory = _crafted(tmp_path / "ranker", ARTIFACT, WEIGHTS_FILE, weights)
+    with pytest.raises(InputError, match=rf"{WEIGHTS_FILE}: holds no tensor 'intercept'"):  # was a KeyError
+        Ranker(directory)
+    weights["intercept"] = np.zeros(1, np.float32)
+    weights["coefficients"] = np.ones(2, np.int64)
+    directory = _crafted(tmp_path / "ranker2", ARTIFACT, WEIGHTS_FILE, weights)
+    with pytest.raises(InputError, match="tensor 'coefficients' is int64"):
+        Ranker(directory)
+
+
+def test_kg_embeddings_whose_ids_point_at_dev_zero_are_refused(tmp_path):
+    from ontolink.artifacts.kg_embeddings import ARTIFACT, IDS, TENSORS, load_kg_embeddings
+    from ontolink.errors import InputError
+
+    directory = _crafted(tmp_path / "kg", ARTIFACT, TENSORS, {"entity": np.zeros((2, 4), np.float32),
+                                                              "relation": np.zeros((1, 4), np.float32)})
+    (directory / IDS).symlink_to("/dev/zero")
+    with pytest.raises(InputError, match=rf"{IDS}: is not a regular file"):  # read /dev/zero forever
+        load_kg_embeddings(directory)
+    (directory / IDS).unlink()
+    (directory / IDS).write_text(json.dumps({"entities": "ab", "relations": ["r"]}))
+    with pytest.raises(InputError, match="must hold 'entities' and 'relations', lists of ids"):
+        load_kg_embeddings(directory)

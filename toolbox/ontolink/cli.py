@@ -86,7 +86,8 @@ def cli():
       ontolink eval linked.jsonl --ontology hpo
 
     Exit status: 0 success, 2 bad input or usage (FILE:LINE: message), 1 other
-    failures, 130 interrupted (Ctrl-C), 141 output pipe closed (`| head`).
+    failures, 130 interrupted (Ctrl-C), 141 output pipe closed (`| head`), 143
+    terminated (SIGTERM).
     Set ONTOLINK_TRACEBACK=1 to see tracebacks.
     """
 

@@ -28,6 +28,9 @@ Interrupted (Ctrl-C); an artifact being written is left as it was.
 .TP
 .B 141
 The reader of the output went away (for example \fB| head\fP); nothing is printed.
+.TP
+.B 143
+Terminated (SIGTERM); an output file is closed whole, holding the records written before the signal.
 """
 
 ENVIRONMENT = r"""
@@ -41,6 +44,15 @@ CPU threads: the ONNX encoder runs this many single\-threaded sessions side by s
 .TP
 .B ONTOLINK_TRACEBACK
 When set, errors show a Python traceback instead of one line.
+.TP
+.B ONTOLINK_MAX_LINE_BYTES
+The longest input line read, and the highest BioC offset accepted (default 64M; K, M, G suffixes): a longer line is bad input.
+.TP
+.B ONTOLINK_LINK_MEMO_BYTES
+Memory kept for search results of mentions seen before (default 64M; 0: none).
+.TP
+.B HF_HUB_OFFLINE
+When set to 1, a Hugging Face hub model is only loaded from the Hugging Face cache; the hub is never asked (a model already in the cache is loaded from it without asking in any case).
 .TP
 .B OPENAI_BASE_URL, OPENAI_API_KEY
 gen\-aliases \-\-backend openai: the endpoint and its key (\-\-api\-key\-env names another variable).

@@ -6,7 +6,6 @@ The directory holds ``manifest.json``, ``embeddings.safetensors`` (``entity``: (
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from ontolink.errors import InputError
@@ -68,21 +67,19 @@ def check_kg_ontology(kg, ontology):
 
 def load_kg_embeddings(directory: str | Path) -> KGEmbeddings:
     """Open an embeddings directory made by ``embed_kg``, refusing a truncated or altered one."""
-    from safetensors import SafetensorError
-    from safetensors.numpy import load_file
+    from ontolink.artifact_files import load_tensors, read_json
 
     directory = Path(directory)
     manifest = read_manifest(directory, ARTIFACT, required_files=[TENSORS, IDS])
-    try:
-        tensors = load_file(str(directory / TENSORS))
-        with open(directory / IDS, encoding="utf-8") as handle:
-            ids = json.load(handle)
-    except (SafetensorError, ValueError, OSError) as error:
-        raise InputError(f"embeddings are damaged ({type(error).__name__}: {error}); rebuild them with "
-                         "`ontolink embed-kg`", directory) from None
-    entity, relation = tensors.pop("entity", None), tensors.pop("relation", None)
-    if entity is None or relation is None or len(entity) != len(ids["entities"]) or \
-            len(relation) != len(ids["relations"]):
+    tensors = load_tensors(directory / TENSORS, {"entity": ("f", 2), "relation": ("f", 2)})
+    ids = read_json(directory / IDS)
+    if not isinstance(ids, dict) or not all(
+            isinstance(ids.get(key), list) and all(isinstance(item, str) for item in ids[key])
+            for key in ("entities", "relations")):
+        raise InputError("must hold 'entities' and 'relations', lists of ids; rebuild the embeddings",
+                         directory / IDS)
+    entity, relation = tensors.pop("entity"), tensors.pop("relation")
+    if len(entity) != len(ids["entities"]) or len(relation) != len(ids["relations"]):
         raise InputError(f"{TENSORS} does not match {IDS}; rebuild the embeddings", directory)
     if manifest.get("sha256") and file_sha256(directory / TENSORS) != manifest["sha256"]:
         raise InputError(f"{TENSORS} was changed after the manifest was written; rebuild the embeddings",

@@ -39,13 +39,17 @@ class Ranker:
     """Fitted weights plus, once bound to an index, the features they weigh."""
 
     def __init__(self, directory):
-        from safetensors.numpy import load_file
+        from ontolink.artifact_files import field, load_tensors
 
         self.directory = directory
         self.manifest = read_manifest(directory, ARTIFACT)
-        weights = load_file(str(Path(directory) / WEIGHTS_FILE))
-        self.groups = self.manifest["features"]["groups"]
-        self.columns = self.manifest["features"]["columns"]
+        weights = load_tensors(Path(directory) / WEIGHTS_FILE, {name: ("f", 1) for name in (
+            "mean", "scale", "coefficients", "intercept")})
+        if len(weights["intercept"]) != 1:
+            raise InputError(f"{WEIGHTS_FILE}: 'intercept' must hold one number; refit it", directory)
+        manifest_path = Path(directory) / "manifest.json"
+        self.groups = field(self.manifest, manifest_path, "features", "groups", kind=list)
+        self.columns = field(self.manifest, manifest_path, "features", "columns", kind=list)
         if any(len(weights.get(name, ())) != len(self.columns) for name in ("mean", "scale", "coefficients")):
             raise InputError(f"{WEIGHTS_FILE} does not match the {len(self.columns)} features of its manifest; "
                              "refit it", directory)
