@@ -61,23 +61,29 @@ class Run:
         self.child = subprocess.Popen(command, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         self.cap_mb, self.deadline = cap_mb, deadline
         self.peak_mb, self.stopped, self.seconds = 0.0, None, None
+        self.finished = False  # set once ``wait`` has reaped the child (polling it here would reap it first)
         self.thread = threading.Thread(target=self._watch, daemon=True)
         self.thread.start()
 
     def _watch(self):
-        while self.child.poll() is None:
+        while not self.finished:
+            rss = _status_mb(self.child.pid, "VmRSS")
+            if rss == 0:  # ended (a zombie until ``wait`` reaps it): nothing left to watch or stop
+                time.sleep(0.5)
+                continue
             self.peak_mb = max(self.peak_mb, _status_mb(self.child.pid, "VmHWM"))
-            if _status_mb(self.child.pid, "VmRSS") > self.cap_mb:
+            if rss > self.cap_mb:
                 self.stopped = "stopped at the RSS cap"
             elif time.monotonic() > self.deadline:
                 self.stopped = "stopped at the deadline, unfinished: peak so far"
             if self.stopped:
                 self.child.kill()
-                break
+                return
             time.sleep(0.5)
 
     def wait(self):
         _, status, usage = os.wait4(self.child.pid, 0)
+        self.finished = True
         self.seconds = time.monotonic() - self.started
         self.thread.join()
         self.peak_mb = max(self.peak_mb, usage.ru_maxrss / 1024)

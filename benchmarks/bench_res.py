@@ -123,16 +123,15 @@ def main():
         scores = work / f"{path.stem}.eval.json"
         subprocess.run(ontolink + ["eval", str(path), "--ontology", "hpo", "--format", "json", "-o", str(scores)],
                        check=True)
-        # one file per eval: each metric is {"mean", "std"} with std 0
-        metrics = {group: {key: value["mean"] for key, value in values.items()}
-                   for group, values in json.loads(scores.read_text())["metrics"].items()}
+        # one file per eval: each metric is a plain number
+        metrics = json.loads(scores.read_text())["metrics"]
         row = [name, metrics["all"]["R@1"], metrics["all"]["MRR"]]
         for group in ("HO", "LO", "NO"):
             row += [metrics[group]["R@1"], metrics[group]["MRR"]] if group in metrics else ["-", "-"]
         model = work / name.replace(" ", "-") / "manifest.json"
         row.append(round(json.loads(model.read_text())["seconds"]) if model.exists() else "-")
         rows.append(row)
-    counts = {group: int(values["n"]["mean"]) for group, values in
+    counts = {group: int(values["n"]) for group, values in
               json.loads((work / f"{linked['retriever'].stem}.eval.json").read_text())["metrics"].items()}
     print(f"GSC+{f' (first {args.limit})' if args.limit else ''}: {counts['all']} mentions (HO {counts['HO']}, "
           f"LO {counts['LO']}, NO {counts['NO']}), top {args.top_k} candidates of {index}; pseudo pairs: synonym, "
