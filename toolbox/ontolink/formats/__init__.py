@@ -121,6 +121,21 @@ def decoded_lines(path, problems):
                                 name, number)
 
 
+def one_passage_document(doc_id, text, source):
+    """A BioC document of one passage at offset 0: what the readers of unstructured text build
+    (plain text, JSON Lines documents, brat's .txt); ``source`` is (file name, line or None)."""
+    from bioc import BioCDocument, BioCPassage  # here, as in the readers: the registry package stays light
+
+    document = BioCDocument()
+    document.id = doc_id
+    passage = BioCPassage()
+    passage.offset = 0
+    passage.text = text
+    document.add_passage(passage)
+    document.source = source
+    return document
+
+
 class Counted:
     """Counts the documents of a stream as they pass (for the closing summary line)."""
 

@@ -9,10 +9,10 @@ A directory is read as every ``.ann`` in it, in name order.
 
 from pathlib import Path
 
-from bioc import BioCAnnotation, BioCDocument, BioCLocation, BioCPassage
+from bioc import BioCAnnotation, BioCLocation
 
 from ontolink.errors import InputError
-from ontolink.formats import DOCUMENT_FORMATS, DocumentFormat, decoded_lines
+from ontolink.formats import DOCUMENT_FORMATS, DocumentFormat, decoded_lines, one_passage_document
 from ontolink.io import display_name
 
 PASSED_OVER = ("R", "E", "A", "M", "#", "*")  # relations, events, attributes, modifiers, notes, equivalences
@@ -41,12 +41,8 @@ def read_brat_file(path, problems):
         raise InputError(f"brat annotations need their text beside them: {text_path.name} is missing", name) from None
     except UnicodeDecodeError as error:
         raise InputError(f"not valid UTF-8 (byte 0x{error.object[error.start]:02x})", display_name(text_path)) from None
-    document = BioCDocument()
-    document.id = path.stem
-    document.source = (name, None)
-    passage = BioCPassage()
-    passage.offset, passage.text = 0, text
-    document.add_passage(passage)
+    document = one_passage_document(path.stem, text, (name, None))
+    passage = document.passages[0]
     by_id, ids = {}, {}
     for number, line in decoded_lines(path, problems):
         if not line.strip() or line.startswith(PASSED_OVER):

@@ -2,9 +2,7 @@
 commands hands `annotate`. The text field can be another (``text_field``); ``doc_id`` is read when
 there is no ``id``, the line number when neither is there. Other fields are not kept."""
 
-from bioc import BioCDocument, BioCPassage
-
-from ontolink.formats import DOCUMENT_FORMATS, DocumentFormat, decoded_lines
+from ontolink.formats import DOCUMENT_FORMATS, DocumentFormat, decoded_lines, one_passage_document
 from ontolink.io import display_name, loads
 
 
@@ -29,14 +27,7 @@ def read_jsonl_documents(path, problems, text_field="text"):
         doc_id = record.get("id", record.get("doc_id"))
         if not isinstance(doc_id, (str, int)) or isinstance(doc_id, bool) or not str(doc_id).strip():
             doc_id = number
-        document = BioCDocument()
-        document.id = str(doc_id).strip()
-        passage = BioCPassage()
-        passage.offset = 0
-        passage.text = text
-        document.add_passage(passage)
-        document.source = (name, number)
-        yield document
+        yield one_passage_document(str(doc_id).strip(), text, (name, number))
 
 
 @DOCUMENT_FORMATS.register("jsonl")

@@ -1,9 +1,7 @@
 """Plain text: one document per non-blank line; ``ID<TAB>text`` gives the document its id,
 otherwise the id is the line number."""
 
-from bioc import BioCDocument, BioCPassage
-
-from ontolink.formats import DOCUMENT_FORMATS, DocumentFormat, decoded_lines
+from ontolink.formats import DOCUMENT_FORMATS, DocumentFormat, decoded_lines, one_passage_document
 from ontolink.io import display_name
 
 
@@ -15,14 +13,7 @@ def read_text(path, problems):
         doc_id, tab, text = line.partition("\t")
         if not tab or not doc_id.strip() or " " in doc_id.strip():
             doc_id, text = str(number), line
-        document = BioCDocument()
-        document.id = doc_id.strip()
-        passage = BioCPassage()
-        passage.offset = 0
-        passage.text = text
-        document.add_passage(passage)
-        document.source = (name, number)
-        yield document
+        yield one_passage_document(doc_id.strip(), text, (name, number))
 
 
 @DOCUMENT_FORMATS.register("text")
