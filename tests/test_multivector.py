@@ -162,8 +162,8 @@ def test_index_and_link_with_the_trained_model(trained, small_ontology_path, fai
                  input=jsonl([{**linked[0], "gold": [entities[1].id]}, {**linked[0], "id": "c", "gold": [absent]}]))
     assert result.exit_code == 0, result.stderr
     metrics = json.loads(result.stdout)["metrics"]["all"]
-    assert metrics["n"]["mean"] == 2 and metrics["R@5"]["mean"] == (0.5 if reciprocal else 0.0)
-    assert metrics["MRR"]["mean"] == pytest.approx(reciprocal / 2)
+    assert metrics["n"] == 2 and metrics["R@5"] == (0.5 if reciprocal else 0.0)  # one run: flat numbers
+    assert metrics["MRR"] == pytest.approx(reciprocal / 2)
 
 
 @pytest.mark.slow

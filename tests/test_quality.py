@@ -21,7 +21,9 @@ EXPECTED = {
     # default before it, gave 0.7472 / 0.9618)
     ("dense", "auto"): (0.7472, 0.9644),
     ("dense", "fp32"): (0.7454, 0.9644),  # the exact model
-    ("tfidf", "auto"): (0.6794, 0.9279),  # char 3-gram TF-IDF
+    # char 3-gram TF-IDF; 0.6794 / 0.9279 before `link` put first a candidate whose name is the mention once
+    # folded (plurals, spellings) as annotate folds names: TF-IDF often ranked a longer name above the exact one
+    ("tfidf", "auto"): (0.7263, 0.9279),
 }
 
 
