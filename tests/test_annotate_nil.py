@@ -140,3 +140,26 @@ def test_eval_accepts_pubtator_gold(tfidf_index, tmp_path):
     report = json.loads(scored.stdout)
     assert report["metrics"]["all"]["n"] == 2 and report["metrics"]["all"]["R@1"] == 1.0
     assert report["nil"]["NIL"]["nil_gold"] == 1  # "-1" is an unlinkable mention
+
+
+def test_link_keeps_the_entity_annotate_found_over_the_span(small_ontology_path, tfidf_index, tmp_path):
+    """"Tonic clonic seizures" is a synonym of Bilateral tonic-clonic seizure; the TF-IDF search alone ranks
+    Clonic seizure first. A Mention from annotate's dictionary keeps the entity it found (matched_by
+    "annotate"); the same words given to link as a bare phrase keep the index's order; an exact name stays
+    first."""
+    docs = tmp_path / "docs.txt"
+    docs.write_text("d1\tTonic clonic seizures, secondarily generalized, began at two.\n")
+    mentions = parse_jsonl(run("annotate", "--ontology", small_ontology_path, "-i", docs).stdout)
+    by_text = {mention["mention"]: mention for mention in mentions}
+    assert by_text["Tonic clonic seizures"]["matched_ids"] == ["HP:0002069"]
+    linked = parse_jsonl(run("link", "--index", tfidf_index, "--top-k", 10, input=jsonl(mentions)).stdout)
+    best = {record["mention"]: record["candidates"][0] for record in linked}
+    assert (best["Tonic clonic seizures"]["id"], best["Tonic clonic seizures"]["matched_by"]) == ("HP:0002069", "annotate")
+    assert (best["seizures"]["id"], best["seizures"]["matched_by"]) == ("HP:0001250", "exact")
+    bare = parse_jsonl(run("link", "--index", tfidf_index, "--top-k", 10, "Tonic clonic seizures").stdout)[0]
+    assert bare["candidates"][0]["id"] != "HP:0002069"  # what link alone does: the case is a real one
+    assert "HP:0002069" in [candidate["id"] for candidate in bare["candidates"]]
+    # a dense n-gram's matched_ids are the index's own guess: not a dictionary match, no reordering
+    dense = [{**by_text["Tonic clonic seizures"], "matched_by": "dense"}]
+    again = parse_jsonl(run("link", "--index", tfidf_index, "--top-k", 10, input=jsonl(dense)).stdout)[0]
+    assert again["candidates"][0]["id"] == bare["candidates"][0]["id"]

@@ -69,8 +69,10 @@ def command(phrases, index_dir, input_path, skip_invalid, output_path, output_fo
     RELATED, ...). A candidate whose matched name is the mention itself
     once case, British spellings and plurals are folded (as `annotate`
     folds them: "astrocytes" is "astrocyte") comes first, with
-    "matched_by": "exact"; the others have the index method ("dense",
-    "tfidf", ...). With --reranker or --ranker the order is theirs and
+    "matched_by": "exact". Then, for a mention `annotate` found in its
+    dictionary, the entities whose name it found there ("matched_ids"),
+    with "matched_by": "annotate"; the others have the index method
+    ("dense", "tfidf", ...). With --reranker or --ranker the order is theirs and
     each candidate also keeps its "retriever_score" (a --ranker's
     candidates carry no matched name).
 

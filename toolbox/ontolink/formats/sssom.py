@@ -47,7 +47,7 @@ AUTO = "auto"
 # the predicate of a candidate below the first: the ranking says it is close, not that it is the same
 BELOW_BEST = "skos:closeMatch"
 # a candidate's matched_by -> mapping_justification; anything else (an encoder, a ranker) is semantic
-JUSTIFICATION_OF = {"exact": "semapv:LexicalMatching", "tfidf": "semapv:LexicalSimilarityThresholdMatching"}
+JUSTIFICATION_OF = {"exact": "semapv:LexicalMatching", "annotate": "semapv:LexicalMatching", "tfidf": "semapv:LexicalSimilarityThresholdMatching"}
 # a CURIE's prefix is an XML NCName; its local part may not hold white space or control characters, which
 # would break the TSV row or (in a prefix) the commented metadata block
 _PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
