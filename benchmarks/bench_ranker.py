@@ -32,7 +32,7 @@ DEFAULT = ("dense", "lexical", "prior", "abbreviation", "depth", "kind")
 
 def linked_by(features_found, records, entity_ids, scorer=None):
     """Linked records from per-record (entities, scores, matrix), ordered by ``scorer`` (None: retrieval)."""
-    for record, (entities, _, matrix) in zip(records, features_found):
+    for record, (entities, _, matrix, *_) in zip(records, features_found):
         order = np.argsort(-scorer(matrix), kind="stable") if scorer is not None and len(entities) else \
             np.arange(len(entities))
         yield {**record, "candidates": [{"id": entity_ids[int(entities[slot])]} for slot in order.tolist()]}
@@ -201,7 +201,7 @@ def main():
         gate_keep = [all_columns.index(column) for column in feature_columns([*DEFAULT, "overlap"])]
         gates[coverage] = (gate_weights, gate_report)
         refined = [top_margin(scorer_of(gate_weights, gate_keep)(matrix)) <= gate_report["margin"]
-                   for _, _, matrix in found]
+                   for _, _, matrix, *_ in found]
         scorer = cascade_scorer(scorer_of(gate_weights, gate_keep), scorer_of(full_weights, full_keep),
                                 gate_report["margin"])
         rows.append(metrics_row(f"  gated at coverage {coverage} (e5 for {np.mean(refined):.0%} of GSC+ mentions, "
@@ -214,7 +214,7 @@ def main():
     both = [*DEFAULT, "overlap", "hierarchy"]
     ceiling_rows = []
     gold_hits = [np.array([index.entity_ids[int(e)] in set(record["gold"]) for e in entities])
-                 for record, (entities, _, _) in zip(gscplus, found)]
+                 for record, (entities, *_) in zip(gscplus, found)]
     documents = sorted({record["doc_id"] for record in gscplus})
     np.random.default_rng(args.seed).shuffle(documents)
     fold_of = {document: number % 5 for number, document in enumerate(documents)}

@@ -56,7 +56,7 @@ def features(tmp_path_factory):
 
 
 def hierarchy_of(features, mention):
-    entities, scores, matrix = features([{"id": "m", "mention": mention}])[0]
+    entities, scores, matrix, *_ = features([{"id": "m", "mention": mention}])[0]
     ids = [features.index.entity_ids[entity] for entity in entities.tolist()]
     hierarchy = FEATURE_GROUPS.get("hierarchy").columns
     columns = {name: matrix[:, features.columns.index(name)] for name in hierarchy}

@@ -2,6 +2,7 @@
 TSV rows, phrases as arguments, records without their copied context, and plurals folded as `annotate`
 folds them."""
 
+import json
 from pathlib import Path
 
 from conftest import jsonl, parse_jsonl, run
@@ -76,3 +77,47 @@ def test_a_plural_goes_to_the_entity_it_names_not_a_longer_name(tmp_path):
     result = run("link", "--index", directory, "--device", "cpu", *[mention for mention, _ in PLURALS])
     assert result.exit_code == 0, result.stderr
     assert [record["candidates"][0]["id"] for record in parse_jsonl(result.stdout)] == [gold for _, gold in PLURALS]
+
+
+def test_ranked_candidates_say_which_name_matched_as_the_index_does(dense_index, tmp_path):
+    """A trained ranker re-retrieves; its candidates carry the name row they were found by: the same
+    matched_name / matched_kind / matched_by as the frozen index's for the same (mention, entity), except where
+    the long form of an abbreviation defined in the document found the candidate ("abbreviation")."""
+    result = run("train", "ranker", "--index", dense_index, "--synonym-queries", 200, "--features",
+                 "dense,lexical,abbreviation,kind", tmp_path / "ranker")
+    assert result.exit_code == 0, result.stderr
+    mentions = MENTIONS + [
+        {"id": "m3", "mention": "GTCS", "context_left": "Generalized tonic-clonic seizures (GTCS) were seen; ",
+         "context_right": " began at two."},
+        {"id": "m4", "mention": "absence seizures"}, {"id": "m5", "mention": "fits"},
+        {"id": "m6", "mention": "eye abnormalities"}, {"id": "m7", "mention": "Seizures"}]
+    ranked = run("link", "--index", dense_index, "--ranker", tmp_path / "ranker", "--top-k", 16,
+                 input=jsonl(mentions))
+    frozen = run("link", "--index", dense_index, "--top-k", 16, input=jsonl(mentions))
+    assert ranked.exit_code == 0 and frozen.exit_code == 0, ranked.stderr + frozen.stderr
+    names = json.loads((Path(dense_index) / "names.json").read_text())
+    names_of = {}
+    for name, kind, entity in zip(names["names"], names["name_kinds"], names["entity_of_name"]):
+        names_of.setdefault(names["entity_ids"][entity], set()).add((name, kind))
+    fields = ("matched_name", "matched_kind", "matched_by")
+    frozen_of = {(record["id"], candidate["id"]): candidate for record in parse_jsonl(frozen.stdout)
+                 for candidate in record["candidates"]}
+    seen, compared = set(), 0
+    for record in parse_jsonl(ranked.stdout):
+        assert len(record["candidates"]) == 16
+        for candidate in record["candidates"]:
+            assert set(fields) <= set(candidate) and "retriever_score" in candidate
+            assert (candidate["matched_name"], candidate["matched_kind"]) in names_of[candidate["id"]]
+            seen.add(candidate["matched_by"])
+            if candidate["matched_by"] == "abbreviation":
+                assert record["id"] == "m3"
+                continue
+            indexed = frozen_of.get((record["id"], candidate["id"]))
+            if indexed is not None:
+                assert [candidate[field] for field in fields] == [indexed[field] for field in fields]
+                compared += 1
+    assert seen == {"exact", "dense", "abbreviation"} and compared > 50
+    # the TSV rows of a ranker fill the matched columns
+    rows = [line.split("\t") for line in run("link", "--index", dense_index, "--ranker", tmp_path / "ranker",
+                                               "--to", "tsv", "--top-k", 2, "Seizures").stdout.splitlines()]
+    assert rows[1][3] == "HP:0001250" and rows[1][6:] == ["Seizure", "name", "exact"] and all(rows[2][6:])

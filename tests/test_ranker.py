@@ -129,12 +129,12 @@ def test_features_never_see_a_held_out_name(loaded):
     queries = synonym_queries(loaded, 40, seed=0)
     found = features([record for record, _, _ in queries], exclude=[held for _, _, held in queries])
     exact = features.columns.index("exact")
-    for (record, answer, held), (entities, scores, matrix) in zip(queries, found):
+    for (record, answer, held), (entities, scores, matrix, *_) in zip(queries, found):
         assert matrix.shape == (len(entities), len(features.columns))
         assert np.all(scores < 0.9999)  # the query's own text is not in the index any more
         assert not matrix[:, exact].any()
     # without the hold-out the same query finds its own name: an exact match at the top
-    entities, scores, matrix = features([queries[0][0]])[0]
+    entities, scores, matrix, *_ = features([queries[0][0]])[0]
     assert entities[0] == queries[0][1] and matrix[0, exact] == 1.0 and scores[0] > 0.9999
 
 
@@ -147,7 +147,7 @@ def test_repeated_mentions_share_features_but_not_across_long_forms(loaded):
     records = [defined, {"mention": "absence seizures"}, undefined, dict(defined), {"mention": "absence seizures"}]
     together = features(records)
     alone = [features([record])[0] for record in records]
-    for (entities, scores, matrix), (alone_entities, alone_scores, alone_matrix) in zip(together, alone):
+    for (entities, scores, matrix, *_), (alone_entities, alone_scores, alone_matrix, *_) in zip(together, alone):
         np.testing.assert_array_equal(entities, alone_entities)
         np.testing.assert_array_equal(scores, alone_scores)
         np.testing.assert_array_equal(matrix, alone_matrix)
@@ -241,7 +241,7 @@ def test_gated_ranker_runs_the_encoder_only_where_its_gate_is_unsure(loaded, tmp
                for number, (record, _, _) in enumerate(synonym_queries(loaded, 80, seed=3))] + \
         [{"id": "x", "mention": "seizures"}, {"id": "y", "mention": "seizures"}, {"id": "z", "mention": "fits"}]
     refined = 0
-    for record, by_gate, by_ranker, (_, _, matrix) in zip(
+    for record, by_gate, by_ranker, (_, _, matrix, *_) in zip(
             records, gated.rank(records, with_features=True), ungated.rank(records, with_features=True),
             gated.features(records, groups=gated.gate["groups"])):
         unsure = top_margin(gated.gate_scores(matrix)) <= gated.gate["margin"]

@@ -19,7 +19,7 @@ def test_context_is_the_sentence_cosine_to_the_matched_name(loaded_dense_index):
     features = CandidateFeatures(loaded, ["dense", "context"], top_k=8)
     record = {"id": "m", "mention": "fits", "context_left": "The child had ",
               "context_right": " with loss of consciousness. Treatment followed."}
-    (entities, _, matrix), (_, _, without) = features([record, {"id": "n", "mention": "fits"}])
+    (entities, _, matrix, *_), (_, _, without, *_) = features([record, {"id": "n", "mention": "fits"}])
     sentence = loaded.name_index.encoder.encode(["The child had fits with loss of consciousness."])[0]
     _, _, name_rows = features.linker.rows([loaded.query_text(record)])[0]
     expected = loaded.name_index.vectors(name_rows[:len(entities)].astype(np.int64)) @ sentence

@@ -11,7 +11,7 @@ def test_dense_columns_are_the_retrievers_scores_gaps_and_ranks(loaded_dense_ind
     features = CandidateFeatures(loaded, ["dense"], top_k=16)
     records = [{"id": "m", "mention": "absence seizures"}, {"id": "n", "mention": "eye abnormality"}]
     searched = Linker(loaded, top_k=16).search_rows([loaded.query_text(record) for record in records])
-    for (entities, scores, matrix), (expected_entities, expected_scores, _) in zip(features(records), searched):
+    for (entities, scores, matrix, *_), (expected_entities, expected_scores, _) in zip(features(records), searched):
         np.testing.assert_array_equal(entities, expected_entities[:16])
         np.testing.assert_array_equal(scores, expected_scores[:16].astype(np.float32))
         assert features.columns == ["dense", "dense_gap", "rank"]

@@ -11,7 +11,7 @@ def test_depth_is_the_entitys_depth_in_the_ontology(loaded_dense_index, small_on
     ontology = load_ontology(small_ontology_path)
     depths = ontology.depths()
     features = CandidateFeatures(loaded, ["dense", "depth"])
-    entities, _, matrix = features([{"id": "m", "mention": "generalized seizures"}])[0]
+    entities, _, matrix, *_ = features([{"id": "m", "mention": "generalized seizures"}])[0]
     depth = features.columns.index("depth")
     for entity, row in zip(entities.tolist(), matrix):
         assert row[depth] == min(20, depths[loaded.entity_ids[entity]])

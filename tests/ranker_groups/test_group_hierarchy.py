@@ -15,7 +15,7 @@ def test_hierarchy_features_come_from_parent_links_in_the_index(loaded_dense_ind
         sorted(entity_of[parent] for parent in ontology.entities[entity_id].parents if parent in entity_of)
         for entity_id in loaded.entity_ids]
     features = CandidateFeatures(loaded, ["dense", "hierarchy"])
-    entities, scores, matrix = features([{"id": "m", "mention": "focal motor seizures"}])[0]
+    entities, scores, matrix, *_ = features([{"id": "m", "mention": "focal motor seizures"}])[0]
     column = {name: matrix[:, features.columns.index(name)] for name in FEATURE_GROUPS.get("hierarchy").columns}
     ids = [loaded.entity_ids[entity] for entity in entities.tolist()]
     top = ontology.entities[ids[0]]

@@ -10,7 +10,7 @@ from ontolink.ranking.groups.kind import NAME_KINDS
 def test_kind_is_one_hot_of_the_matched_names_kind(loaded_dense_index):
     loaded = loaded_dense_index
     features = CandidateFeatures(loaded, ["dense", "kind"])
-    (entities, _, matrix), = features([{"id": "m", "mention": "generalized seizures"}])
+    (entities, _, matrix, *_), = features([{"id": "m", "mention": "generalized seizures"}])
     kinds = [features.columns.index(column) for column in FEATURE_GROUPS.get("kind").columns]
     assert np.all(matrix[:, kinds].sum(axis=1) == 1)  # one kind per matched name
     _, _, name_rows = features.linker.rows([loaded.query_text({"mention": "generalized seizures"})])[0]

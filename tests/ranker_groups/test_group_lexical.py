@@ -14,7 +14,7 @@ def test_lexical_is_the_best_trigram_cosine_over_the_candidates_names(loaded_den
     vectorizer = char_trigram_vectorizer()
     names = vectorizer.fit_transform(loaded.names)
     for mention in ("Seizures", "generalised seizure", "eye abnormality", "seizure"):
-        entities, _, matrix = features([{"id": "m", "mention": mention}])[0]
+        entities, _, matrix, *_ = features([{"id": "m", "mention": mention}])[0]
         query = vectorizer.transform([mention])
         column = {name: matrix[:, features.columns.index(name)] for name in ("lexical", "lexical_gap", "exact")}
         for slot, entity in enumerate(entities.tolist()):
@@ -23,6 +23,6 @@ def test_lexical_is_the_best_trigram_cosine_over_the_candidates_names(loaded_den
             exact = any(normalize(loaded.names[row]) == normalize(mention) for row in rows)
             assert column["exact"][slot] == float(exact)
         np.testing.assert_allclose(column["lexical_gap"], column["lexical"] - column["lexical"].max())
-    entities, _, matrix = features([{"id": "m", "mention": "seizure"}])[0]
+    entities, _, matrix, *_ = features([{"id": "m", "mention": "seizure"}])[0]
     seizure = entities.tolist().index(loaded.entity_ids.index("HP:0001250"))
     assert matrix[seizure, features.columns.index("exact")] == 1.0 and matrix[seizure, 3] == matrix[:, 3].max()

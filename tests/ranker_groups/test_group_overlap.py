@@ -20,7 +20,7 @@ def test_overlap_features_count_the_name_words_the_mention_lacks(loaded_dense_in
     features = CandidateFeatures(loaded, ["dense", "overlap"])
     words = ContentWords()
     mention = "seizures"
-    entities, _, matrix = features([{"id": "m", "mention": mention}])[0]
+    entities, _, matrix, *_ = features([{"id": "m", "mention": mention}])[0]
     column = {name: matrix[:, features.columns.index(name)] for name in FEATURE_GROUPS.get("overlap").columns}
     seizure = entities.tolist().index(loaded.entity_ids.index("HP:0001250"))
     assert column["best_word_f1"][seizure] == 1.0 and column["best_word_f1_gap"][seizure] == 0.0

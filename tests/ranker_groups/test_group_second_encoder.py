@@ -41,7 +41,7 @@ def test_second_encoder_is_the_best_cosine_over_the_candidates_names(few_names_i
     held = [(), ()] + [held_out for _, _, held_out in queries]
     mentions = encoder.encode([record["mention"] for record in records])
     column = features.columns.index("second_dense")
-    for record, skip, mention, (entities, _, matrix) in zip(records, held, mentions,
+    for record, skip, mention, (entities, _, matrix, *_) in zip(records, held, mentions,
                                                             features(records, exclude=held)):
         assert len(entities) >= 2, record
         for entity, value in zip(entities.tolist(), matrix[:, column].tolist()):

@@ -67,6 +67,11 @@ class LoadedIndex:
     def __len__(self):
         return len(self.names)
 
+    @property
+    def method(self):
+        """How the index searches ("dense", "tfidf", "multivector", ...): what a candidate it found was matched by."""
+        return self.manifest.get("index", {}).get("method", "index")
+
     def query_text(self, record):
         """What a Mention record is searched as: the bare mention, or marked-up context for a retriever."""
         encoder = getattr(self.name_index, "encoder", None)

@@ -16,6 +16,8 @@ from ontolink.manifest import artifact_directory, library_versions, read_manifes
 ARTIFACT = "ranker"
 WEIGHTS_FILE = "ranker.safetensors"
 AUTO_PRIOR = "auto"
+# a ranked candidate's "matched_by" when the long form of an abbreviation defined in the document found it
+FOUND_BY_LONG_FORM = "abbreviation"
 
 
 def save_ranker(directory, weights, manifest, force=False):
@@ -122,29 +124,36 @@ class Ranker:
             if id(found) not in spliced:
                 # C order, as the ungated ranker's: the product's sums then run in the same order, to the last bit
                 matrix = np.ascontiguousarray(np.concatenate([found[2], extra[2]], axis=1)[:, self._splice_order])
-                spliced[id(found)] = (found[0], found[1], matrix)
+                spliced[id(found)] = found._replace(features=matrix)
             result[position] = (spliced[id(found)], self.scores(spliced[id(found)][2]), self.columns)
         return result
 
     def rank(self, records, with_features=False):
         """Each record with "candidates" ordered by the ranker: "score" is its probability that the candidate is
-        the answer, "retriever_score" the retriever's; ``with_features`` adds each candidate's feature values
-        (under a gate, only the gate's for the records it was sure of)."""
+        the answer, "retriever_score" the retriever's, "matched_name" and "matched_kind" the name the retriever
+        found it by (as the linker's candidates say), "matched_by" the index method, or ``FOUND_BY_LONG_FORM``
+        where the long form of the mention, defined in its document, found it; ``with_features`` adds each
+        candidate's feature values (under a gate, only the gate's for the records it was sure of)."""
         index = self.features.index
+        names, kinds, method = index.names, index.name_kinds, index.method
         ranked = {}  # records whose features are one object (a repeated mention) share one candidate list
         for record, (found, scores, columns) in zip(records, self.scored(records)):
             if id(found) in ranked:
                 yield {**record, "candidates": ranked[id(found)]}
                 continue
-            entities, retrieved, matrix = found
+            entities, retrieved, matrix, name_rows, by_long_form = found
             probability = 1.0 / (1.0 + np.exp(-scores)) if len(entities) else np.zeros(0)
             order = np.argsort(-probability, kind="stable")  # ties keep the retriever's order
             # rounded as arrays, as the linker rounds its scores (per value in Python it was a third of the
             # ranker's time)
             rounded = zip(entities[order].tolist(), np.round(probability[order].astype(np.float64), 6).tolist(),
-                          np.round(retrieved[order].astype(np.float64), 6).tolist())
+                          np.round(retrieved[order].astype(np.float64), 6).tolist(), name_rows[order].tolist(),
+                          by_long_form[order].tolist())
             candidates = [{"id": index.entity_ids[entity], "name": index.entity_names[entity], "score": score,
-                           "retriever_score": retriever_score} for entity, score, retriever_score in rounded]
+                           "retriever_score": retriever_score, "matched_name": names[row],
+                           **({"matched_kind": kinds[row]} if kinds is not None else {}),
+                           "matched_by": FOUND_BY_LONG_FORM if long_form else method}
+                          for entity, score, retriever_score, row, long_form in rounded]
             if with_features:
                 for candidate, values in zip(candidates, np.round(matrix[order].astype(np.float64), 4).tolist()):
                     candidate["features"] = dict(zip(columns, values))

@@ -73,8 +73,9 @@ def command(phrases, index_dir, input_path, skip_invalid, output_path, output_fo
     dictionary, the entities whose name it found there ("matched_ids"),
     with "matched_by": "annotate"; the others have the index method
     ("dense", "tfidf", ...). With --reranker or --ranker the order is theirs and
-    each candidate also keeps its "retriever_score" (a --ranker's
-    candidates carry no matched name).
+    each candidate also keeps its "retriever_score"; a --ranker's
+    candidate found through the long form of an abbreviation defined in
+    the mention's document has "matched_by": "abbreviation".
 
     PHRASES given as arguments are linked instead of -i, as Mention
     records with ids "1", "2", ... in order.

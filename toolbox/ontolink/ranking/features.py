@@ -6,10 +6,24 @@ the columns of the ranker's feature groups side by side. The groups themselves a
 ``ontolink.ranking.groups``, one each (``group_names()`` lists them).
 """
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ontolink.ranking.groups import FEATURE_GROUPS, check_groups, feature_columns
 from ontolink.ranking.groups.base import CandidateBatch, Candidates
+
+
+class FeaturedCandidates(NamedTuple):
+    """A record's candidates as ``CandidateFeatures`` gives them: entity rows best first by the retriever, its
+    scores, their features (K, F), the name row each was found by (what a ranked candidate says it matched), and
+    1.0 where the long form of the mention found it (0.0 otherwise)."""
+
+    entities: np.ndarray
+    scores: np.ndarray
+    features: np.ndarray
+    name_rows: np.ndarray
+    by_long_form: np.ndarray
 
 
 class CandidateFeatures:
@@ -46,7 +60,8 @@ class CandidateFeatures:
         return {key: value for name in self.groups for key, value in self._groups[name].recorded().items()}
 
     def __call__(self, records, exclude=None, groups=None):
-        """For each record: (entity rows best first by the retriever, retriever scores, features (K, F)).
+        """For each record its ``FeaturedCandidates``: entity rows best first by the retriever, retriever scores,
+        features (K, F), matched name rows, found by the long form.
 
         ``groups``: compute only these of the feature groups (in this object's order; the columns are then
         ``feature_columns`` of them): a gated ranker's cheap first pass.
@@ -91,7 +106,8 @@ class CandidateFeatures:
             else:
                 matrix = np.stack([column for columns in computed for column in columns[position]],
                                   axis=1).astype(np.float32)
-            result.append((found.entities, found.scores, matrix))
+            result.append(FeaturedCandidates(found.entities, found.scores, matrix, found.name_rows,
+                                             found.by_long_form))
         return result
 
     def _merged(self, results):

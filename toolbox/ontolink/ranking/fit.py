@@ -17,7 +17,7 @@ def training_matrix(features, queries, batch_size=256, progress=None):
     for start in range(0, len(queries), batch_size):
         batch = queries[start:start + batch_size]
         found = features([record for record, _, _ in batch], exclude=[held_out for _, _, held_out in batch])
-        for number, ((_, answer, _), (entities, _, matrix)) in enumerate(zip(batch, found)):
+        for number, ((_, answer, _), (entities, _, matrix, *_)) in enumerate(zip(batch, found)):
             hits = entities == answer
             if not hits.any():
                 skipped += 1

@@ -40,13 +40,26 @@ class FoldedNames:
         self.entity_ids = loaded_index.entity_ids
         self.names = loaded_index.names
         self.kinds = loaded_index.name_kinds
-        self.method = loaded_index.manifest.get("index", {}).get("method", "index")
+        self.method = loaded_index.method
         self.rows_of = {}
         for row, name in enumerate(loaded_index.names):
             key = folded_key(name)
             if key:
                 self.rows_of.setdefault(key, []).append(row)
         self.entity_of_name = loaded_index.entity_of_name
+
+    def exact_rows(self, mention):
+        """{entity id: the first of its name rows that is ``mention`` once folded}."""
+        exact = {}
+        for row in self.rows_of.get(folded_key(mention), ()):
+            exact.setdefault(self.entity_ids[self.entity_of_name[row]], row)
+        return exact
+
+    def _exact(self, candidate, row):
+        matched = {"matched_name": self.names[row], "matched_by": "exact"}
+        if self.kinds is not None:
+            matched["matched_kind"] = self.kinds[row]
+        return {**candidate, **matched}
 
     def reorder(self, mention, candidates, dictionary_ids=()):
         """``candidates`` (not changed: they may be shared) as new records with "matched_by" ("exact": the
@@ -57,22 +70,33 @@ class FoldedNames:
         An exact name outranks annotate's order-free, word-form match of another entity (the index is sure
         of it); otherwise annotate's entity, found over the whole span, outranks a nearer vector ("lip pits"
         stays *Lip pit*, not *Commissural lip pit*)."""
-        rows = self.rows_of.get(folded_key(mention), ())
-        exact = {}
-        for row in rows:
-            exact.setdefault(self.entity_ids[self.entity_of_name[row]], row)
+        exact = self.exact_rows(mention)
         groups = ([], [], [], [])
         for candidate in candidates:
             row = exact.get(candidate["id"])
             found = candidate["id"] in dictionary_ids
             if row is None:
                 groups[2 if found else 3].append({**candidate, "matched_by": "annotate" if found else self.method})
-                continue
-            matched = {"matched_name": self.names[row], "matched_by": "exact"}
-            if self.kinds is not None:
-                matched["matched_kind"] = self.kinds[row]
-            groups[0 if found else 1].append({**candidate, **matched})
+            else:
+                groups[0 if found else 1].append(self._exact(candidate, row))
         return [candidate for group in groups for candidate in group]
+
+    def mark(self, mention, candidates, dictionary_ids=()):
+        """``candidates`` in their order (a ranker's), marked as ``reorder`` marks them: those whose name is the
+        mention once folded as new records with that name and "matched_by": "exact", those of ``dictionary_ids``
+        with "matched_by": "annotate"; the list itself when there are none."""
+        exact = self.exact_rows(mention)
+        if not exact and not dictionary_ids:
+            return candidates
+        marked = []
+        for candidate in candidates:
+            row = exact.get(candidate["id"])
+            if row is not None:
+                candidate = self._exact(candidate, row)
+            elif candidate["id"] in dictionary_ids:
+                candidate = {**candidate, "matched_by": "annotate"}
+            marked.append(candidate)
+        return marked
 
 
 def dictionary_ids(record):
@@ -105,7 +129,8 @@ class LinkBatches:
         self.index = loaded_index
         self.reranker = reranker
         self.linker = Linker(loaded_index, top_k=self.top_k)
-        self.folded = FoldedNames(loaded_index) if ranker is None and self.fold else None
+        # a ranker orders the candidates itself (it weighs exact names): the folded names only mark them
+        self.folded = FoldedNames(loaded_index) if self.fold else None
         self.ranker = ranker
         if ranker is not None and not ranker.bound_to(loaded_index, self.prior, self.top_k):
             ranker.bind(loaded_index, prior=self.prior, top_k=self.top_k)
@@ -138,7 +163,17 @@ class LinkBatches:
     def __call__(self, batch):
         self._loaded_linker()
         if self.ranker is not None:
-            return list(self.ranker.rank(batch, with_features=self.with_features))
+            ranked = self.ranker.rank(batch, with_features=self.with_features)
+            if self.folded is None:
+                return list(ranked)
+            marked = {}  # a repeated mention's records share one candidate list, and so one marked list
+            linked = []
+            for record in ranked:
+                candidates, found = record["candidates"], dictionary_ids(record)
+                if (id(candidates), found) not in marked:
+                    marked[id(candidates), found] = self.folded.mark(record["mention"], candidates, found)
+                linked.append({**record, "candidates": marked[id(candidates), found]})
+            return linked
         texts = [self.index.query_text(record) for record in batch]
         found = self.linker.candidates(texts)
         if self.folded is None:
@@ -161,7 +196,7 @@ def link_mentions(records: Iterable[dict[str, Any]], loaded_index: LoadedIndex, 
     With a ``reranker``, all top-K candidates are rescored by it and reordered; with a ``ranker`` (a
     ontolink.artifacts.ranker.Ranker; ``prior`` and ``with_features`` are its options) they are ordered by
     its features. ``fold``: a candidate whose name is the mention once folded comes first (``FoldedNames``;
-    not with a ranker, which weighs exact names itself). Batches go through ``engine`` (an ``Engine``; default: in this process, one after
+    with a ranker, which weighs exact names itself, it is only marked "matched_by": "exact"). Batches go through ``engine`` (an ``Engine``; default: in this process, one after
     another); its workers load the index on ``device``.
     """
     from ontolink.backends.engines import open_engine
