@@ -81,8 +81,9 @@ def test_a_plural_goes_to_the_entity_it_names_not_a_longer_name(tmp_path):
 
 def test_ranked_candidates_say_which_name_matched_as_the_index_does(dense_index, tmp_path):
     """A trained ranker re-retrieves; its candidates carry the name row they were found by: the same
-    matched_name / matched_kind / matched_by as the frozen index's for the same (mention, entity), except where
-    the long form of an abbreviation defined in the document found the candidate ("abbreviation")."""
+    matched_name / matched_kind / matched_by as the frozen index's for the same (mention, entity) ("exact" and
+    "annotate" included), except where the long form of an abbreviation defined in the document found the
+    candidate ("abbreviation")."""
     result = run("train", "ranker", "--index", dense_index, "--synonym-queries", 200, "--features",
                  "dense,lexical,abbreviation,kind", tmp_path / "ranker")
     assert result.exit_code == 0, result.stderr
@@ -90,7 +91,9 @@ def test_ranked_candidates_say_which_name_matched_as_the_index_does(dense_index,
         {"id": "m3", "mention": "GTCS", "context_left": "Generalized tonic-clonic seizures (GTCS) were seen; ",
          "context_right": " began at two."},
         {"id": "m4", "mention": "absence seizures"}, {"id": "m5", "mention": "fits"},
-        {"id": "m6", "mention": "eye abnormalities"}, {"id": "m7", "mention": "Seizures"}]
+        {"id": "m6", "mention": "eye abnormalities"}, {"id": "m7", "mention": "Seizures"},
+        # as `annotate` writes a mention its dictionary found (Bilateral tonic-clonic seizure)
+        {"id": "m8", "mention": "tonic clonic seizures", "matched_by": "dictionary", "matched_ids": ["HP:0002069"]}]
     ranked = run("link", "--index", dense_index, "--ranker", tmp_path / "ranker", "--top-k", 16,
                  input=jsonl(mentions))
     frozen = run("link", "--index", dense_index, "--top-k", 16, input=jsonl(mentions))
@@ -116,7 +119,7 @@ def test_ranked_candidates_say_which_name_matched_as_the_index_does(dense_index,
             if indexed is not None:
                 assert [candidate[field] for field in fields] == [indexed[field] for field in fields]
                 compared += 1
-    assert seen == {"exact", "dense", "abbreviation"} and compared > 50
+    assert seen == {"exact", "annotate", "dense", "abbreviation"} and compared > 50
     # the TSV rows of a ranker fill the matched columns
     rows = [line.split("\t") for line in run("link", "--index", dense_index, "--ranker", tmp_path / "ranker",
                                                "--to", "tsv", "--top-k", 2, "Seizures").stdout.splitlines()]
