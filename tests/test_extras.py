@@ -28,7 +28,7 @@ class Blocker:
 
 sys.meta_path.insert(0, Blocker())
 '''
-OPTIONAL = ",".join(sorted(set(EXTRA_OF_MODULE) - {"faiss", "gensim"}))  # all but FAISS ([cpu]) and gensim (ranker)
+OPTIONAL = ",".join(sorted(set(EXTRA_OF_MODULE) - {"faiss"}))  # all but FAISS ([cpu])
 
 
 @pytest.fixture
@@ -86,6 +86,19 @@ def test_core_install_indexes_links_and_evaluates_without_the_extras(without, sm
     assert code == 0, stderr
     recall = json.loads(report)["metrics"]["all"]["R@1"]
     assert (recall["mean"] if isinstance(recall, dict) else recall) == 1.0
+
+
+def test_the_rankers_word_features_need_no_extra(tmp_path):
+    """The overlap group's stems and stop words come from the core install (snowballstemmer, scikit-learn)."""
+    (tmp_path / "sitecustomize.py").write_text(BLOCKER, encoding="utf-8")
+    env = dict(os.environ, ONTOLINK_TEST_BLOCKED=OPTIONAL,
+               PYTHONPATH=os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])))
+    script = ("from ontolink.ranking.words import ContentWords\n"
+              "print(sorted(ContentWords()('Tumors of the kidney, pathological')))\n"
+              "import gensim\n")
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert done.stdout == "['kidnei', 'patholog', 'tumor']\n", done.stderr
+    assert "No module named 'gensim'" in done.stderr  # the blocker was in place
 
 
 def test_missing_extra_maps_modules_to_extras():
