@@ -1,3 +1,4 @@
+import ast
 import json
 import os
 from pathlib import Path
@@ -6,6 +7,7 @@ import ngram_encoder  # noqa: F401  registers the test encoder "hashed-3grams"
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+TESTS = REPO / "tests"
 # ../shared/data beside the repository (the developers' and CI's layout); absent in a user's clone.
 SHARED_DATA = Path(os.environ.get("ONTOLINK_SHARED_DATA", REPO.parent / "shared" / "data"))
 
@@ -16,6 +18,22 @@ def shared_path(*parts):
         pytest.skip(f"needs the project's shared data ({path} is absent: it sits beside the repository "
                     "in the developers' checkout, not in a fresh clone)")
     return path
+
+
+def own_test_file(folder, kind, name):
+    """Where the test of a registered component is, found by its name: ``tests/FOLDER/test_KIND_NAME.py`` (a '-' in
+    the name is '_' in the file's). No list anywhere names the tests: a new component is its module plus this file."""
+    return TESTS / folder / f"test_{kind}_{name.replace('-', '_')}.py"
+
+
+def assert_has_own_test(folder, kind, name, what):
+    """The check behind 'every registered backend / feature group has a test': its ``own_test_file`` exists and
+    holds a test function."""
+    path = own_test_file(folder, kind, name)
+    assert path.exists(), f"{what} has no test: add {path.relative_to(REPO)}"
+    tests = [node.name for node in ast.parse(path.read_text(encoding="utf-8")).body
+             if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")]
+    assert tests, f"{path.relative_to(REPO)} holds no test function"
 
 
 # Copies derived from models shipped in PyPI packages (the ONNX export of all-MiniLM-L6-v2, the safetensors copy of
@@ -164,6 +182,39 @@ def interruptible():
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.fixture(scope="session")
+def kg_slice(tmp_path_factory):
+    """The first 600 edges of the align KG (real data, a few hundred entities)."""
+    return shared_slice(tmp_path_factory.mktemp("kg"), 600, "align", "kg.tsv")
+
+
+# gen-aliases and its LLM backends' tests: a few HPO entities, as select-entities writes them
+SEIZURE, HYPERTELORISM, MICROCEPHALY, SCOLIOSIS = "HP:0001250", "HP:0000316", "HP:0000252", "HP:0002650"
+
+
+def selected(hpo, *ids, mention_count=2):
+    records = []
+    for entity_id in ids:
+        record = hpo[entity_id].to_record()
+        record.update(selected_by=["exact"], mention_count=mention_count, note=f"keep {entity_id}")
+        records.append(record)
+    return records
+
+
+@pytest.fixture
+def cache_path(tmp_path, monkeypatch):
+    """Each test gets its own LLM response cache."""
+    path = tmp_path / "completions.sqlite3"
+    monkeypatch.setattr("ontolink.backends.llm.response_cache.default_cache_path", lambda: path)
+    return path
+
+
+@pytest.fixture
+def onto(small_ontology_path):
+    """The HPO slice as --ontology for CLI tests (the examples' source; loads faster than all of HPO)."""
+    return str(small_ontology_path)
 
 
 @pytest.fixture(scope="session")

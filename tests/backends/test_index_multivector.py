@@ -185,7 +185,7 @@ def test_single_and_multi_vector_models_are_not_mixed(trained, small_ontology_pa
                  tmp_path / "again")
     assert result.exit_code == 2 and "is a trained multi-vector model" in result.stderr
     # too few tokens to train 8-bit product quantisers
-    mini = Path(__file__).parent / "data" / "ontology" / "mini.obo"
+    mini = Path(__file__).parents[1] / "data" / "ontology" / "mini.obo"
     result = run("index", "--ontology", mini, "--method", "multivector", "--faiss", "ivfpq", tmp_path / "pq")
     assert result.exit_code == 2 and "needs at least 256 vectors" in result.stderr
 

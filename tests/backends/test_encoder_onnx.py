@@ -151,17 +151,6 @@ def test_an_index_of_another_export_links_without_reusing_its_vectors(dense_inde
     assert linked[0]["candidates"][0]["id"] == loaded.entity_ids[loaded.entity_of_name[0]]
 
 
-@pytest.mark.slow
-def test_a_torch_index_still_links_with_torch(small_ontology_path, tmp_path):
-    ontology = load_ontology(small_ontology_path)
-    manifest = build_index(ontology, tmp_path / "torch", device="cpu", precision="fp32", runtime="torch")
-    assert manifest["index"]["encoder"]["runtime"] == "torch"
-    loaded = load_index(tmp_path / "torch", device="cpu")
-    assert loaded.name_index.encoder.runtime == "torch"
-    linked = list(link_mentions([{"id": "a", "mention": "seizures"}], loaded, top_k=3))
-    assert linked[0]["candidates"][0]["id"] == "HP:0001250"
-
-
 def test_onnx_refuses_what_it_cannot_run_with_the_reason(tmp_path):
     from ontolink.errors import OntolinkError
 
