@@ -65,22 +65,138 @@ def test_same_matcher_on_a_livestock_ontology():
     assert "LPT:0010291" in spans["potassium content of milk"]  # milk potassium content
     assert "LPT:0000015" in spans["Loin weights"] and "LPT:0000154" in spans["belly thickness"]
     assert "LPT:1000577" in spans["weight of eggs"]  # egg weight
+    text = "In the pigs, loin and belly percentages were higher; milk protein yield and content fell in the cows."
+    coordinated = {text[start:end]: (ids, expansion) for start, end, ids, source, expansion in matcher.spans(text)
+                   if source == "coordination"}
+    assert coordinated == {"loin and belly percentages": (["LPT:0000066"], "loin percentages"),  # loin percentage
+                           "milk protein yield and content": (["LPT:1000165"], "milk protein content")}
 
 
 def test_coordinations_expand_on_the_whole_phrase(hpo_matcher):
     text = "Palmar and plantar pits, renal hypoplasia/dysplasia or agenesis, and short stature and hearing loss."
-    spans = {(text[start:end], source): ids for start, end, ids, source in hpo_matcher.spans(text)}
+    spans = {(text[start:end], source): ids for start, end, ids, source, _ in hpo_matcher.spans(text)}
     assert "HP:0010610" in spans["Palmar and plantar pits", "coordination"]  # Palmar pits, GSC+'s span
     assert "HP:0010612" in spans["plantar pits", "dictionary"]
     assert "HP:0000110" in spans["renal hypoplasia/dysplasia", "coordination"]  # Renal dysplasia
     assert "HP:0000104" in spans["renal hypoplasia/dysplasia or agenesis", "coordination"]  # Renal agenesis
     assert not any(source == "coordination" and "stature" in phrase for phrase, source in spans)
-    assert all(source != "coordination" for *_, source in hpo_matcher.spans(text, coordination=False))
+    assert all(source != "coordination" for *_, source, _ in hpo_matcher.spans(text, coordination=False))
+
+
+# One sentence per pattern: (text, coordinated span, its ids from annotate, the expansion `link` searches).
+COORDINATIONS = [
+    ("Both had palmar and plantar pits.", "palmar and plantar pits", ["HP:0010610"], "palmar pits"),  # X and Y Z
+    ("Oligohydramnios was due to renal hypoplasia and agenesis.", "renal hypoplasia and agenesis",
+     ["HP:0000104"], "renal agenesis"),  # X Y and Z
+    ("Imaging showed renal, hepatic, and pancreatic cysts.", "renal, hepatic, and pancreatic cysts",
+     ["HP:0000107"], "renal cysts"),  # X, Y, and Z W (the middle one below)
+    ("He had branchial fistulas and/or cysts.", "branchial fistulas and/or cysts", ["HP:0009796"],
+     "branchial cysts"),  # X and/or Y
+    ("There were malformations of the kidney or collecting system.",
+     "malformations of the kidney or collecting system", [], "malformations of the collecting system"),  # head first
+    ("The infant had bilateral cleft lip and palate.", "bilateral cleft lip and palate", ["HP:0100337"],
+     "bilateral cleft palate"),  # Bilateral cleft palate, and Cleft palate inside (below)
+]
+
+
+def _coordinated(records):
+    return {(record["mention"], tuple(record["matched_ids"]), record["expansion"]) for record in records
+            if record["matched_by"] == "coordination"}
+
+
+def test_each_coordination_pattern_through_the_step(hpo_matcher):
+    from ontolink.steps.annotate import annotate_documents
+
+    for number, (text, span, ids, expansion) in enumerate(COORDINATIONS):
+        records = list(annotate_documents([(f"d{number}", text)], hpo_matcher))
+        assert (span, tuple(ids), expansion) in _coordinated(records), text
+        record = next(record for record in records if record["mention"] == span)
+        assert text[record["start"]:record["end"]] == span
+    records = list(annotate_documents([("d", COORDINATIONS[2][0])], hpo_matcher))
+    assert ("hepatic, and pancreatic cysts", ("HP:0001407",), "hepatic cysts") in _coordinated(records)
+    records = list(annotate_documents([("d", COORDINATIONS[5][0])], hpo_matcher))
+    assert ("cleft lip and palate", ("HP:0000175",), "cleft palate") in _coordinated(records)
+    # no coordination: every record but coordinated ones is written without an expansion
+    assert all("expansion" not in record for record in annotate_documents(
+        [("d", COORDINATIONS[0][0])], hpo_matcher, coordination=False))
+
+
+def test_independent_names_joined_by_and_expand_into_nothing(hpo_matcher):
+    from ontolink.steps.annotate import annotate_documents
+
+    text = ("Short stature and hearing loss were noted, with hypotonia, seizures, and developmental delay; "
+            "distal arthrogryposis and contractural arachnodactyly; cystic fibrosis and short stature.")
+    records = list(annotate_documents([("d", text)], hpo_matcher))
+    assert not _coordinated(records)
+    assert {"Short stature", "hearing loss", "developmental delay"} <= {record["mention"] for record in records}
+
+
+def test_coordinations_are_deterministic(hpo_matcher):
+    from ontolink.steps.annotate import annotate_documents
+
+    documents = [(f"d{number}", text) for number, (text, *_) in enumerate(COORDINATIONS)]
+    once = list(annotate_documents(documents, hpo_matcher))
+    again = list(annotate_documents(list(reversed(documents)), ConceptMatcher(hpo_matcher.ontology,
+                                                                              roots=["HP:0000118"])))
+    assert once == sorted(again, key=lambda record: [item[0] for item in documents].index(record["doc_id"]))
+
+
+@pytest.fixture(scope="module")
+def kidney_index(hpo, tmp_path_factory):
+    """A TF-IDF index over a real slice of HPO: the kidney, branchial, pit and cleft entities the
+    coordination sentences name, with their ancestors."""
+    import json
+
+    from ontolink.ontology import load_ontology
+    from ontolink.steps.index import build_index
+
+    keep = {"HP:0010610", "HP:0010612", "HP:0000175", "HP:0100337", "HP:0001407", "HP:0001737", "HP:0009795",
+            "HP:0009796", "HP:0100336", "HP:0410030"}
+    frontier = ["HP:0000077", "HP:0009794"]  # whole subtrees: Abnormality of the kidney, Branchial anomaly
+    while frontier:
+        entity_id = frontier.pop()
+        if entity_id not in keep:
+            keep.add(entity_id)
+            frontier.extend(hpo.children[entity_id])
+    for entity_id in list(keep):
+        frontier = [entity_id]
+        while frontier:
+            for parent in hpo[frontier.pop()].parents:
+                if parent not in keep:
+                    keep.add(parent)
+                    frontier.append(parent)
+    folder = tmp_path_factory.mktemp("kidney")
+    path = folder / "slice.jsonl"
+    with open(path, "w", encoding="utf-8") as handle:
+        for entity_id in sorted(keep):
+            handle.write(json.dumps(hpo[entity_id].to_record(synonym_scopes=("EXACT", "RELATED"))) + "\n")
+    build_index(load_ontology(path), folder / "idx", method="tfidf")
+    return path, folder / "idx"
+
+
+def test_each_coordination_pattern_through_the_cli(kidney_index, tmp_path):
+    from conftest import parse_jsonl, run
+
+    ontology, index = kidney_index
+    documents = tmp_path / "docs.txt"
+    documents.write_text("".join(f"d{number}\t{text}\n" for number, (text, *_) in enumerate(COORDINATIONS)))
+    annotated = run("annotate", "--ontology", ontology, "-i", documents)
+    assert annotated.exit_code == 0, annotated.stderr
+    linked = parse_jsonl(run("link", "--index", index, "--top-k", 3, input=annotated.stdout).stdout)
+    top = {(record["doc_id"], record["mention"]): record["candidates"][0]["id"] for record in linked}
+    expected = [ids[0] if ids else "HP:0004742" for *_, ids, _ in COORDINATIONS]  # Abnormal renal collecting
+    # system morphology: no name of the ontology, found by `link` from the expansion
+    for number, ((_, span, _, _), entity) in enumerate(zip(COORDINATIONS, expected)):
+        assert top[f"d{number}", span] == entity, span
+    assert {record["mention"] for record in linked} >= {span for _, span, *_ in COORDINATIONS}
+    assert top["d2", "hepatic, and pancreatic cysts"] == "HP:0001407"
+    off = run("annotate", "--ontology", ontology, "-i", documents, "--no-coordination")
+    assert not [record for record in parse_jsonl(off.stdout) if record["matched_by"] == "coordination"]
 
 
 def test_short_forms_defined_in_the_document(hpo_matcher):
     text = "Brachydactyly type C (BDC) was seen in the family; BDC was mild."
-    found = [(text[start:end], ids, source) for start, end, ids, source in hpo_matcher.spans(text, abbreviations=True)]
+    found = [(text[start:end], ids, source) for start, end, ids, source, _ in hpo_matcher.spans(text, abbreviations=True)]
     assert [ids for phrase, ids, source in found if phrase == "BDC" and source == "abbreviation"] == \
         [["HP:0009373"], ["HP:0009373"]]  # Type C brachydactyly, both occurrences
     assert not [text[s:e] for s, e, _ in hpo_matcher.matches(text) if text[s:e] == "BDC"]  # off by default

@@ -45,7 +45,7 @@ def _readers():
                    "no other name has the words left.")
 @click.option("--coordination/--no-coordination", default=True, show_default=True,
               help="Also the names a coordination abbreviates (\"palmar and plantar pits\": Palmar pits on the "
-                   "whole phrase), as GSC+ annotates them.")
+                   "whole phrase, \"expansion\": \"palmar pits\"), as GSC+ annotates them.")
 @click.option("--abbreviations/--no-abbreviations", default=False, show_default=True,
               help="Also each occurrence of a short form defined in the document (\"brachydactyly type C (BDC)\") "
                    "whose long form is a name.")
@@ -76,8 +76,11 @@ def command(input_path, skip_invalid, output_path, source_format, ontology, root
     or BioC documents (their annotations are ignored) and writes a
     Mention record per name found: {"id": "DOC:START-END", "doc_id",
     "start", "end", "mention", "context_left", "context_right", "type",
-    "matched_by", "matched_ids"}. A name or synonym is found where its
-    content words (function words such as "of" and "the" dropped) occur
+    "matched_by", "matched_ids"}, and for a name expanded from a
+    coordination "expansion", the name written out ("palmar pits" for
+    "palmar and plantar pits"), which `link` searches. A name or synonym
+    is found where its content words (function words such as "of" and
+    "the" dropped) occur
     together inside one clause, in any order and in any word form
     ("malformations of the kidneys" for "Kidney malformation"); a one-word
     name only in its own plural or spelling variants; short all-capital

@@ -61,7 +61,9 @@ def command(phrases, index_dir, input_path, skip_invalid, output_path, output_fo
             batch_size, ontology, reranker_dir, ranker_dir, prior, with_features, nil_threshold, device, start_engine):
     """Add the top-K entities to every Mention record.
 
-    Reads Mention records ({"id", "mention", ...}; other fields pass through)
+    Reads Mention records ({"id", "mention", ...}; other fields pass through;
+    a record with an "expansion", as `annotate` writes for a coordinated
+    name, is searched by it: "palmar pits" for "palmar and plantar pits")
     and writes each with "candidates": [{"id", "name", "score",
     "matched_name", "matched_kind", "matched_by"}], best first, one per
     entity. "matched_name" is the entity's name or synonym that matched,

@@ -3,183 +3,344 @@ hypoplasia/dysplasia" *Renal hypoplasia* and *Renal dysplasia*.
 
 A coordination is a run of conjuncts joined by "and", "or", "and/or", "/" or list commas (", ... and")
 inside one sentence. The words shared by the conjuncts sit either after the last one ("A, B and C
-H": right-shared) or before the first ("H A, B or C": left-shared). Each conjunct with the shared
-words is looked up as a whole name (its content-word keys equal to a name's); the span of an
-expanded name runs from the shared words to the conjunct, through the words between: the convention
-of corpora such as GSC+, where "orofacial, articular, and auditory manifestations" is annotated as
+H": right-shared) or before the first ("H A, B or C": left-shared). The shared words are those that
+make a name with the conjunct next to them ("plantar pits" in "palmar and plantar pits",
+"malformations of the kidney" in "malformations of the kidney or collecting system"): a name, not a
+guess, fixes where they start and end. Each other conjunct with the shared words is an *expanded
+name*, looked up by the matcher itself (content words in any order and word form). It is annotated
+on the span from the shared words to the conjunct, through the words between: the convention of
+corpora such as GSC+, where "orofacial, articular, and auditory manifestations" is annotated as
 *Abnormality of the mouth*. The conjunct next to the shared words is an ordinary name match, left to
 the matcher.
+
+An expanded name that is no name of the ontology ("dysgenesis of the vermis") is kept too, without
+ids, when its words all occur in one name (*Dysgenesis of the cerebellar vermis*) and its conjunct is
+not a name by itself: its ``expansion`` text is what `link` searches. Where shorter shared words or a shorter conjunct also
+make names ("bilateral cleft lip and palate": *Bilateral cleft palate*, and *Cleft palate* on "cleft
+lip and palate"), those are kept as well, as names inside names are.
 """
+
+import weakref
 
 from ontolink.recognition.matcher import Match
 
 JOINING_WORDS = frozenset(("and", "or"))
+# An article may open the conjunct after the conjunction ("of the canals and the incus"): skipped.
+ARTICLES = frozenset(("the", "a", "an"))
 SENTENCE_BREAKS = frozenset(".;:!?()[]{}")
-MAX_CONJUNCT = 2  # words in one conjunct
+PHRASE_BREAKS = SENTENCE_BREAKS | {","}
+MAX_CONJUNCT = 2  # content words in one conjunct
 MAX_SHARED = 4  # words shared by the conjuncts, function words included ("malformations of the")
 
-
-def coordinated_matches(matcher, text, keyed, validate=True):
-    """Match objects (source "coordination") for the coordinated names of ``text`` (``keyed``: its
-    ``matcher.keyed_tokens``).
-
-    An expansion is kept only where the phrase ends on both sides (no content word right before a
-    right-shared coordination or right after a left-shared one) and, with ``validate``, where the
-    conjunct next to the shared words is a name with them too ("plantar pits" for "palmar and
-    plantar pits"): the shared words are then those of a name, not a guess.
-    """
-    sentence = []
-    number = 0
-    for index in range(len(keyed)):
-        if index and any(character in SENTENCE_BREAKS for character in _gap(text, keyed, index - 1)):
-            number += 1
-        sentence.append(number)
-    found = []
-    seen = set()
-    for chain in _chains(text, keyed):
-        expanded = []
-        # leading commas may join a list ("cervical pits, cysts, and fistulas") or close the phrase
-        # before ("pits, renal hypoplasia/dysplasia"): the whole chain first, then without them
-        while chain and not expanded:
-            expanded = _expand(matcher, text, keyed, chain, sentence, validate)
-            chain = chain[1:] if chain[0][2] == "comma" else []
-        for first, last, ids in expanded:
-            if (first, last) not in seen:
-                seen.add((first, last))
-                found.append(Match(first, last, ids, 0, True, last - first + 1, source="coordination"))
-    return found
+_tables = weakref.WeakKeyDictionary()  # matcher -> (names holding each key, keys that modify, not head, names)
+# A word modifies (is no head of) the names it occurs in when it ends at most this share of them, in
+# at least MODIFIER_NAMES names: "renal", "cranial", "posterior" do; "syndrome", "nevi", "hand" do not.
+MODIFIER_SHARE = 0.25
+MODIFIER_NAMES = 3
 
 
-def _gap(text, keyed, index):
-    """The characters between token ``index`` and the next one."""
-    return text[keyed[index][2]:keyed[index + 1][1]]
+def coordinated_matches(matcher, text, keyed, found=()):
+    """Match objects (source "coordination", ``expansion`` the name written out) for the coordinated
+    names of ``text`` (``keyed``: its ``matcher.keyed_tokens``; ``found``: the matcher's own matches
+    there, which say where a conjunct is a name by itself)."""
+    return _Coordinations(matcher, text, keyed, found).matches()
 
 
-def _chains(text, keyed):
-    """Coordinations as lists of joints: (last token of the left part, first token of the right part)."""
-    joints = []  # (left end, right start, kind) in text order
-    index = 0
-    while index < len(keyed) - 1:
-        gap = _gap(text, keyed, index)
-        if any(character in SENTENCE_BREAKS for character in gap):
-            joints.append(None)
+def _key_tables(matcher):
+    """({key: numbers of the names holding it}, keys that modify the names they occur in) of ``matcher``'s names."""
+    names_with_key, occurrences, endings = {}, {}, {}
+    for number, (keys, (_, orders, _)) in enumerate(matcher.entries.items()):
+        for key in keys:
+            names_with_key.setdefault(key, []).append(number)
+        for order in orders:
+            for key in order:
+                occurrences[key] = occurrences.get(key, 0) + 1
+            endings[order[-1]] = endings.get(order[-1], 0) + 1
+    modifiers = frozenset(key for key, count in occurrences.items()
+                          if count >= MODIFIER_NAMES and endings.get(key, 0) <= MODIFIER_SHARE * count)
+    return {key: frozenset(numbers) for key, numbers in names_with_key.items()}, modifiers
+
+
+class _Coordinations:
+    def __init__(self, matcher, text, keyed, found):
+        self.matcher, self.text, self.keyed, self.found = matcher, text, keyed, list(found)
+        self.sentence = []
+        number = 0
+        for index in range(len(keyed)):
+            if index and any(character in SENTENCE_BREAKS for character in self.gap(index - 1)):
+                number += 1
+            self.sentence.append(number)
+        self.names = {}  # token indexes -> ids (memo)
+        tables = _tables.get(matcher)
+        if tables is None:
+            tables = _tables[matcher] = _key_tables(matcher)
+        self.names_with_key, self.modifiers = tables
+
+    def matches(self):
+        result = []
+        seen = set()
+        for chain in self.chains():
+            # a chain's first or last joints may belong to what comes before or after ("pits, renal
+            # hypoplasia/dysplasia or agenesis", "posterior subcapsular or capsular cataract and cortical
+            # cataract"): of the chain and its shorter runs of joints, the one that expands best
+            expanded = []
+            for start in range(len(chain)):
+                for end in range(len(chain), start, -1):
+                    if chain[end - 1][2] == "comma":
+                        continue  # commas join a list only before its conjunction
+                    candidate = self.expand(chain[start:end])
+                    if self.worth(candidate) > self.worth(expanded):
+                        expanded = candidate
+            for first, last, ids, expansion, _ in expanded:
+                if (first, last, expansion) not in seen:
+                    seen.add((first, last, expansion))
+                    result.append(Match(first, last, ids, 0, True, last - first + 1, source="coordination",
+                                        expansion=expansion))
+        return result
+
+    # -- tokens ------------------------------------------------------------------------------------
+    def gap(self, index):
+        """The characters between token ``index`` and the next one."""
+        return self.text[self.keyed[index][2]:self.keyed[index + 1][1]]
+
+    def content(self, index):
+        return 0 <= index < len(self.keyed) and self.keyed[index][0] is not None
+
+    def phrase(self, first, last):
+        """Whether tokens ``first``..``last`` exist and run without punctuation between them."""
+        if first < 0 or last >= len(self.keyed) or first > last:
+            return False
+        return not any(character in PHRASE_BREAKS for index in range(first, last) for character in self.gap(index))
+
+    def words(self, first, last):
+        return self.text[self.keyed[first][1]:self.keyed[last][2]]
+
+    # -- structure ---------------------------------------------------------------------------------
+    def chains(self):
+        """Coordinations as lists of joints: (last token of the left part, first token of the right part, kind)."""
+        keyed = self.keyed
+        joints = []  # in text order; None at a sentence break
+        index = 0
+        while index < len(keyed) - 1:
+            gap = self.gap(index)
+            if any(character in SENTENCE_BREAKS for character in gap):
+                joints.append(None)
+                index += 1
+                continue
+            word = keyed[index + 1][3]
+            if word in JOINING_WORDS and index + 2 < len(keyed):
+                right = index + 2
+                if word == "and" and keyed[right][3] == "or" and self.gap(index + 1).strip() == "/":
+                    right += 1  # and/or
+                if right < len(keyed) and keyed[right][3] in ARTICLES:
+                    right += 1
+                if right < len(keyed) and self.content(right) and self.content(index) \
+                        and self.phrase(index + 1, right):
+                    # ", and" closes a list: it starts no new one inside a chain that has its conjunction
+                    joints.append((index, right, "list end" if "," in gap else "conjunction"))
+                index = right
+                continue
+            if self.content(index) and self.content(index + 1):
+                stripped = gap.strip()
+                if stripped == "/":
+                    joints.append((index, index + 1, "slash"))
+                elif stripped == ",":
+                    joints.append((index, index + 1, "comma"))
             index += 1
-            continue
-        word = keyed[index + 1][3]
-        if word in JOINING_WORDS and index + 2 < len(keyed):
-            right = index + 2
-            if word == "and" and keyed[right][3] == "or" and "/" in _gap(text, keyed, index + 1):
-                right += 1  # and/or
-            if right < len(keyed) and keyed[right][0] is not None and keyed[index][0] is not None:
-                joints.append((index, right, "conjunction"))
-            index = right
-            continue
-        if keyed[index][0] is not None and keyed[index + 1][0] is not None:
-            stripped = gap.strip()
-            if stripped == "/":
-                joints.append((index, index + 1, "slash"))
-            elif stripped == ",":
-                joints.append((index, index + 1, "comma"))
-        index += 1
-    # a chain: joints whose conjuncts between them are short; list commas only before a conjunction
-    chains, current = [], []
-    for joint in joints + [None]:
-        # a new chain where the conjunct would be long, or where a comma follows the conjunction ("A and
-        # B, C": list commas come before the conjunction)
-        if joint is not None and current and (joint[0] - current[-1][1] + 1 > MAX_CONJUNCT or (
-                joint[2] == "comma" and any(previous[2] == "conjunction" for previous in current))):
-            chains.append(current)
-            current = []
-        if joint is None:
-            chains.append(current)
-            current = []
-        else:
-            current.append(joint)
-    result = []
-    for chain in chains:
-        # commas join a list only when a conjunction or slash follows them in the chain
-        while chain and chain[-1][2] == "comma":
-            chain = chain[:-1]
-        if chain:
-            result.append(chain)
-    return result
+        chains, current = [], []
+        for joint in joints + [None]:
+            # a new chain where the conjunct between two joints would be long, or where a comma follows
+            # a conjunction ("A and B, C": list commas come before the conjunction)
+            if joint is not None and current and (joint[0] - current[-1][1] + 1 > MAX_CONJUNCT or (
+                    joint[2] in ("comma", "list end") and any(previous[2] != "comma" for previous in current))):
+                chains.append(current)
+                current = []
+            if joint is None:
+                chains.append(current)
+                current = []
+            else:
+                current.append(joint)
+        result = []
+        for chain in chains:
+            # commas join a list only when a conjunction or slash follows them in the chain
+            while chain and chain[-1][2] == "comma":
+                chain = chain[:-1]
+            if chain:
+                result.append(chain)
+        return result
 
+    # -- names -------------------------------------------------------------------------------------
+    def name(self, indexes):
+        """Ids of the name the tokens ``indexes`` (in order) make, by the matcher's own rules, or None."""
+        indexes = tuple(indexes)
+        if indexes in self.names:
+            return self.names[indexes]
+        content = [position for position, index in enumerate(indexes) if self.keyed[index][0] is not None]
+        ids = None
+        if len(content) >= 2:
+            sub = [self.keyed[index][:4] + (0,) + self.keyed[index][5:] for index in indexes]
+            whole = [match for match in self.matcher.candidates(sub)
+                     if match.first <= content[0] and match.last >= content[-1]]
+            if whole:
+                ids = list(min(whole, key=Match.rank).ids)
+        self.names[indexes] = ids
+        return ids
 
-def _open(text, keyed, index, neighbour):
-    """Whether token ``neighbour`` (next to ``index``) continues the phrase: a content word with no
-    punctuation in between."""
-    if not 0 <= neighbour < len(keyed) or keyed[neighbour][0] is None:
+    def covered(self, first, last, min_words=1):
+        """Whether one of the matcher's matches of at least ``min_words`` words covers tokens ``first``..``last``."""
+        return any(match.first <= first and last <= match.last and match.words >= min_words for match in self.found)
+
+    def cut(self, first, last, shared_after):
+        """Whether a match of the matcher runs from inside tokens ``first``..``last`` out on the side away
+        from the shared words: the conjunct is then part of another phrase ("renal hypoplasia or
+        malformations of the kidney": "malformations" is not a conjunct of "renal")."""
+        for match in self.found:
+            if shared_after and first <= match.last <= last and match.first < first:
+                return True
+            if not shared_after and first <= match.first <= last and match.last > last:
+                return True
         return False
-    gap = _gap(text, keyed, min(index, neighbour))
-    return not any(character in SENTENCE_BREAKS or character == "," for character in gap)
 
-
-def _expand(matcher, text, keyed, chain, sentence, validate):
-    """(first token, last token, ids) of each conjunct expanded with the shared words, both ways."""
-    # middle conjuncts lie between consecutive joints
-    middles = [(left[1], right[0]) for left, right in zip(chain, chain[1:])]
-    first_joint, last_joint = chain[0], chain[-1]
-    found = []
-    # right-shared: A, B and C H -> A H, B H (C H is an ordinary match)
-    for conjunct_length in range(1, MAX_CONJUNCT + 1):
-        for shared_length in range(MAX_SHARED, 0, -1):
-            head_first = last_joint[1] + conjunct_length
-            head_last = head_first + shared_length - 1
-            if head_last >= len(keyed) or keyed[head_last][0] is None or sentence[head_last] != sentence[last_joint[1]] \
-                    or _open(text, keyed, head_last, head_last + 1):
+    def in_a_name(self, indexes):
+        """Whether the content words of tokens ``indexes`` all occur in one name of the ontology (in some
+        word form): "dysgenesis of the vermis" in *Dysgenesis of the cerebellar vermis*."""
+        common = None
+        for index in indexes:
+            key = self.keyed[index][0]
+            if key is None:
                 continue
-            heads = list(range(head_first, head_last + 1))
-            if validate and not _lookup(matcher, keyed, list(range(last_joint[1], head_last + 1))):
+            holding = self.names_with_key.get(key, frozenset())
+            common = holding if common is None else common & holding
+            if not common:
+                return False
+        return common is not None
+
+    # -- expansion ---------------------------------------------------------------------------------
+    def expand(self, chain):
+        """(first token, last token, ids, expansion) of each conjunct expanded with the shared words."""
+        middles = [(left[1], right[0]) for left, right in zip(chain, chain[1:])]
+        middles = [middle for middle in middles if self.content(middle[0]) and self.content(middle[1])]
+        if any(self.covered(*middle, min_words=2) for middle in middles):
+            return []  # a name of its own in the middle: "X or Y cataract and Z cataract" is two coordinations
+        best = []
+        for candidate in (self.right_shared(chain[0][0], middles, chain[-1][1]),
+                          self.left_shared(chain[0][0], middles, chain[-1][1])):
+            if self.worth(candidate) > self.worth(best):
+                best = candidate
+        return best
+
+    @staticmethod
+    def worth(expanded):
+        """Expansions that are names, then those whose words occur in one name, then any."""
+        return (sum(1 for *_, plausible in expanded if plausible == 2),
+                sum(1 for *_, plausible in expanded if plausible >= 1), len(expanded))
+
+    def right_shared(self, first_end, middles, last_start):
+        """A, B and C H -> A H, B H (C H is an ordinary match)."""
+        best = []
+        for last_length in range(1, MAX_CONJUNCT + 1):
+            last_end = last_start + last_length - 1
+            if not self.content(last_end) or not self.phrase(last_start, last_end):
                 continue
-            groups = [[(first_joint[0] - length + 1, first_joint[0]) for length in range(MAX_CONJUNCT, 0, -1)
-                       if first_joint[0] - length + 1 >= 0]] + [[middle] for middle in middles]
-            groups = [[option for option in options if _content(keyed, *option)] for options in groups]
-            groups[0] = [option for option in groups[0] if sentence[option[0]] == sentence[first_joint[0]]
-                         and not _open(text, keyed, option[0], option[0] - 1)]
-            for options in groups:
-                for first, last in options:
-                    ids = _lookup(matcher, keyed, list(range(first, last + 1)) + heads)
-                    if ids:
-                        found.append((first, head_last, ids))
-                        break
-            if found:
-                return found
-    # left-shared: H A, B or C -> H B, H C
-    for conjunct_length in range(1, MAX_CONJUNCT + 1):
-        for shared_length in range(MAX_SHARED, 0, -1):
-            head_last = first_joint[0] - conjunct_length
-            head_first = head_last - shared_length + 1
-            if head_first < 0 or keyed[head_first][0] is None or sentence[head_first] != sentence[first_joint[0]] \
-                    or _open(text, keyed, head_first, head_first - 1):
+            for shared_length in range(MAX_SHARED, 0, -1):
+                head = (last_end + 1, last_end + shared_length)
+                # the shared words may open with a function word: "shortening or missing of the middle phalanges"
+                if not (self.content(head[1]) and self.phrase(last_start, head[1])):
+                    continue
+                if not self.name(range(last_start, head[1] + 1)):
+                    continue
+                firsts = [(first_end - length + 1, first_end) for length in range(MAX_CONJUNCT, 0, -1)
+                          if self.content(first_end - length + 1) and self.phrase(first_end - length + 1, first_end)
+                          and self.sentence[first_end - length + 1] == self.sentence[last_start]]
+                unnamed = not any(self.covered(*middle) for middle in middles)
+                expanded = []
+                for options in [firsts] + [[middle] for middle in middles]:
+                    expanded += self.conjunct(options, head, True, unnamed, last_length)
+                if self.worth(expanded) > self.worth(best):
+                    best = expanded
+        return best
+
+    def left_shared(self, first_end, middles, last_start):
+        """H A, B or C -> H B, H C (H A is an ordinary match)."""
+        best, best_head = [], None
+        for first_length in range(1, MAX_CONJUNCT + 1):
+            first_start = first_end - first_length + 1
+            if not self.content(first_start) or not self.phrase(first_start, first_end):
                 continue
-            heads = list(range(head_first, head_last + 1))
-            if validate and not _lookup(matcher, keyed, list(range(head_first, first_joint[0] + 1))):
+            for shared_length in range(MAX_SHARED, 0, -1):
+                head = (first_start - shared_length, first_start - 1)
+                if not self.content(head[0]) or not self.phrase(head[0], first_end):
+                    continue
+                if not self.name(range(head[0], first_end + 1)):
+                    continue
+                lasts = [(last_start, last_start + length - 1) for length in range(MAX_CONJUNCT, 0, -1)
+                         if self.content(last_start + length - 1) and self.phrase(last_start, last_start + length - 1)]
+                unnamed = not any(self.covered(*middle) for middle in middles)
+                expanded = []
+                for options in [[middle] for middle in middles] + [lasts]:
+                    expanded += self.conjunct(options, head, False, unnamed, parallel=None)
+                if self.worth(expanded) > self.worth(best):
+                    best, best_head = expanded, (head, first_start, first_end, middles, lasts)
+        if best_head is not None:
+            # shorter shared words that make names too: "cleft lip and palate" inside "bilateral cleft lip
+            # and palate"
+            (head_first, head_last), first_start, first_end, middles, lasts = best_head
+            for start in range(head_first + 1, head_last + 1):
+                if self.content(start) and self.name(range(start, first_end + 1)):
+                    for options in [[middle] for middle in middles] + [lasts]:
+                        best += self.conjunct(options, (start, head_last), False, unnamed=False)
+        return best
+
+    def conjunct(self, options, head, shared_after, unnamed=True, parallel=None):
+        """The expanded names of one conjunct (its possible extents ``options``, longest first) with the
+        shared words ``head``: every extent that makes a name; else, with ``unnamed``, the longest extent
+        whose words with the shared ones occur in one name, as a name without ids, unless the conjunct is
+        a name by itself."""
+        found = []
+        shared = list(range(head[0], head[1] + 1))
+        for first, last in options:
+            if self.cut(first, last, shared_after) or self.covered(first, last, min_words=2):
                 continue
-            groups = [[middle] for middle in middles] + [[(last_joint[1], last_joint[1] + length - 1)
-                                                          for length in range(MAX_CONJUNCT, 0, -1)
-                                                          if last_joint[1] + length - 1 < len(keyed)]]
-            groups = [[option for option in options if _content(keyed, *option)] for options in groups]
-            groups[-1] = [option for option in groups[-1] if sentence[option[1]] == sentence[last_joint[1]]
-                          and not _open(text, keyed, option[1], option[1] + 1)]
-            for options in groups:
-                for first, last in options:
-                    ids = _lookup(matcher, keyed, heads + list(range(first, last + 1)))
-                    if ids:
-                        found.append((head_first, last, ids))
-                        break
-            if found:
-                return found
-    return found
+            tokens = list(range(first, last + 1))
+            ids = self.name(tokens + shared if shared_after else shared + tokens)
+            if ids:
+                found.append(self.expanded(first, last, head, shared_after, ids))
+        if found or not options or not unnamed:
+            return found
+        # the conjunct's extent: the longest made of the ontology's words (before shared words after it, of
+        # words that modify the names they occur in: "cranial", not "including cranial")
+        if shared_after:
+            fits = [option for option in options if all(
+                self.keyed[index][0] in self.modifiers for index in range(option[0], option[1] + 1)
+                if self.keyed[index][0] is not None)]
+        else:
+            fits = [option for option in options if self.in_a_name([option[0]])]
+        if not fits:
+            return []
+        # as long as the conjunct next to the shared words where that fits ("cranial and spinal meningiomas")
+        first, last = min(fits, key=lambda option: parallel is not None and option[1] - option[0] + 1 != parallel)
+        if self.cut(first, last, shared_after) or self.covered(first, last):
+            return []
+        # ... whose phrase ends there: "mild" in "hearing loss and mild ataxia" is no conjunct of "hearing"
+        outside = first - 1 if shared_after else last + 1
+        if self.phrase(min(outside, first), max(outside, last)) and self.content(outside) \
+                and self.in_a_name([outside]):
+            return []
+        tokens = list(range(first, last + 1))
+        if shared_after:
+            # the conjunct modifies the shared words as the ontology's modifiers do ("cranial" meningiomas)
+            plausible = self.keyed[last][0] in self.modifiers
+        else:
+            # the shared words end in a function word: "pits of the" palms and soles
+            plausible = self.keyed[head[1]][0] is None
+        in_a_name = self.in_a_name(tokens + shared)
+        if plausible or in_a_name:
+            return [self.expanded(first, last, head, shared_after, [], 1 if in_a_name else 0)]
+        return []
 
-
-def _content(keyed, first, last):
-    """Whether tokens ``first``..``last`` hold a content word at each end."""
-    return keyed[first][0] is not None and keyed[last][0] is not None
-
-
-def _lookup(matcher, keyed, indexes):
-    keys = frozenset(keyed[index][0] for index in indexes if keyed[index][0] is not None)
-    if len(keys) < 2:
-        return None
-    entry = matcher.entries.get(keys)
-    return list(entry[0]) if entry else None
+    def expanded(self, first, last, head, shared_after, ids, plausible=2):
+        """(first token, last token, ids, expansion text, plausibility: 2 a name, 1 its words in one name, 0 not)."""
+        conjunct, shared = self.words(first, last), self.words(*head)
+        if shared_after:
+            return first, head[1], ids, f"{conjunct} {shared}", plausible
+        return head[0], last, ids, f"{shared} {conjunct}", plausible

@@ -32,11 +32,12 @@ CACHE_VERSION = 1
 class Match:
     """One name found in the text: tokens ``first``..``last`` of the document, the entity ids."""
 
-    __slots__ = ("first", "last", "ids", "keys", "in_order", "words", "source")
+    __slots__ = ("first", "last", "ids", "keys", "in_order", "words", "source", "expansion")
 
-    def __init__(self, first, last, ids, keys, in_order, words, source="dictionary"):
+    def __init__(self, first, last, ids, keys, in_order, words, source="dictionary", expansion=None):
         self.first, self.last, self.ids, self.keys = first, last, ids, keys
         self.in_order, self.words, self.source = in_order, words, source
+        self.expansion = expansion  # a coordinated name written out ("palmar pits")
 
     def rank(self):
         return (-self.words, -self.keys, not self.in_order, self.first)
@@ -204,12 +205,14 @@ class ConceptMatcher:
     # -- choosing ----------------------------------------------------------------------------------
     def matches(self, text, nesting="none", coordination=True, abbreviations=False):
         """(start, end, ids) of the names found in ``text``, in text order (see ``spans``)."""
-        return [(start, end, ids) for start, end, ids, _ in self.spans(text, nesting, coordination, abbreviations)]
+        return [(start, end, ids) for start, end, ids, *_ in self.spans(text, nesting, coordination, abbreviations)]
 
     def spans(self, text, nesting="none", coordination=True, abbreviations=False):
-        """(start, end, ids, source) of the names found in ``text``, in text order; source is
-        "dictionary", "coordination" for a name expanded from a coordination, or "abbreviation"
-        for a short form defined in ``text`` whose long form is a name (with ``abbreviations``).
+        """(start, end, ids, source, expansion) of the names found in ``text``, in text order; source
+        is "dictionary", "coordination" for a name expanded from a coordination (``expansion``: that
+        name written out, "palmar pits"; its ids are empty when it is no name of the ontology), or
+        "abbreviation" for a short form defined in ``text`` whose long form is a name (with
+        ``abbreviations``); expansion is None but for coordinations.
 
         Overlapping matches keep the best (see the module docstring). ``nesting`` says which
         names inside a kept one stay too: "none", "all", or "ancestor": those whose entity is the
@@ -225,7 +228,8 @@ class ConceptMatcher:
             from ontolink.recognition.coordination import coordinated_matches
 
             spans = {(match.first, match.last) for match in found}
-            found += [match for match in coordinated_matches(self, text, keyed) if (match.first, match.last) not in spans]
+            found += [match for match in coordinated_matches(self, text, keyed, found)
+                      if (match.first, match.last) not in spans]
         if abbreviations:
             if self._abbreviations is None:
                 from ontolink.recognition.abbreviations import DocumentAbbreviations
@@ -233,7 +237,8 @@ class ConceptMatcher:
                 self._abbreviations = DocumentAbbreviations()
             taken = {index for match in found for index in range(match.first, match.last + 1)}
             found += self._abbreviations.matches(self, text, keyed, taken)
-        return sorted((keyed[match.first][1], keyed[match.last][2], match.ids, match.source) for match in found)
+        return sorted(((keyed[match.first][1], keyed[match.last][2], match.ids, match.source, match.expansion)
+                       for match in found), key=lambda span: span[:4] + (span[4] or "",))
 
     def choose(self, keyed, found, nesting="none"):
         """(outer matches, kept inner matches): greedy best-first without overlap, then nesting."""

@@ -87,18 +87,21 @@ def annotate_documents(documents: Iterable[BioCDocument | tuple[str, str]], matc
         found = matcher.spans(text, nesting=nesting, coordination=coordination, abbreviations=abbreviations)
         if linker is not None:
             found += _dense_spans(text, found, linker, dense, dense_threshold, max_words, matcher.allowed)
-        for start, end, ids, source in sorted(found):
+        for start, end, ids, source, expansion in sorted(found, key=lambda span: span[:4] + (span[4] or "",)):
             left, right = text[:start], text[end:]
             if keep:
                 left, right = left[-keep:], right[:keep]
-            yield {"id": f"{doc_id}:{start}-{end}", "doc_id": doc_id, "start": start, "end": end,
-                   "mention": text[start:end], "context_left": left, "context_right": right, "type": entity_type,
-                   "matched_by": source, "matched_ids": ids}
+            record = {"id": f"{doc_id}:{start}-{end}", "doc_id": doc_id, "start": start, "end": end,
+                      "mention": text[start:end], "context_left": left, "context_right": right, "type": entity_type,
+                      "matched_by": source, "matched_ids": ids}
+            if expansion:
+                record["expansion"] = expansion  # what `link` searches: "palmar pits" for "palmar and plantar pits"
+            yield record
 
 
 def _dense_spans(text, found, linker, loaded, threshold, max_words, allowed=None):
     taken = [False] * len(text)
-    for start, end, _, _ in found:
+    for start, end, *_ in found:
         taken[start:end] = [True] * (end - start)
     spans = candidate_spans(text, taken, max_words)
     if not spans:
@@ -116,7 +119,7 @@ def _dense_spans(text, found, linker, loaded, threshold, max_words, allowed=None
         if any(taken[start:end]):
             continue
         taken[start:end] = [True] * (end - start)
-        chosen.append((start, end, [entity_id], "dense"))
+        chosen.append((start, end, [entity_id], "dense", None))
     return chosen
 
 

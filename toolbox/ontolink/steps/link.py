@@ -29,6 +29,15 @@ def folded_key(text):
     return " ".join(fold(word) for word, _, _ in tokens(text))
 
 
+def searched_as(record):
+    """``record`` as it is searched: a coordinated name by its ``expansion`` (`annotate` writes "palmar pits"
+    for the mention "palmar and plantar pits"), any other by its mention."""
+    expansion = record.get("expansion")
+    if isinstance(expansion, str) and expansion.strip():
+        return {**record, "mention": expansion}
+    return record
+
+
 class FoldedNames:
     """The index's names by ``folded_key``: which entities a mention names exactly, once folded.
 
@@ -162,6 +171,11 @@ class LinkBatches:
 
     def __call__(self, batch):
         self._loaded_linker()
+        searched = [searched_as(record) for record in batch]
+        return [out if query is record else {**out, "mention": record["mention"]}
+                for out, query, record in zip(self._link(searched), searched, batch)]
+
+    def _link(self, batch):
         if self.ranker is not None:
             ranked = self.ranker.rank(batch, with_features=self.with_features)
             if self.folded is None:
