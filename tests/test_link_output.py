@@ -2,6 +2,7 @@
 TSV rows, phrases as arguments, records without their copied context, and plurals folded as `annotate`
 folds them."""
 
+import csv
 import json
 from pathlib import Path
 
@@ -124,3 +125,33 @@ def test_ranked_candidates_say_which_name_matched_as_the_index_does(dense_index,
     rows = [line.split("\t") for line in run("link", "--index", dense_index, "--ranker", tmp_path / "ranker",
                                                "--to", "tsv", "--top-k", 2, "Seizures").stdout.splitlines()]
     assert rows[1][3] == "HP:0001250" and rows[1][6:] == ["Seizure", "name", "exact"] and all(rows[2][6:])
+
+
+def test_fields_and_candidate_fields_keep_what_is_named_in_that_order(tfidf_index, tmp_path):
+    plain = parse_jsonl(run("link", "--index", tfidf_index, "--top-k", 3, input=jsonl(MENTIONS)).stdout)
+    result = run("link", "--index", tfidf_index, "--top-k", 3, "--fields", "candidates,id,doc",
+                 "--candidate-fields", "score,id", input=jsonl(MENTIONS))
+    assert result.exit_code == 0, result.stderr
+    cut = parse_jsonl(result.stdout)
+    assert [list(record) for record in cut] == [["candidates", "id", "doc"], ["candidates", "id"]]  # m 2 has no doc
+    for record, full in zip(cut, plain):
+        assert record["candidates"] == [{"score": candidate["score"], "id": candidate["id"]}
+                                        for candidate in full["candidates"]]
+    # --no-context drops the context whatever --fields names; alone, it keeps everything else
+    result = run("link", "--index", tfidf_index, "--top-k", 1, "--no-context", "--fields", "id,context_left,nil",
+                 input=jsonl(MENTIONS))
+    assert parse_jsonl(result.stdout) == [{"id": "m1"}, {"id": "m 2"}]
+    # in a TSV the two lists are the columns before and after rank; a list cell is JSON
+    out = tmp_path / "cut.tsv"
+    records = [{**MENTIONS[0], "tags": ["a", "b"]}, MENTIONS[1]]
+    result = run("link", "--index", tfidf_index, "--top-k", 2, "--fields", "doc,id,candidates,tags",
+                 "--candidate-fields", "id,score,matched_by", "-o", out, input=jsonl(records))
+    assert result.exit_code == 0, result.stderr
+    rows = list(csv.reader(out.read_text().splitlines(), delimiter="\t"))  # a cell with quotes is quoted
+    assert rows[0] == ["doc", "mention_id", "tags", "rank", "id", "score", "matched_by"]
+    assert rows[1] == ["d1", "m1", '["a", "b"]', "1", "HP:0001250", rows[1][5], "exact"] and len(rows) == 5
+    assert rows[3][:4] == ["", "m 2", "", "1"]
+    for bad, message in (("id,,mention", "empty field name"), ("id,mention,id", "names id more than once"),
+                         (" ", "at least one field name")):
+        result = run("link", "--index", tfidf_index, "--fields", bad, input=jsonl(MENTIONS))
+        assert result.exit_code == 2 and message in result.stderr and "Traceback" not in result.output

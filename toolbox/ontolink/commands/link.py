@@ -25,10 +25,19 @@ from ontolink.options import (
                          ".gz is compressed).")
 @click.option("--to", "output_format", type=click.Choice(["jsonl", "tsv"]),
               help="jsonl: each Mention record with its candidates; tsv: one row per (mention, rank): "
-                   "mention_id, mention, rank, id, name, score, matched_name, matched_kind, matched_by.  "
-                   "[default: from the -o name, else jsonl]")
+                   "mention_id, mention, rank, id, name, score, matched_name, matched_kind, matched_by (choose "
+                   "them with --fields and --candidate-fields).  [default: from the -o name, else jsonl]")
+@click.option("--fields", "fields_text", metavar="FIELD,...",
+              help="Keep only these fields of each output record, in this order (e.g. id,mention,candidates; a "
+                   "field a record lacks is left out).  With --to tsv: the mention's columns before rank "
+                   "(candidates, the rows, is skipped).  [default: every field; tsv: id,mention]")
+@click.option("--candidate-fields", "candidate_fields_text", metavar="FIELD,...",
+              help="Keep only these fields of each candidate, in this order (e.g. id,name,score).  With --to tsv: "
+                   "the columns after rank.  [default: every field; tsv: id,name,score,matched_name,matched_kind,"
+                   "matched_by]")
 @click.option("--no-context", is_flag=True,
-              help="Leave context_left and context_right out of the output records (they are still read).")
+              help="Leave context_left and context_right out of the output records (they are still read; "
+                   "the same as --fields without them).")
 @click.option("--output-dir", type=click.Path(file_okay=False),
               help="With -i DIRECTORY or a quoted glob of shards: one output shard per input shard, of the same "
                    "name, in this directory (instead of one -o stream).")
@@ -57,8 +66,8 @@ from ontolink.options import (
 @device_option
 @engine_options
 @config_option
-def command(phrases, index_dir, input_path, skip_invalid, output_path, output_format, no_context, output_dir, top_k,
-            batch_size, ontology, reranker_dir, ranker_dir, prior, with_features, nil_threshold, device, start_engine):
+def command(phrases, index_dir, input_path, skip_invalid, output_path, output_format, fields_text,
+            candidate_fields_text, no_context, output_dir, top_k, batch_size, ontology, reranker_dir, ranker_dir, prior, with_features, nil_threshold, device, start_engine):
     """Add the top-K entities to every Mention record.
 
     Reads Mention records ({"id", "mention", ...}; other fields pass through;
@@ -82,11 +91,18 @@ def command(phrases, index_dir, input_path, skip_invalid, output_path, output_fo
     PHRASES given as arguments are linked instead of -i, as Mention
     records with ids "1", "2", ... in order.
 
+    --fields and --candidate-fields keep only the fields named, in that
+    order, of each record and of each of its candidates (leave out the
+    context copied into every record, or keep three fields of each
+    candidate); in a TSV they choose its columns.
+
     \b
     Examples:
       ontolink link --index idx/hpo -i mentions.jsonl -o linked.jsonl
       ontolink link --index idx/cl --to tsv "Kupffer cells" "astrocytes"
-      ontolink link --index idx/hpo -i mentions.jsonl --no-context -o linked.tsv
+      ontolink link --index idx/hpo -i mentions.jsonl --no-context -o linked.jsonl
+      ontolink link --index idx/hpo -i mentions.jsonl --fields id,mention,candidates --candidate-fields id,name,score
+      ontolink link --index idx/hpo -i mentions.jsonl --fields doc_id,start,end,mention -o linked.tsv
       echo '{"id": "m1", "mention": "short stature"}' | ontolink link --index idx/hpo --top-k 3
       zcat mentions.jsonl.gz | ontolink link --index idx/hpo | head -1
       ontolink link --index idx/tuned --reranker models/reranker -i mentions.jsonl
@@ -105,6 +121,13 @@ def command(phrases, index_dir, input_path, skip_invalid, output_path, output_fo
     if phrases and input_path != "-":
         raise click.UsageError("give PHRASES or -i FILE, not both")
     output_format = output_format or ("tsv" if str(output_path).lower().endswith((".tsv", ".tsv.gz")) else "jsonl")
+    from ontolink.output_fields import FieldSelection, parse_field_list
+
+    try:
+        selection = FieldSelection(parse_field_list(fields_text, "--fields"),
+                                   parse_field_list(candidate_fields_text, "--candidate-fields"), no_context)
+    except ValueError as error:
+        raise click.UsageError(str(error)) from None
     if output_format == "tsv" and output_dir:
         raise click.UsageError("--to tsv writes one stream (-o): it does not combine with --output-dir")
     # the ontology is checked by its content hash, never parsed
@@ -152,16 +175,15 @@ def command(phrases, index_dir, input_path, skip_invalid, output_path, output_fo
                              device=device, stats=stats, ranker=ranker, prior=prior, with_features=with_features)
         if nil is not None:
             linked = ((position, next(mark_nil((record,), nil))) for position, record in linked)
-        if no_context:
-            linked = ((position, without_context(record)) for position, record in linked)
-        if targets:
-            written = write_shards(linked, shards, targets, desc, batch_size)
-        elif output_format == "tsv":
+        if output_format == "tsv":
+            # the fields chosen are the columns
             written = write_tsv(counting((record for _, record in linked), desc, "mention"), output_path,
-                                FIRST_BATCH_SIZE)
+                                FIRST_BATCH_SIZE, selection)
+        elif targets:
+            written = write_shards(_selected(linked, selection), shards, targets, desc, batch_size)
         else:
             with RecordWriter(output_path) as writer:
-                writer.write_all(counting((record for _, record in linked), desc, "mention"),
+                writer.write_all(counting((record for _, record in _selected(linked, selection)), desc, "mention"),
                                  flush_every=FIRST_BATCH_SIZE)
             written = writer.count
     empty = getattr(loaded.name_index, "empty_spans", 0)
@@ -178,7 +200,6 @@ def command(phrases, index_dir, input_path, skip_invalid, output_path, output_fo
 # Mentions in the first batch (each next one twice as many, up to --batch-size), and records between flushes
 FIRST_BATCH_SIZE = 256
 PHRASES = "<arguments>"  # the input name of PHRASES, in messages
-CONTEXT_FIELDS = ("context_left", "context_right")
 
 
 def trained_top_k(ranker, reranker, default=10):
@@ -214,17 +235,21 @@ class PhraseBatches:
         return record_batches(records, self.read.batch_size, self.read.first_size)
 
 
-def without_context(record):
-    return {key: value for key, value in record.items() if key not in CONTEXT_FIELDS}
+def _selected(linked, selection):
+    """``(position, record)`` pairs with each record cut to the fields ``selection`` keeps."""
+    if not selection:
+        return linked
+    return ((position, selection(record)) for position, record in linked)
 
 
-def write_tsv(records, output_path, flush_every):
-    """Write linked ``records`` as the candidates TSV (ontolink.linked_tsv); return how many mentions."""
+def write_tsv(records, output_path, flush_every, selection):
+    """Write linked ``records`` as the candidates TSV (ontolink.linked_tsv), its columns the fields of
+    ``selection`` (an output_fields.FieldSelection); return how many mentions."""
     from ontolink.linked_tsv import CandidateTSVWriter
     from ontolink.io import open_output
 
     with open_output(output_path) as stream:
-        writer = CandidateTSVWriter(stream)
+        writer = CandidateTSVWriter(stream, selection.fields, selection.candidate_fields)
         for record in records:
             writer.write(record)
             if writer.count % flush_every == 0:
