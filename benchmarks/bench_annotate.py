@@ -13,11 +13,16 @@ default; skipped with a message when absent) annotates the same documents in the
 outputs are scored here alike on (span, top-1 id): strict (same span), lenient (overlapping span),
 document level (the set of ids of each abstract), and the misses and false positives sorted into
 error classes. The ablation rows switch the matcher's pieces off one at a time from the default.
+`link --no-annotate-ids` is the row without link keeping the entities annotate found over a span. With
+--dense-threshold T, a row adds the dense index's n-grams; with --span-scorer too, a span scorer is fitted
+without labels (`ontolink train span-scorer`: HPO names under the roots against the NCBI abstracts' n-grams)
+and a row asks the index only about the n-grams it passes.
 Speed: documents per second of the whole pipe on the NCBI abstracts, loading included (FastHPOCR:
 its index load plus annotation; its one-off index build is reported apart). Memory: the annotate
 step's peak resident memory on the NCBI abstracts repeated --memory-copies times and once.
 
-    python benchmarks/bench_annotate.py [--workdir DIR] [--peer-python PY] [--memory-copies N] [--dense-threshold T]
+    python benchmarks/bench_annotate.py [--workdir DIR] [--peer-python PY] [--memory-copies N] [--dense-threshold T
+                                        [--span-scorer]]
 """
 
 import argparse
@@ -222,6 +227,9 @@ def main():
                         help="NCBI abstracts repeated this many times for the memory row")
     parser.add_argument("--dense-threshold", type=float, default=None,
                         help="also a row with annotate --index (dense n-grams) at this threshold")
+    parser.add_argument("--span-scorer", action="store_true",
+                        help="with --dense-threshold: also a row whose n-grams a span scorer gates (`train span-scorer` "
+                             "on the NCBI abstracts, HPO names under the roots; its fit is timed apart)")
     args = parser.parse_args()
     work = working_folder(args.workdir, args.mentions, args.ncbi)
     if work is None:
@@ -248,15 +256,26 @@ def main():
                 ("  + abbreviations defined in the document", ["--abbreviations"]),
                 ("  + optional modifiers (names less learned modifiers)", ["--optional-modifiers"]),
                 ("  all four off, nesting all (exact-order names)",
-                 ["--in-order", "--no-word-forms", "--no-coordination", "--nesting", "all"])]
+                 ["--in-order", "--no-word-forms", "--no-coordination", "--nesting", "all"]),
+                ("  link without annotate's ids (link --no-annotate-ids)", [], ["--no-annotate-ids"])]
     if args.dense_threshold is not None:
-        settings.append((f"  + dense n-grams >= {args.dense_threshold} (--index)",
-                         ["--index", str(index), "--dense-threshold", str(args.dense_threshold)]))
+        dense = ["--index", str(index), "--dense-threshold", str(args.dense_threshold)]
+        settings.append((f"  + dense n-grams >= {args.dense_threshold} (--index)", dense))
+        if args.span_scorer:
+            scorer = work / "span-scorer"
+            started = time.perf_counter()
+            trained = subprocess.run(ONTOLINK + ["train", "span-scorer", "--ontology", "hpo"] + ROOTS +
+                                     ["-i", str(ncbi_docs), "--force", str(scorer)], capture_output=True, text=True)
+            if trained.returncode != 0:
+                sys.exit(f"train span-scorer failed:\n{trained.stderr[-2000:]}")
+            print(f"    {trained.stderr.strip().splitlines()[-1]} (wall {time.perf_counter() - started:.0f} s)")
+            settings.append((f"  + dense n-grams >= {args.dense_threshold}, only those the span scorer passes",
+                             dense + ["--span-scorer", str(scorer)]))
     rows, details = [], {}
-    for name, options in settings:
+    for name, options, *link_options in settings:
         print(f"[{name.strip()}]")
         linked = work / "linked.jsonl"
-        seconds = pipe([annotate + ["-i", str(gsc_docs)] + options, link], gsc_docs, linked)
+        seconds = pipe([annotate + ["-i", str(gsc_docs)] + options, link + sum(link_options, [])], gsc_docs, linked)
         details[name] = score(predictions(linked), gold)
         rows.append(row(name, details[name], seconds))
     peer = None

@@ -56,6 +56,9 @@ def _readers():
               help="Also ask this index about word n-grams the dictionary missed.")
 @click.option("--dense-threshold", type=float, default=0.9, show_default=True,
               help="With --index: an n-gram is a mention when its best name scores at least this.")
+@click.option("--span-scorer", "span_scorer_dir", type=click.Path(file_okay=False),
+              help="With --index: a span scorer from `ontolink train span-scorer`; only the n-grams it passes are "
+                   "asked about (a sixth of them on abstracts: the index encodes that much less).")
 @click.option("--max-words", type=click.IntRange(1), default=4, show_default=True,
               help="With --index: longest n-gram asked about.")
 @click.option("--context-chars", type=click.IntRange(0), default=0, show_default=True,
@@ -68,7 +71,7 @@ def _readers():
 @config_option
 def command(input_path, skip_invalid, output_path, source_format, ontology, roots, min_chars, nesting, nested,
             any_order, word_forms, max_gaps, optional_modifiers, coordination, abbreviations, text_field, entity_type, index_dir, dense_threshold,
-            max_words, context_chars, batch_size, device, start_engine):
+            span_scorer_dir, max_words, context_chars, batch_size, device, start_engine):
     """Find mentions of an ontology's names in documents: Mention JSONL for `link`.
 
     Reads plain text (one document per line, 'ID<TAB>text' or just text),
@@ -88,7 +91,8 @@ def command(input_path, skip_invalid, output_path, source_format, ontology, root
     words, then the more specific name; --nesting says which names inside
     it are kept too. With --index, word
     n-grams the dictionary missed become mentions when their best name
-    scores at least --dense-threshold. Documents stream: output pipes into
+    scores at least --dense-threshold; with --span-scorer, only the
+    n-grams a scorer fitted by `ontolink train span-scorer` passes. Documents stream: output pipes into
     `ontolink link`.
 
     \b
@@ -121,6 +125,13 @@ def command(input_path, skip_invalid, output_path, source_format, ontology, root
     options = dict(entity_type=entity_type, nesting="all" if nested else nesting, coordination=coordination,
                    abbreviations=abbreviations, dense_threshold=dense_threshold, max_words=max_words,
                    context_characters=context_chars)
+    if span_scorer_dir and not index_dir:
+        raise click.UsageError("--span-scorer chooses the n-grams asked of an --index: give both")
+    span_scorer = None
+    if span_scorer_dir:
+        from ontolink.artifacts.span_scorer import load_span_scorer
+
+        span_scorer = load_span_scorer(span_scorer_dir)
     matcher = ConceptMatcher(loaded, **matcher_options)
     dense = None
     if index_dir:
@@ -136,10 +147,11 @@ def command(input_path, skip_invalid, output_path, source_format, ontology, root
     documents = Counted(counting(reader.read(input_path, problems), "annotate", "document"))
     with RecordWriter(output_path) as writer:
         if start_engine.name == "local":
-            writer.write_all(annotate_documents(documents, matcher, dense=dense, stats=stats, **options),
-                             flush_every=1)
+            writer.write_all(annotate_documents(documents, matcher, dense=dense, stats=stats, span_scorer=span_scorer,
+                                                **options), flush_every=1)
         else:
-            annotate = AnnotateBatches(ontology, matcher_options, options, index_dir, device, matcher, dense)
+            annotate = AnnotateBatches(ontology, matcher_options, options, index_dir, device, matcher, dense,
+                                       span_scorer_dir, span_scorer)
             with start_engine(device) as engine:
                 for records, counts in engine.map(annotate, document_batches(documents, batch_size)):
                     writer.write_all(records, flush_every=1)

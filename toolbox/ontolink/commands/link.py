@@ -63,11 +63,15 @@ from ontolink.options import (
 @click.option("--nil-threshold", metavar="FLOAT|auto",
               help="Mark a mention \"nil\": true (candidates kept) when its best score is below this; 'auto' "
                    "calibrates it on the index, without labels (docs/recognition.md: NIL).")
+@click.option("--annotate-ids/--no-annotate-ids", default=True, show_default=True,
+              help="Candidates that `annotate`'s dictionary found over the mention (its matched_ids) come right after "
+                   "exact names, before the index's order (not with --ranker or --reranker).")
 @device_option
 @engine_options
 @config_option
 def command(phrases, index_dir, input_path, skip_invalid, output_path, output_format, fields_text,
-            candidate_fields_text, no_context, output_dir, top_k, batch_size, ontology, reranker_dir, ranker_dir, prior, with_features, nil_threshold, device, start_engine):
+            candidate_fields_text, no_context, output_dir, top_k, batch_size, ontology, reranker_dir, ranker_dir, prior,
+            with_features, nil_threshold, annotate_ids, device, start_engine):
     """Add the top-K entities to every Mention record.
 
     Reads Mention records ({"id", "mention", ...}; other fields pass through;
@@ -172,7 +176,8 @@ def command(phrases, index_dir, input_path, skip_invalid, output_path, output_fo
     with start_engine(device) as engine:
         # (position of the input in shards or [input_path], linked record)
         linked = link_inputs(shards or ([PHRASES] if phrases else [input_path]), read, loaded, top_k=top_k, reranker=reranker, engine=engine,
-                             device=device, stats=stats, ranker=ranker, prior=prior, with_features=with_features)
+                             device=device, stats=stats, ranker=ranker, prior=prior, with_features=with_features,
+                             annotate_ids=annotate_ids)
         if nil is not None:
             linked = ((position, next(mark_nil((record,), nil))) for position, record in linked)
         if output_format == "tsv":

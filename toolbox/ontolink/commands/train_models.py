@@ -1,5 +1,6 @@
 import click
 
+from ontolink.registry import LazyChoice
 from ontolink.options import config_option, device_option, force_option, input_options, ontology_option, seed_option
 from ontolink.ranking.groups import FEATURE_GROUPS as RANKER_FEATURE_GROUPS
 from ontolink.ranking.groups import default_groups, group_names
@@ -50,7 +51,8 @@ def command():
     retriever: a single-vector bi-encoder; reranker: a cross-encoder (or ReS)
     over a retriever's top-K; ranker: a light feature-based ranker of an
     index's top-K (no GPU, no gold); multivector: a late-interaction
-    (token-level) linker.
+    (token-level) linker; span-scorer: which word n-grams read like the
+    ontology's names (names against an unlabeled corpus, no gold).
 
     \b
     Examples:
@@ -59,6 +61,7 @@ def command():
       ontolink train multivector --ontology hpo -i pairs.jsonl models/xtr
       ontolink index --ontology hpo --method multivector --model models/xtr idx/xtr
       ontolink train ranker --index idx/hpo --pairs pairs.jsonl models/ranker
+      ontolink train span-scorer --ontology hpo --roots HP:0000118 -i abstracts.txt models/spans
     """
 
 
@@ -352,3 +355,88 @@ def ranker_command(directory, index_dir, pairs_path, synonym_queries, hold_out, 
          f"training top-1 {report['training_top1_retriever']:.3f} -> {report['training_top1_ranker']:.3f}"
          + (f"; gated {report['gate']['training_top1_gated_ranker']:.3f}, the encoder run for "
             f"{report['gate']['training_share_refined']:.0%} of them" if "gate" in report else ""))
+
+
+def _document_readers():
+    from ontolink.formats import reader_names
+
+    return reader_names()
+
+
+@command.command("span-scorer")
+@force_option("span-scorer")
+@click.argument("directory", type=click.Path(file_okay=False))
+@ontology_option(required=True, help_text="Ontology whose names are the positives: a file or 'hpo'.")
+@input_options(help_text="Unlabeled documents whose word n-grams are the negatives: plain text (one document a "
+                          "line), JSON Lines documents, PubTator or BioC ('-' is stdin; .gz is read transparently).")
+@click.option("--from", "source_format", type=LazyChoice(_document_readers),
+              help="Document format.  [default: from the file name; stdin: text]")
+@click.option("--text-field", default="text", show_default=True,
+              help="With --from jsonl: the field holding the text.")
+@click.option("--roots", help="Comma-separated ids: only these entities' and their descendants' names are positives "
+                              "(as `annotate --roots`).")
+@click.option("--max-words", type=click.IntRange(1), default=4, show_default=True,
+              help="Longest n-gram (as `annotate --max-words`).")
+@click.option("--negatives-per-name", type=click.FloatRange(0.1), default=3.0, show_default=True,
+              help="At most this many corpus n-grams per name are drawn as negatives.")
+@click.option("--regularisation", type=click.FloatRange(0, min_open=True), default=1.0, show_default=True,
+              help="Inverse L2 penalty (C) of the logistic regression.")
+@seed_option
+@config_option
+def span_scorer_command(directory, ontology, input_path, skip_invalid, source_format, text_field, roots, max_words,
+                        negatives_per_name, regularisation, seed, force):
+    """Fit a span scorer into DIRECTORY, without labels: does an n-gram read like a name?
+
+    Positives: the ontology's names and synonyms (under --roots), with the
+    plural of each; negatives: word n-grams of the unlabeled documents
+    that are no name once folded. Hashed character 3-5-grams and word
+    1-2-grams feed a logistic regression (scikit-learn); a tenth of each
+    side (drawn with --seed) is held out, and the threshold is the score
+    with the best F1 of held-out names against held-out n-grams.
+    `ontolink annotate --index IDX --span-scorer DIRECTORY` then asks the
+    index only about the n-grams the scorer passes.
+
+    \b
+    Examples:
+      ontolink train span-scorer --ontology hpo --roots HP:0000118 -i abstracts.txt models/spans
+      ontolink annotate --ontology hpo --roots HP:0000118 --index idx/hpo --span-scorer models/spans -i docs.txt
+    """
+    import time
+
+    from ontolink.artifacts.span_scorer import save_span_scorer
+    from ontolink.errors import InputError
+    from ontolink.formats import Counted, Problems, document_format, document_text, resolve_format
+    from ontolink.io import plural, warn
+    from ontolink.steps.train_span_scorer import train_span_scorer
+
+    started = time.perf_counter()
+    loaded = ontology.load()
+    root_ids = [part.strip() for part in roots.split(",") if part.strip()] if roots else None
+    missing = [root for root in root_ids or () if root not in loaded]
+    if missing:
+        raise InputError(f"--roots: {', '.join(missing)} not in the ontology {loaded.label}")
+    if source_format is None and input_path == "-":
+        source_format = "text"
+    problems = Problems(skip_invalid)
+    reader = document_format(resolve_format(input_path, source_format))
+    if hasattr(reader, "text_field"):
+        reader.text_field = text_field
+    documents = Counted(document for document in reader.read(input_path, problems)
+                        if document_text(document).strip())
+    try:
+        scorer, manifest = train_span_scorer(loaded, (document_text(document) for document in documents), root_ids,
+                                             max_words=max_words, negatives_per_name=negatives_per_name, seed=seed,
+                                             regularisation=regularisation)
+    except InputError:
+        if not documents.count:
+            raise InputError("holds no document with text: the negatives come from its word n-grams",
+                             input_path) from None
+        raise
+    manifest["corpus"] = {"documents": documents.count}
+    save_span_scorer(directory, scorer, manifest, force=force)
+    fit = manifest["fit"]
+    skipped = f"; {plural(problems.skipped, 'invalid line')} skipped" if problems.skipped else ""
+    warn(f"fitted a span scorer on {plural(fit['positives'], 'name')} and {plural(fit['negatives'], 'n-gram')} of "
+         f"{plural(documents.count, 'document')} into {directory} in {time.perf_counter() - started:.1f} s: threshold "
+         f"{fit['threshold']:.3f}, held-out precision {fit['held_out_precision']:.3f}, recall "
+         f"{fit['held_out_recall']:.3f}{skipped}")

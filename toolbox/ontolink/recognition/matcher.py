@@ -55,7 +55,7 @@ class ConceptMatcher:
         self.ontology = ontology
         self.max_gaps = max_gaps
         self.any_order = any_order
-        keep = _descendants(ontology, roots) if roots else None
+        keep = descendants(ontology, roots) if roots else None
         self.allowed = keep  # the entity ids looked for (None: all)
         settings = {"version": CACHE_VERSION, "ontology": ontology.content_hash,
                     "scopes": list(ontology.synonym_scopes), "roots": sorted(roots) if roots else None,
@@ -337,7 +337,8 @@ def _nearest(positions, at):
     return positions[index]
 
 
-def _descendants(ontology, roots):
+def descendants(ontology, roots):
+    """The ids of ``roots`` (those in ``ontology``) and of all their descendants."""
     keep = set()
     frontier = [root for root in roots if root in ontology]
     while frontier:

@@ -10,50 +10,28 @@ threshold.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ontolink.formats import document_text
 from ontolink.recognition.matcher import ConceptMatcher
+from ontolink.recognition.ngrams import candidate_spans
 
 if TYPE_CHECKING:
     from bioc import BioCDocument
 
     from ontolink.artifacts.index import LoadedIndex
+    from ontolink.recognition.span_scorer import SpanScorer
 
-_WORD = re.compile(r"\w+")
 LONG_DOCUMENT = 100_000  # characters: longer documents get bounded contexts
 LONG_CONTEXT = 5_000
-# Words a dense-index span may not start or end with: a span is a phrase, not "of the".
-STOPWORDS = frozenset("""a an and are as at be been but by for from had has have in into is it its of on or
-that the their there these they this those to was were which with without not no we our after before than
-then also both each other such may can could should would patients patient case cases study""".split())
-
-
-def candidate_spans(text, taken, max_words=4):
-    """Word n-grams (up to ``max_words``) inside one sentence, not touching ``taken`` characters,
-    not starting or ending with a stopword or a number: the spans a dense index is asked about."""
-    tokens = [(match.group(), match.start(), match.end()) for match in _WORD.finditer(text)]
-    spans = []
-    for first in range(len(tokens)):
-        for final in range(first, min(len(tokens), first + max_words)):
-            start, end = tokens[first][1], tokens[final][2]
-            if final > first and re.search(r"[.;:!?()\[\]]", text[tokens[final - 1][2]:tokens[final][1]]):
-                break  # a span does not cross a sentence or a bracket
-            if any(taken[start:end]):
-                break
-            edge = (tokens[first][0].lower(), tokens[final][0].lower())
-            if any(word in STOPWORDS or word.isdigit() or len(word) < 3 for word in edge):
-                continue
-            spans.append((start, end))
-    return spans
 
 
 def annotate_documents(documents: Iterable[BioCDocument | tuple[str, str]], matcher: ConceptMatcher, entity_type: str = "Entity",
                        nesting: str = "ancestor", coordination: bool = True, abbreviations: bool = False,
                        dense: LoadedIndex | None = None, dense_threshold: float = 0.9, max_words: int = 4,
-                       context_characters: int = 0, stats: Any = None) -> Iterator[dict[str, Any]]:
+                       context_characters: int = 0, stats: Any = None,
+                       span_scorer: SpanScorer | None = None) -> Iterator[dict[str, Any]]:
     """Yield a Mention record per name found in each document (no gold: these are predictions).
 
     ``matcher`` is a ``ConceptMatcher``; ``nesting`` its rule for names inside a longer match,
@@ -64,7 +42,8 @@ def annotate_documents(documents: Iterable[BioCDocument | tuple[str, str]], matc
     each side when ``context_characters`` is 0 (the whole text for each mention would be
     quadratic: 2 MB times every mention).
     ``dense`` (a loaded index) adds n-gram spans outside the dictionary's
-    matches whose best name scores at least ``dense_threshold``. ``documents`` are BioC documents
+    matches whose best name scores at least ``dense_threshold``; with ``span_scorer``
+    (``recognition.span_scorer.SpanScorer``) only the n-grams it passes are asked about. ``documents`` are BioC documents
     or (id, text) pairs.
     """
     linker = None
@@ -86,7 +65,8 @@ def annotate_documents(documents: Iterable[BioCDocument | tuple[str, str]], matc
                 stats["long"] = stats.get("long", 0) + 1
         found = matcher.spans(text, nesting=nesting, coordination=coordination, abbreviations=abbreviations)
         if linker is not None:
-            found += _dense_spans(text, found, linker, dense, dense_threshold, max_words, matcher.allowed)
+            found += _dense_spans(text, found, linker, dense, dense_threshold, max_words, matcher.allowed,
+                                  span_scorer)
         for start, end, ids, source, expansion in sorted(found, key=lambda span: span[:4] + (span[4] or "",)):
             left, right = text[:start], text[end:]
             if keep:
@@ -99,11 +79,14 @@ def annotate_documents(documents: Iterable[BioCDocument | tuple[str, str]], matc
             yield record
 
 
-def _dense_spans(text, found, linker, loaded, threshold, max_words, allowed=None):
+def _dense_spans(text, found, linker, loaded, threshold, max_words, allowed=None, span_scorer=None):
     taken = [False] * len(text)
     for start, end, *_ in found:
         taken[start:end] = [True] * (end - start)
     spans = candidate_spans(text, taken, max_words)
+    if span_scorer is not None and spans:
+        passed = span_scorer.scores([text[start:end] for start, end in spans]) >= span_scorer.threshold
+        spans = [span for span, keep in zip(spans, passed.tolist()) if keep]
     if not spans:
         return []
     queries = [loaded.query_text({"mention": text[start:end], "context_left": text[:start],
@@ -132,17 +115,18 @@ class AnnotateBatches:
     once per worker.
     """
 
-    def __init__(self, source, matcher_options, options, index_dir=None, device="auto", matcher=None, dense=None):
+    def __init__(self, source, matcher_options, options, index_dir=None, device="auto", matcher=None, dense=None,
+                 span_scorer_dir=None, span_scorer=None):
         self.source, self.matcher_options, self.options = source, matcher_options, options
-        self.index_dir, self.device = index_dir, device
-        self.matcher, self.dense = matcher, dense
+        self.index_dir, self.device, self.span_scorer_dir = index_dir, device, span_scorer_dir
+        self.matcher, self.dense, self.span_scorer = matcher, dense, span_scorer
 
     def __getstate__(self):
-        return {key: value for key, value in self.__dict__.items() if key not in ("matcher", "dense")}
+        return {key: value for key, value in self.__dict__.items() if key not in ("matcher", "dense", "span_scorer")}
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        self.matcher = self.dense = None
+        self.matcher = self.dense = self.span_scorer = None
 
     def __call__(self, batch):
         if self.matcher is None:
@@ -152,8 +136,13 @@ class AnnotateBatches:
                 from ontolink.artifacts.index import load_index
 
                 self.dense = load_index(self.index_dir, ontology=loaded, device=self.device)
+            if self.span_scorer_dir:
+                from ontolink.artifacts.span_scorer import load_span_scorer
+
+                self.span_scorer = load_span_scorer(self.span_scorer_dir)
         stats = {}
-        records = list(annotate_documents(batch, self.matcher, dense=self.dense, stats=stats, **self.options))
+        records = list(annotate_documents(batch, self.matcher, dense=self.dense, stats=stats,
+                                          span_scorer=self.span_scorer, **self.options))
         return records, stats
 
 

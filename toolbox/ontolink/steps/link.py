@@ -123,7 +123,7 @@ class LinkBatches:
     """
 
     def __init__(self, loaded_index, top_k=64, reranker=None, device="auto", ranker=None, prior="auto",
-                 with_features=False, fold=True):
+                 with_features=False, fold=True, annotate_ids=True):
         self.index_dir = str(loaded_index.directory)
         self.reranker_dir = str(reranker.directory) if reranker is not None else None
         self.ranker_dir = str(ranker.directory) if ranker is not None else None
@@ -131,6 +131,7 @@ class LinkBatches:
         self.with_features = with_features
         self.top_k = top_k
         self.fold = fold
+        self.annotate_ids = annotate_ids
         self.device = device
         self._load(loaded_index, reranker, ranker)
 
@@ -193,8 +194,8 @@ class LinkBatches:
         if self.folded is None:
             linked = [{**record, "candidates": candidates} for record, candidates in zip(batch, found)]
         else:
-            linked = [{**record, "candidates": self.folded.reorder(record["mention"], candidates,
-                                                                   dictionary_ids(record))}
+            linked = [{**record, "candidates": self.folded.reorder(
+                record["mention"], candidates, dictionary_ids(record) if self.annotate_ids else ())}
                       for record, candidates in zip(batch, found)]
         if self.reranker is not None:
             linked = self.reranker.rerank(linked, lambda entity_id: self.index.definitions.get(entity_id, ""))
@@ -204,19 +205,21 @@ class LinkBatches:
 def link_mentions(records: Iterable[dict[str, Any]], loaded_index: LoadedIndex, top_k: int = 64,
                   batch_size: int = LINK_BATCH_SIZE, reranker: Any = None, engine: Engine | None = None,
                   device: str = "auto", ranker: Any = None, prior: Any = "auto", with_features: bool = False,
-                  fold: bool = True) -> Iterator[dict[str, Any]]:
+                  fold: bool = True, annotate_ids: bool = True) -> Iterator[dict[str, Any]]:
     """Yield each Mention record with ``candidates`` added (unknown fields kept).
 
     With a ``reranker``, all top-K candidates are rescored by it and reordered; with a ``ranker`` (a
     ontolink.artifacts.ranker.Ranker; ``prior`` and ``with_features`` are its options) they are ordered by
     its features. ``fold``: a candidate whose name is the mention once folded comes first (``FoldedNames``;
-    with a ranker, which weighs exact names itself, it is only marked "matched_by": "exact"). Batches go through ``engine`` (an ``Engine``; default: in this process, one after
+    with a ranker, which weighs exact names itself, it is only marked "matched_by": "exact"); ``annotate_ids``: then
+    the entities `annotate`'s dictionary found over the mention (``FoldedNames.reorder``). Batches go through
+    ``engine`` (an ``Engine``; default: in this process, one after
     another); its workers load the index on ``device``.
     """
     from ontolink.backends.engines import open_engine
 
     link_batch = LinkBatches(loaded_index, top_k=top_k, reranker=reranker, device=device, ranker=ranker,
-                             prior=prior, with_features=with_features, fold=fold)
+                             prior=prior, with_features=with_features, fold=fold, annotate_ids=annotate_ids)
     engine = engine or open_engine()
     for linked in engine.map(link_batch, record_batches(records, batch_size)):
         yield from linked
@@ -227,7 +230,7 @@ def link_inputs(paths: Sequence[str], read: Callable[[str, Any], Iterable[Any]],
                 **options: Any) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(position, linked record)`` for the Mention records of each input of ``paths`` in turn
     (``position``: its index in ``paths``), as ``link_mentions`` links them (``options``: top_k, device,
-    reranker, ranker, prior, with_features, fold). ``read(path, stats)`` yields an input's records in batches
+    reranker, ranker, prior, with_features, fold, annotate_ids). ``read(path, stats)`` yields an input's records in batches
     (``io.RecordBatchReader``); the engine may read files where its workers are (Ray: Ray Data tasks)."""
     from ontolink.backends.engines import open_engine
 
