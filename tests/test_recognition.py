@@ -116,6 +116,14 @@ def test_each_coordination_pattern_through_the_step(hpo_matcher):
     assert ("hepatic, and pancreatic cysts", ("HP:0001407",), "hepatic cysts") in _coordinated(records)
     records = list(annotate_documents([("d", COORDINATIONS[5][0])], hpo_matcher))
     assert ("cleft lip and palate", ("HP:0000175",), "cleft palate") in _coordinated(records)
+    # expanded names that are no names of HPO, kept for `link` to search
+    text = ("She had cranial and spinal meningiomas, cortical or mixed lens opacities, shortening or missing of "
+            "the middle phalanges, and calcification of the falx cerebri and tentorium cerebelli.")
+    assert {("cranial and spinal meningiomas", (), "cranial meningiomas"),
+            ("cortical or mixed lens opacities", (), "cortical lens opacities"),  # after *Cataract*
+            ("shortening or missing of the middle phalanges", ("HP:0005819",), "shortening of the middle phalanges"),
+            ("calcification of the falx cerebri and tentorium cerebelli", (),
+             "calcification of the tentorium cerebelli")} <= _coordinated(annotate_documents([("d", text)], hpo_matcher))
     # no coordination: every record but coordinated ones is written without an expansion
     assert all("expansion" not in record for record in annotate_documents(
         [("d", COORDINATIONS[0][0])], hpo_matcher, coordination=False))
@@ -128,6 +136,9 @@ def test_independent_names_joined_by_and_expand_into_nothing(hpo_matcher):
             "distal arthrogryposis and contractural arachnodactyly; cystic fibrosis and short stature.")
     records = list(annotate_documents([("d", text)], hpo_matcher))
     assert not _coordinated(records)
+    text = "Tumors of the nervous system, including cranial and spinal meningiomas, were seen."
+    assert _coordinated(annotate_documents([("d", text)], hpo_matcher)) == {
+        ("cranial and spinal meningiomas", (), "cranial meningiomas")}  # not "tumors of the including cranial"
     assert {"Short stature", "hearing loss", "developmental delay"} <= {record["mention"] for record in records}
 
 

@@ -5,8 +5,9 @@ A coordination is a run of conjuncts joined by "and", "or", "and/or", "/" or lis
 inside one sentence. The words shared by the conjuncts sit either after the last one ("A, B and C
 H": right-shared) or before the first ("H A, B or C": left-shared). The shared words are those that
 make a name with the conjunct next to them ("plantar pits" in "palmar and plantar pits",
-"malformations of the kidney" in "malformations of the kidney or collecting system"): a name, not a
-guess, fixes where they start and end. Each other conjunct with the shared words is an *expanded
+"malformations of the kidney" in "malformations of the kidney or collecting system"), or a name of
+two words or more by themselves after conjuncts that modify ("cortical or mixed lens opacities"):
+a name, not a guess, fixes where they start and end. Each other conjunct with the shared words is an *expanded
 name*, looked up by the matcher itself (content words in any order and word form). It is annotated
 on the span from the shared words to the conjunct, through the words between: the convention of
 corpora such as GSC+, where "orofacial, articular, and auditory manifestations" is annotated as
@@ -43,6 +44,8 @@ def coordinated_matches(matcher, text, keyed, found=()):
     """Match objects (source "coordination", ``expansion`` the name written out) for the coordinated
     names of ``text`` (``keyed``: its ``matcher.keyed_tokens``; ``found``: the matcher's own matches
     there, which say where a conjunct is a name by itself)."""
+    if "/" not in text and not any(token[3] in JOINING_WORDS for token in keyed):
+        return []  # no coordination without a joining word or a slash: most sentences
     return _Coordinations(matcher, text, keyed, found).matches()
 
 
@@ -64,10 +67,12 @@ def _key_tables(matcher):
 class _Coordinations:
     def __init__(self, matcher, text, keyed, found):
         self.matcher, self.text, self.keyed, self.found = matcher, text, keyed, list(found)
+        self.gaps = [text[keyed[index][2]:keyed[index + 1][1]] for index in range(len(keyed) - 1)]
+        self.contents = [token[0] is not None for token in keyed]
         self.sentence = []
         number = 0
         for index in range(len(keyed)):
-            if index and any(character in SENTENCE_BREAKS for character in self.gap(index - 1)):
+            if index and any(character in SENTENCE_BREAKS for character in self.gaps[index - 1]):
                 number += 1
             self.sentence.append(number)
         self.names = {}  # token indexes -> ids (memo)
@@ -101,16 +106,16 @@ class _Coordinations:
     # -- tokens ------------------------------------------------------------------------------------
     def gap(self, index):
         """The characters between token ``index`` and the next one."""
-        return self.text[self.keyed[index][2]:self.keyed[index + 1][1]]
+        return self.gaps[index]
 
     def content(self, index):
-        return 0 <= index < len(self.keyed) and self.keyed[index][0] is not None
+        return 0 <= index < len(self.contents) and self.contents[index]
 
     def phrase(self, first, last):
         """Whether tokens ``first``..``last`` exist and run without punctuation between them."""
         if first < 0 or last >= len(self.keyed) or first > last:
             return False
-        return not any(character in PHRASE_BREAKS for index in range(first, last) for character in self.gap(index))
+        return not any(character in PHRASE_BREAKS for index in range(first, last) for character in self.gaps[index])
 
     def words(self, first, last):
         return self.text[self.keyed[first][1]:self.keyed[last][2]]
@@ -177,7 +182,9 @@ class _Coordinations:
             return self.names[indexes]
         content = [position for position, index in enumerate(indexes) if self.keyed[index][0] is not None]
         ids = None
-        if len(content) >= 2:
+        keys = frozenset(self.keyed[indexes[position]][0] for position in content)
+        # with no gaps allowed, a name covering every content word has exactly their keys: most lookups end here
+        if len(content) >= 2 and (self.matcher.max_gaps or keys in self.matcher.entries):
             sub = [self.keyed[index][:4] + (0,) + self.keyed[index][5:] for index in indexes]
             whole = [match for match in self.matcher.candidates(sub)
                      if match.first <= content[0] and match.last >= content[-1]]
@@ -200,6 +207,11 @@ class _Coordinations:
             if not shared_after and first <= match.first <= last and match.last > last:
                 return True
         return False
+
+    def modifying(self, first, last):
+        """Whether the content words of tokens ``first``..``last`` all modify the names they occur in."""
+        return all(self.keyed[index][0] in self.modifiers for index in range(first, last + 1)
+                   if self.keyed[index][0] is not None)
 
     def in_a_name(self, indexes):
         """Whether the content words of tokens ``indexes`` all occur in one name of the ontology (in some
@@ -238,7 +250,9 @@ class _Coordinations:
     def right_shared(self, first_end, middles, last_start):
         """A, B and C H -> A H, B H (C H is an ordinary match)."""
         best = []
-        for last_length in range(1, MAX_CONJUNCT + 1):
+        # the longer adjacent conjunct first: of two equal readings, "branchial and external ear
+        # malformations" shares "malformations", not "ear malformations"
+        for last_length in range(MAX_CONJUNCT, 0, -1):
             last_end = last_start + last_length - 1
             if not self.content(last_end) or not self.phrase(last_start, last_end):
                 continue
@@ -247,7 +261,11 @@ class _Coordinations:
                 # the shared words may open with a function word: "shortening or missing of the middle phalanges"
                 if not (self.content(head[1]) and self.phrase(last_start, head[1])):
                     continue
-                if not self.name(range(last_start, head[1] + 1)):
+                # confirmed by a name: the adjacent conjunct with the shared words, or shared words of two
+                # words or more alone, after modifiers ("cortical, or mixed lens opacities": *Cataract*)
+                if not self.name(range(last_start, head[1] + 1)) and not (
+                        any((match.first, match.last) == head and match.words >= 2 for match in self.found)
+                        and self.modifying(last_start, last_end)):
                     continue
                 firsts = [(first_end - length + 1, first_end) for length in range(MAX_CONJUNCT, 0, -1)
                           if self.content(first_end - length + 1) and self.phrase(first_end - length + 1, first_end)
@@ -277,8 +295,9 @@ class _Coordinations:
                          if self.content(last_start + length - 1) and self.phrase(last_start, last_start + length - 1)]
                 unnamed = not any(self.covered(*middle) for middle in middles)
                 expanded = []
-                for options in [[middle] for middle in middles] + [lasts]:
-                    expanded += self.conjunct(options, head, False, unnamed, parallel=None)
+                for middle in middles:
+                    expanded += self.conjunct([middle], head, False, unnamed, middle=True)
+                expanded += self.conjunct(lasts, head, False, unnamed)
                 if self.worth(expanded) > self.worth(best):
                     best, best_head = expanded, (head, first_start, first_end, middles, lasts)
         if best_head is not None:
@@ -291,7 +310,7 @@ class _Coordinations:
                         best += self.conjunct(options, (start, head_last), False, unnamed=False)
         return best
 
-    def conjunct(self, options, head, shared_after, unnamed=True, parallel=None):
+    def conjunct(self, options, head, shared_after, unnamed=True, parallel=None, middle=False):
         """The expanded names of one conjunct (its possible extents ``options``, longest first) with the
         shared words ``head``: every extent that makes a name; else, with ``unnamed``, the longest extent
         whose words with the shared ones occur in one name, as a name without ids, unless the conjunct is
@@ -310,11 +329,11 @@ class _Coordinations:
         # the conjunct's extent: the longest made of the ontology's words (before shared words after it, of
         # words that modify the names they occur in: "cranial", not "including cranial")
         if shared_after:
-            fits = [option for option in options if all(
-                self.keyed[index][0] in self.modifiers for index in range(option[0], option[1] + 1)
-                if self.keyed[index][0] is not None)]
+            fits = [option for option in options if self.modifying(*option)]
         else:
-            fits = [option for option in options if self.in_a_name([option[0]])]
+            # after shared words that end in a function word ("calcification of the falx cerebri and
+            # tentorium cerebelli") any extent; else one that opens with a word of the ontology's names
+            fits = [option for option in options if self.keyed[head[1]][0] is None or self.in_a_name([option[0]])]
         if not fits:
             return []
         # as long as the conjunct next to the shared words where that fits ("cranial and spinal meningiomas")
@@ -331,8 +350,9 @@ class _Coordinations:
             # the conjunct modifies the shared words as the ontology's modifiers do ("cranial" meningiomas)
             plausible = self.keyed[last][0] in self.modifiers
         else:
-            # the shared words end in a function word: "pits of the" palms and soles
-            plausible = self.keyed[head[1]][0] is None
+            # the shared words end in a function word ("pits of the" palms and soles), and a conjunct in the
+            # middle ends in a word that is no modifier (a noun: "cranial" is no conjunct of "tumors of the")
+            plausible = self.keyed[head[1]][0] is None and (not middle or self.keyed[last][0] not in self.modifiers)
         in_a_name = self.in_a_name(tokens + shared)
         if plausible or in_a_name:
             return [self.expanded(first, last, head, shared_after, [], 1 if in_a_name else 0)]
