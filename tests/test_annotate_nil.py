@@ -156,6 +156,9 @@ def test_link_keeps_the_entity_annotate_found_over_the_span(small_ontology_path,
     best = {record["mention"]: record["candidates"][0] for record in linked}
     assert (best["Tonic clonic seizures"]["id"], best["Tonic clonic seizures"]["matched_by"]) == ("HP:0002069", "annotate")
     assert (best["seizures"]["id"], best["seizures"]["matched_by"]) == ("HP:0001250", "exact")
+    plain = parse_jsonl(run("link", "--index", tfidf_index, "--top-k", 10, "--no-annotate-ids",
+                            input=jsonl(mentions)).stdout)
+    assert {record["mention"]: record["candidates"][0]["id"] for record in plain}["Tonic clonic seizures"] != "HP:0002069"
     bare = parse_jsonl(run("link", "--index", tfidf_index, "--top-k", 10, "Tonic clonic seizures").stdout)[0]
     assert bare["candidates"][0]["id"] != "HP:0002069"  # what link alone does: the case is a real one
     assert "HP:0002069" in [candidate["id"] for candidate in bare["candidates"]]
