@@ -4,10 +4,12 @@ Mentions are generated: two to four words drawn (seeded) from the words of HPO's
 no search result is reused and the memo only grows. Each run is a child process, all started at once (a busy
 shared machine would not finish them one after the other); its peak RSS comes from the kernel (VmHWM, then
 ``wait4``). A run whose RSS passes --rss-cap-gb is stopped there (so that code with an unbounded memo cannot
-take a shared machine's memory), as is one still going at --deadline-minutes: both are reported as "> peak".
+take a shared machine's memory), as is one still going at --deadline-minutes: both are reported as "> peak",
+with the number of mentions it had written when it was stopped (its stdout is counted, line by line, and
+thrown away).
 
-    python benchmarks/bench_link_memory.py [--workdir DIR] [--index DIR] [--mentions 200000] [--top-k 64 512]
-        [--code DIR ...]  # toolbox/ directories of checkouts to measure on the same input (default: this one)
+    python benchmarks/bench_link_memory.py [--workdir DIR] [--index DIR] [--mentions 20000 200000]
+        [--top-k 64 512] [--code DIR ...]  # toolbox/ directories of checkouts to measure on the same input
 """
 
 import argparse
@@ -16,6 +18,7 @@ import os
 import random
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -58,12 +61,21 @@ class Run:
 
     def __init__(self, command, environment, cap_mb, deadline):
         self.started = time.monotonic()
-        self.child = subprocess.Popen(command, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        # stderr goes to a file: a pipe nobody reads until the end could fill and stop the child
+        self.errors = tempfile.TemporaryFile()
+        self.child = subprocess.Popen(command, env=environment, stdout=subprocess.PIPE, stderr=self.errors)
         self.cap_mb, self.deadline = cap_mb, deadline
         self.peak_mb, self.stopped, self.seconds = 0.0, None, None
+        self.lines = 0  # output records read so far: how far a stopped run got
         self.finished = False  # set once ``wait`` has reaped the child (polling it here would reap it first)
         self.thread = threading.Thread(target=self._watch, daemon=True)
         self.thread.start()
+        self.counter = threading.Thread(target=self._count, daemon=True)
+        self.counter.start()
+
+    def _count(self):
+        while chunk := self.child.stdout.read1(1 << 20):
+            self.lines += chunk.count(b"\n")
 
     def _watch(self):
         while not self.finished:
@@ -86,10 +98,12 @@ class Run:
         self.finished = True
         self.seconds = time.monotonic() - self.started
         self.thread.join()
+        self.counter.join()
         self.peak_mb = max(self.peak_mb, usage.ru_maxrss / 1024)
         code = os.waitstatus_to_exitcode(status)
         if code != 0 and not self.stopped:
-            raise SystemExit(f"link failed with status {code}: {self.child.stderr.read().decode()[-500:]}")
+            self.errors.seek(0)
+            raise SystemExit(f"link failed with status {code}: {self.errors.read().decode()[-500:]}")
         return self
 
 
@@ -97,7 +111,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workdir", default=str(REPO / "benchmarks" / "work"))
     parser.add_argument("--index", help="an index directory (default: the default HPO index, built in --workdir)")
-    parser.add_argument("--mentions", type=int, default=200_000)
+    parser.add_argument("--mentions", type=int, nargs="+", default=[20_000, 200_000],
+                        help="numbers of distinct mentions, each a run of every --code at every --top-k")
     parser.add_argument("--top-k", type=int, nargs="+", default=[64, 512])
     parser.add_argument("--code", nargs="+", help="toolbox/ directories of the code to measure, in turn "
                                                  "(default: this checkout's)")
@@ -108,10 +123,12 @@ def main():
     options = parser.parse_args()
     work = working_folder(options.workdir)
     index = Path(options.index) if options.index else hpo_index(work / "hpo-index")
-    mentions = work / f"distinct-{options.mentions}.jsonl"
-    if not mentions.exists():
-        write_mentions(mentions, options.mentions)
-    print(f"link on {options.mentions:,} distinct mentions ({mentions.name}), index {index} "
+    inputs = {}
+    for count in options.mentions:
+        inputs[count] = work / f"distinct-{count}.jsonl"
+        if not inputs[count].exists():
+            write_mentions(inputs[count], count)
+    print(f"link on {' and '.join(f'{count:,}' for count in options.mentions)} distinct mentions, index {index} "
           f"({json.loads((index / 'manifest.json').read_text())['index']['method']}); every run at once, "
           f"RSS cap {options.rss_cap_gb:g} GB, deadline {options.deadline_minutes:g} min")
     deadline = time.monotonic() + options.deadline_minutes * 60
@@ -124,16 +141,18 @@ def main():
                                 text=True).stdout.strip() or code.name)
         print(f"{label}: {code}")
         environment = {**os.environ, "PYTHONPATH": str(code)}
-        for top_k in options.top_k:
-            command = [sys.executable, "-m", "ontolink", "link", "--index", str(index), "-i", str(mentions),
-                       "-o", os.devnull, "--top-k", str(top_k)]
-            runs.append((label, top_k, Run(command, environment, options.rss_cap_gb * 1024, deadline)))
-    print(f"{'code':>20} {'top-k':>6} {'peak RSS MB':>12} {'seconds':>8}")
-    for label, top_k, run in runs:
+        for count, mentions in inputs.items():
+            for top_k in options.top_k:
+                command = [sys.executable, "-m", "ontolink", "link", "--index", str(index), "-i", str(mentions),
+                           "--top-k", str(top_k)]
+                runs.append((label, count, top_k, Run(command, environment, options.rss_cap_gb * 1024, deadline)))
+    print(f"{'code':>24} {'mentions':>9} {'top-k':>6} {'peak RSS MB':>12} {'seconds':>8}")
+    for label, count, top_k, run in runs:
         run.wait()
-        shown = f"> {run.peak_mb:.0f}" if run.stopped else f"{run.peak_mb:.0f}"
-        note = f"  ({run.stopped})" if run.stopped else ""
-        print(f"{label:>20} {top_k:>6} {shown:>12} {run.seconds:>8.0f}{note}", flush=True)
+        shown = f">= {run.peak_mb:.0f}" if run.stopped else f"{run.peak_mb:.0f}"
+        note = f"  ({run.stopped}, after {run.lines:,} of {count:,} mentions)" if run.stopped else ""
+        print(f"{label:>24} {count:>9,} {top_k:>6} {shown:>12} {run.seconds:>8.0f}{note}", flush=True)
+    print('">= N": the run was stopped (RSS cap or deadline) before it finished; N is its peak RSS until then.')
 
 
 if __name__ == "__main__":
