@@ -101,3 +101,75 @@ def field(mapping, path, *keys, kind=None):
         raise InputError(f"{'.'.join(map(str, keys))!r} must be a {expected}, got {type(value).__name__}"
                          + REBUILD, path)
     return value
+
+
+FLOAT_TYPES = ("F16", "BF16", "F32", "F64")
+
+
+def tensor_header(path):
+    """``{name: (dtype, shape)}`` of a safetensors file, from its header alone: nothing is loaded, so sizes can be
+    checked before anything of the declared size is made. The safetensors library checks the header against
+    the file size."""
+    from safetensors import SafetensorError, safe_open
+
+    regular_file(path)
+    try:
+        with safe_open(str(path), framework="numpy") as handle:
+            found = {}
+            for name in handle.keys():
+                tensor = handle.get_slice(name)
+                found[name] = (tensor.get_dtype(), tuple(tensor.get_shape()))
+            return found
+    except (SafetensorError, ValueError, OSError, TypeError) as error:
+        raise InputError(f"is damaged or truncated ({str(error)[:200]})" + REBUILD, path) from None
+
+
+def module_shapes(build):
+    """``{name: shape}`` of the state of the torch module ``build()`` makes, made on the meta device: the sizes a
+    manifest declares cost no memory here however large they are."""
+    import torch
+
+    with torch.device("meta"):
+        module = build()
+    return {name: tuple(value.shape) for name, value in module.state_dict().items()}
+
+
+def check_weights(path, expected, optional=(), extra=()):
+    """The safetensors file ``path`` holds the floating-point tensors ``expected`` (``{name: shape}``, e.g. from
+    ``module_shapes``) of exactly those shapes; ``optional`` names may be absent (tied weights), ``extra`` names
+    may be there besides (None: any other tensor, which the reader ignores). Checked from the header, before the file is loaded."""
+    header = tensor_header(path)
+    for name, shape in expected.items():
+        if name not in header:
+            if name in optional:
+                continue
+            raise InputError(f"holds no tensor {name!r}: it does not match its manifest" + REBUILD, path)
+        dtype, found = header[name]
+        if dtype not in FLOAT_TYPES:
+            raise InputError(f"tensor {name!r} is {dtype}, expected floating point" + REBUILD, path)
+        if tuple(found) != tuple(shape):
+            raise InputError(f"tensor {name!r} has the shape {list(found)} where its manifest makes it "
+                             f"{list(shape)}" + REBUILD, path)
+    unknown = [] if extra is None else sorted(set(header) - set(expected) - set(extra))
+    if unknown:
+        raise InputError(f"holds tensors its manifest does not describe ({', '.join(map(repr, unknown[:3]))})"
+                         + REBUILD, path)
+    return header
+
+
+def regular_files(directory):
+    """Every file directly in ``directory`` (a model folder that a library reads by name) is a regular file."""
+    for path in sorted(Path(directory).iterdir()):
+        if not path.is_dir():
+            regular_file(path)
+
+
+def number(mapping, path, *keys, low=None, integer=True):
+    """``field`` for a number (an integer unless ``integer`` is false; never a bool) not below ``low``."""
+    value = field(mapping, path, *keys)
+    kinds = (int,) if integer else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kinds) or (low is not None and value < low):
+        wanted = "an integer" if integer else "a number"
+        raise InputError(f"{'.'.join(map(str, keys))!r} must be {wanted}"
+                         f"{'' if low is None else f' of at least {low}'}, got {value!r}" + REBUILD, path)
+    return value

@@ -8,22 +8,67 @@ candidate alone. ReS (architecture "res", ontolink.artifacts.res_reranker) score
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ontolink.artifact_files import REBUILD, field, module_shapes, number, read_json, regular_files
 from ontolink.errors import InputError, OntolinkError
 from ontolink.encoder_inputs import SPECIAL_TOKENS, entity_input, mention_input
 from ontolink.manifest import read_manifest
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from ontolink.artifacts.res_reranker import ResReranker
 
 ARTIFACT = "reranker"
 ARCHITECTURES = ("blink", "res")
+MODEL_WEIGHTS = "model.safetensors"  # what save_pretrained writes; a pickled pytorch_model.bin is never read
 
 
-def load_cross_encoder(path, device, num_labels=1):
+def check_cross_encoder_files(directory, num_labels=1):
+    """A trained cross-encoder's folder, checked before transformers reads it: regular files only (a config.json
+    linked to /dev/zero would be read forever), config.json an object transformers can build a model from, and
+    model.safetensors holding every weight of that model in the shape the config declares (transformers would
+    leave a missing one random, and allocate whatever sizes the config declares)."""
+    from transformers import AutoConfig, AutoModelForSequenceClassification
+    from transformers.utils import logging as transformers_logging
+
+    from ontolink.artifact_files import check_weights
+
+    transformers_logging.set_verbosity_error()
+    directory = Path(directory)
+    regular_files(directory)
+    config_path = directory / "config.json"
+    if not isinstance(read_json(config_path), dict):
+        raise InputError("is not a JSON object" + REBUILD, config_path)
+    try:
+        config = AutoConfig.from_pretrained(str(directory), num_labels=num_labels)
+        model = None
+
+        def build():
+            nonlocal model
+            model = AutoModelForSequenceClassification.from_config(config)
+            return model
+
+        shapes = module_shapes(build)
+    except Exception as error:  # noqa: BLE001  transformers' errors for a config it cannot build have no one type
+        raise InputError(f"does not describe a model this version can build ({type(error).__name__}: "
+                         f"{str(error).splitlines()[0][:200] if str(error) else ''})" + REBUILD, config_path) from None
+    parameters = {name for name, _ in model.named_parameters()}
+    # buffers and tied copies of a parameter may be left out of the file; every parameter must be there
+    check_weights(directory / MODEL_WEIGHTS, shapes, optional=set(shapes) - parameters, extra=None)
+
+
+def checked_ontology(manifest, directory):
+    """The manifest's ontology block: a label and a SHA-256 (what ``check_reranker_index`` compares)."""
+    path = Path(directory) / "manifest.json"
+    field(manifest, path, "ontology", "sha256", kind=str)
+    field(manifest, path, "ontology", "label", kind=str)
+    return manifest["ontology"]
+
+
+def load_cross_encoder(path, device, num_labels=1, artifact=False):
+    """A tokenizer and a sequence-classification model from ``path``; ``artifact``: a folder ontolink wrote,
+    read from safetensors only, after ``check_cross_encoder_files``."""
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
     from transformers.utils import logging as transformers_logging
 
@@ -31,10 +76,14 @@ def load_cross_encoder(path, device, num_labels=1):
 
     transformers_logging.disable_progress_bar()
     transformers_logging.set_verbosity_error()
-    path = resolve_model_path(path)
+    if artifact:
+        check_cross_encoder_files(path, num_labels)
+    else:
+        path = resolve_model_path(path)
     try:
         tokenizer = AutoTokenizer.from_pretrained(path)
-        model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=num_labels)
+        model = AutoModelForSequenceClassification.from_pretrained(
+            path, num_labels=num_labels, **({"use_safetensors": True} if artifact else {}))
     except Exception as error:
         raise OntolinkError(f"cannot load {path!r} as a cross-encoder: {type(error).__name__}: {error}") from None
     if tokenizer.add_special_tokens({"additional_special_tokens": SPECIAL_TOKENS}):
@@ -57,11 +106,12 @@ class Reranker:
         from ontolink.device import resolve_device
 
         self.directory = directory
-        self.manifest = read_manifest(directory, ARTIFACT, required_files=["config.json"])
+        self.manifest = read_manifest(directory, ARTIFACT, required_files=["config.json", MODEL_WEIGHTS])
         self.device = resolve_device(device)
-        self.max_length = self.manifest["options"]["max_length"]
+        self.max_length = number(self.manifest, Path(directory) / "manifest.json", "options", "max_length", low=1)
+        checked_ontology(self.manifest, directory)
         self.batch_size = batch_size
-        self.tokenizer, self.model = load_cross_encoder(str(directory), self.device)
+        self.tokenizer, self.model = load_cross_encoder(str(directory), self.device, artifact=True)
         self.model.eval()
         if self.device.startswith("cuda"):
             self.model.half()
@@ -120,8 +170,6 @@ def check_reranker_index(manifest, directory, loaded_index):
 
 def load_reranker(directory: str | Path, device: str = "auto") -> Reranker | ResReranker:
     """A trained reranker of either architecture, as its manifest says (no "architecture": a BLINK one)."""
-    from pathlib import Path
-
     directory = Path(directory)
     manifest = read_manifest(directory, ARTIFACT)
     architecture = manifest.get("architecture", "blink")

@@ -20,8 +20,11 @@ selecting transformer's shape), selector.safetensors, and for ``cross`` the read
 Version 1 (no ranks) is refused with a one-line "retrain" error.
 """
 
+from pathlib import Path
+
 import numpy as np
 
+from ontolink.artifact_files import REBUILD, check_weights, field, module_shapes, number
 from ontolink.errors import InputError
 from ontolink.encoder_inputs import span_pool
 
@@ -66,19 +69,31 @@ def new_selector(shape):
                             shape["ranks"])
 
 
+def checked_selecting(manifest, directory):
+    """The manifest's ``selecting`` block: positive integer sizes (a width a multiple of the heads), a dropout."""
+    path = Path(directory) / "manifest.json"
+    shape = {name: number(manifest, path, "selecting", name, low=0 if name == "layers" else 1)
+             for name in ("input", "width", "layers", "heads", "ranks")}
+    shape["dropout"] = number(manifest, path, "selecting", "dropout", low=0, integer=False)
+    if shape["width"] % shape["heads"]:
+        raise InputError(f"'selecting.width' {shape['width']} is not a multiple of 'selecting.heads' "
+                         f"{shape['heads']}" + REBUILD, path)
+    return shape
+
+
 def load_selector(directory, shape, device):
+    """The selecting transformer the manifest's ``shape`` describes, its weights checked against that shape (from
+    the file's header, before anything of the declared sizes is made) and loaded."""
     from safetensors.torch import load_file
 
+    weights = Path(directory) / SELECTOR_FILE
+    check_weights(weights, module_shapes(lambda: new_selector(shape)))
+    selector = new_selector(shape)
     try:
-        selector = new_selector(shape)
-    except (KeyError, TypeError, ValueError, AssertionError) as error:
-        raise InputError(f"the manifest's selecting block is damaged ({type(error).__name__}: {error})",
-                         directory) from None
-    try:
-        selector.load_state_dict(load_file(str(directory / SELECTOR_FILE)))
-    except Exception as error:  # noqa: BLE001  safetensors' own error type, a shape mismatch, an unreadable file
-        raise InputError(f"{SELECTOR_FILE} is damaged or does not match the manifest ({str(error).splitlines()[0]})",
-                         directory) from None
+        selector.load_state_dict(load_file(str(weights)))
+    except Exception as error:  # noqa: BLE001  safetensors' own error type, an unreadable file
+        raise InputError(f"is damaged or does not match the manifest ({str(error).splitlines()[0]})" + REBUILD,
+                         weights) from None
     return selector.to(device)
 
 
@@ -157,33 +172,44 @@ class ResReranker:
     def __init__(self, directory, manifest, device="auto", batch_size=128):
         import torch
 
-        from ontolink.artifacts.reranker import load_cross_encoder
+        from ontolink.artifacts.reranker import checked_ontology, load_cross_encoder
         from ontolink.device import resolve_device
 
         self.directory = directory
         self.manifest = manifest
         self.device = resolve_device(device)
         self.batch_size = batch_size
+        manifest_path = Path(directory) / "manifest.json"
         reading = manifest.get("reading") or {}
-        self.reading = reading.get("kind")
+        self.reading = reading.get("kind") if isinstance(reading, dict) else None
         if manifest.get("version", 1) != VERSION:
             raise InputError(f"is a ReS reranker of version {manifest.get('version', 1)} (this version reads "
                              f"{VERSION}: its selecting stage sees candidate ranks); retrain it", directory)
         if self.reading not in READINGS or (self.reading == "frozen" and "encoder" not in reading):
             raise InputError(f"the manifest's reading block is damaged or unknown ({reading!r}; this version reads "
                              f"{', '.join(READINGS)})", directory)
+        checked_ontology(manifest, directory)
+        shape = checked_selecting(manifest, directory)
         if self.reading == "frozen":
+            for name, kind in (("model", str), ("precision", str), ("runtime", str), ("max_length", int)):
+                field(manifest, manifest_path, "reading", "encoder", name, kind=kind)
             self.reader = FrozenReading.described(reading["encoder"], self.device)
+            reading_width = self.reader.dimension
         else:
             if not (directory / READER_FOLDER / "config.json").exists():
                 raise InputError(f"reranker is truncated: {READER_FOLDER}/config.json is missing; retrain it",
                                  directory)
-            self.tokenizer, self.reader = load_cross_encoder(str(directory / READER_FOLDER), self.device)
+            self.max_length = number(manifest, manifest_path, "options", "max_length", low=1)
+            self.tokenizer, self.reader = load_cross_encoder(str(directory / READER_FOLDER), self.device,
+                                                             artifact=True)
             self.reader.eval()
             if self.device.startswith("cuda"):
                 self.reader.half()  # the reading vectors go on to the selector in float32
-            self.max_length = manifest["options"]["max_length"]
-        self.selector = load_selector(directory, manifest["selecting"], self.device).eval()
+            reading_width = self.reader.config.hidden_size + 1  # the pooled mention and the logit
+        if shape["input"] != reading_width + 1:  # and the retriever's score
+            raise InputError(f"'selecting.input' is {shape['input']}, but the {self.reading} reading gives "
+                             f"{reading_width + 1} numbers per candidate" + REBUILD, manifest_path)
+        self.selector = load_selector(directory, shape, self.device).eval()
         self._torch = torch
 
     def check_index(self, loaded_index):

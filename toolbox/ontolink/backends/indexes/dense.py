@@ -76,21 +76,18 @@ def make_faiss_index(vectors, faiss_type="flat", hnsw_m=32, ivf_nlist=None, pq_m
     return index, options
 
 
-def read_faiss(path, options):
-    """Read a FAISS file written by ontolink, restoring its search-time settings."""
-    from ontolink.artifact_files import regular_file
+def read_faiss(path, options, dimension, count):
+    """Read a FAISS file written by ontolink, checked first against what the artifact says it holds (``count``
+    vectors of ``dimension``: faiss_file.py), restoring its search-time settings."""
+    from ontolink.artifact_files import number
+    from ontolink.backends.indexes.faiss_file import read_checked
 
-    faiss = faiss_module()
-    regular_file(path)
-    try:
-        index = faiss.read_index(str(path))
-    except RuntimeError as error:
-        raise InputError(f"{path.name} is damaged or truncated ({str(error).splitlines()[0]}); rebuild it",
-                         path.parent) from None
+    manifest = path.parent / "manifest.json"
+    index = read_checked(path, options["type"], dimension, count)
     if options["type"] == "hnsw":
-        index.hnsw.efSearch = options["ef_search"]
+        index.hnsw.efSearch = number(options, manifest, "ef_search", low=1)
     elif options["type"] == "ivfpq":
-        index.nprobe = options["nprobe"]
+        index.nprobe = number(options, manifest, "nprobe", low=1)
     return index
 
 
@@ -163,13 +160,13 @@ class DenseNameIndex(NameIndex):
     def load(cls, directory, manifest, encoder):
         from ontolink.artifact_files import field
 
+        from ontolink.artifact_files import number
+
         options = field(manifest, directory / "manifest.json", "index", "faiss", kind=dict)
         field(manifest, directory / "manifest.json", "index", "faiss", "type", kind=str)
         field(manifest, directory / "manifest.json", "index", "encoder", kind=dict)
-        index = read_faiss(directory / "index.faiss", options)
-        if index.d != encoder.dimension:
-            raise InputError(f"index has dimension {index.d} but encoder {encoder.model_name} gives "
-                             f"{encoder.dimension}", directory)
+        index = read_faiss(directory / "index.faiss", options, encoder.dimension,
+                           number(manifest, directory / "manifest.json", "names", low=0))
         keys = None
         described = manifest["index"]["encoder"]
         # stored vectors stand in for encoding only when the query encoder is the one that built the index

@@ -75,19 +75,16 @@ class MultiVectorNameIndex(NameIndex):
 
     @classmethod
     def load(cls, directory, manifest, encoder, texts):
-        from safetensors.numpy import load_file
+        from ontolink.artifact_files import field, load_tensors
 
         described = manifest["index"]
-        index = read_faiss(directory / TOKENS_FILE, described["faiss"])
-        try:
-            offsets = load_file(str(directory / OFFSETS_FILE))["offsets"]
-        except Exception as error:
-            raise InputError(f"{OFFSETS_FILE} is damaged or truncated ({error}); rebuild the index", directory) from None
-        if index.d != encoder.dimension:
-            raise InputError(f"token index has dimension {index.d} but the model gives {encoder.dimension}", directory)
-        if (offsets.ndim != 1 or len(offsets) != len(texts) + 1 or offsets.dtype.kind not in "iu" or offsets[0] != 0
-                or offsets[-1] != index.ntotal or np.any(np.diff(offsets) < 0)):
-            raise InputError(f"{TOKENS_FILE} and {OFFSETS_FILE} disagree; rebuild the index", directory)
+        field(manifest, directory / "manifest.json", "index", "faiss", "type", kind=str)
+        offsets = load_tensors(directory / OFFSETS_FILE, {"offsets": ("iu", 1)})["offsets"]
+        if len(offsets) != len(texts) + 1 or offsets[0] != 0 or np.any(np.diff(offsets) < 0):
+            raise InputError(f"does not hold the token offsets of {len(texts)} names; rebuild the index",
+                             directory / OFFSETS_FILE)
+        # the token vectors are as many as the offsets say, of the model's dimension
+        index = read_faiss(directory / TOKENS_FILE, described["faiss"], encoder.dimension, int(offsets[-1]))
         return cls(encoder, index, described["faiss"], offsets, texts, token_k=described["token_k"],
                    query_expansion=described.get("query_expansion", False))
 

@@ -1,0 +1,178 @@
+"""FAISS files someone handed you, damaged or crafted: `link` refuses each with exit 2 naming the file, before FAISS
+reads it (a declared size past the file) or before the first search (a graph link past the vectors), never a crash.
+
+Each case runs `link` in a child process, so that a crash in compiled code shows as its exit status (-11), and
+its peak memory is measured (a declared size is zero-filled by FAISS's reader before it finds the file too short).
+The indexes are dense ones over the HPO slice, made with the tests' hashed 3-gram encoder (no model loaded).
+"""
+
+import os
+import shutil
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+PACKAGE_DIR = TESTS.parent / "toolbox"
+MENTIONS = '{"id": "m1", "mention": "seizures"}\n{"id": "m2", "mention": "cataract"}\n'
+# `ontolink link` in a child that knows the tests' encoder
+CHILD = ("import sys; sys.path.insert(0, sys.argv.pop(1)); import ngram_encoder; from ontolink.cli import main; "
+         "sys.argv[0] = 'ontolink'; main()")
+# in one child, each index loaded and searched in turn: one line each, its error or "searched"
+LOADS = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import ngram_encoder
+from ontolink.artifacts.index import load_index
+from ontolink.errors import InputError
+for directory in sys.argv[2:]:
+    try:
+        load_index(directory, device="cpu").name_index.search(["seizures", "cataract"], 3)
+        print("searched", flush=True)
+    except InputError as error:
+        print(f"exit {error.exit_code}: {error}".replace(chr(10), " "), flush=True)
+"""
+HEADER = 4 + 4 + 8 + 16 + 1 + 4  # fourcc, d, ntotal, two unused, is_trained, metric
+
+
+def _child(arguments, stdin=b""):
+    """(exit status, stdout, stderr) of a Python child (a crash in compiled code shows as -11)."""
+    child = subprocess.run([sys.executable, "-c", *arguments], input=stdin, capture_output=True, timeout=300,
+                           env={**os.environ, "PYTHONPATH": str(PACKAGE_DIR)})
+    return child.returncode, child.stdout.decode(), child.stderr.decode()
+
+
+def _link(index):
+    """(exit status, stderr, stdout) of `link --index index` on two mentions, in a child process."""
+    status, stdout, stderr = _child([CHILD, str(TESTS), "link", "--index", str(index), "--top-k", "3"],
+                                    MENTIONS.encode())
+    return status, stderr, stdout
+
+
+def _refusals(indexes):
+    """What loading and searching each of ``indexes`` (in one child process) gave: one line each."""
+    status, stdout, stderr = _child([LOADS, str(TESTS), *map(str, indexes)])
+    assert status == 0, (status, stderr[-2000:])  # not -11: a crash in compiled code
+    lines = stdout.splitlines()
+    assert len(lines) == len(indexes), stderr[-2000:]
+    return lines
+
+
+@pytest.fixture(scope="module")
+def hnsw_index(small_ontology_path, tmp_path_factory):
+    from ontolink.ontology import load_ontology
+    from ontolink.steps.index import build_index
+
+    directory = tmp_path_factory.mktemp("idx") / "hnsw"
+    build_index(load_ontology(small_ontology_path), directory, method="dense", runtime="hashed-3grams",
+                faiss_type="hnsw")
+    return directory
+
+
+@pytest.fixture(params=["flat", "hnsw"])
+def index_copy(request, hashed_index, hnsw_index, tmp_path):
+    copy = tmp_path / "idx"
+    shutil.copytree(hashed_index if request.param == "flat" else hnsw_index, copy)
+    return copy
+
+
+def _variants(index, tmp_path, changes):
+    """A copy of ``index`` per change, its index.faiss given the bytes ``change(data)`` returns."""
+    data = (index / "index.faiss").read_bytes()
+    copies = []
+    for number, change in enumerate(changes):
+        copy = tmp_path / f"v{number}"
+        shutil.copytree(index, copy)
+        (copy / "index.faiss").write_bytes(change(data))
+        copies.append(copy)
+    return copies
+
+
+def _assert_refused(copies, lines, words):
+    for copy, line, expected in zip(copies, lines, words):
+        assert line.startswith(f"exit 2: {copy / 'index.faiss'}: ") and expected in line, line
+
+
+def test_link_refuses_a_damaged_faiss_file_with_exit_2_naming_it(hashed_index, tmp_path):
+    """The command itself (the rest of the cases load the index in one child each)."""
+    status, _, stdout = _link(hashed_index)
+    assert status == 0 and stdout.count('"candidates"') == 2
+    copy, = _variants(hashed_index, tmp_path, [lambda data: data[:len(data) // 2]])
+    status, stderr, _ = _link(copy)
+    assert status == 2, (status, stderr[-2000:])  # not -11 (a crash), not 1 (a traceback)
+    assert stderr.startswith(f"ontolink: {copy / 'index.faiss'}: ") or f"{copy / 'index.faiss'}: " in stderr
+    assert "truncated" in stderr and "Traceback" not in stderr and len(stderr.strip().splitlines()) == 1
+
+
+def _random(seed, size, start=b""):
+    return start + np.random.default_rng(seed).integers(0, 256, size - len(start), dtype=np.uint8).tobytes()
+
+
+def test_truncated_and_random_faiss_files_are_refused(index_copy, tmp_path):
+    fourcc = (index_copy / "index.faiss").read_bytes()[:4]
+    copies = _variants(index_copy, tmp_path, [
+        lambda data: data[:len(data) // 2], lambda data: data[:-1], lambda data: data[:10],
+        lambda data: _random(0, len(data)),  # random bytes
+        lambda data: _random(1, len(data), fourcc),  # the right first four bytes, then random ones
+        lambda data: data[:HEADER] + _random(2, len(data) - HEADER),  # a true header, then random bytes
+    ])
+    lines = _refusals([index_copy] + copies)
+    assert lines[0] == "searched"
+    _assert_refused(copies, lines[1:], ["truncated"] * 3 + ["not a FAISS index of the kind"] + ["index"] * 2)
+
+
+def test_a_header_that_disagrees_with_the_manifest_is_refused(index_copy, tmp_path):
+    """The file's own count or dimension is not what the manifest and the names say: with a count past the stored
+    vectors, a search would read past them."""
+    dimension, total = struct.unpack_from("<iq", (index_copy / "index.faiss").read_bytes(), 4)
+
+    def header(offset, form, value):
+        def change(data):
+            changed = bytearray(data)
+            struct.pack_into(form, changed, offset, value)
+            return bytes(changed)
+        return change
+
+    copies = _variants(index_copy, tmp_path, [header(8, "<q", total + 1000), header(8, "<q", total - 1),
+                                              header(4, "<i", dimension * 2)])
+    _assert_refused(copies, _refusals(copies), [f"holds {total + 1000} vectors of dimension {dimension},",
+                                                f"holds {total - 1} vectors", f"of dimension {dimension * 2},"])
+
+
+def test_a_declared_length_past_the_file_is_refused_before_it_is_allocated(hashed_index, tmp_path):
+    """A flat index whose vector declares 2^28 floats (1 GiB): FAISS's reader allocated and zero-filled them before
+    finding the file short."""
+    def declare(data):
+        changed = bytearray(data)
+        struct.pack_into("<Q", changed, HEADER, 1 << 28)
+        return bytes(changed)
+
+    copy, = _variants(hashed_index, tmp_path, [declare])
+    child = subprocess.Popen([sys.executable, "-c", LOADS, str(TESTS), str(copy)], stdout=subprocess.PIPE,
+                             env={**os.environ, "PYTHONPATH": str(PACKAGE_DIR)})
+    stdout = child.stdout.read().decode()
+    _, status, usage = os.wait4(child.pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    _assert_refused([copy], stdout.splitlines(), ["declares 268435456 items"])
+    assert usage.ru_maxrss / 1024 < 900, usage.ru_maxrss  # the 1 GiB was never made
+
+
+def test_an_hnsw_link_past_the_vectors_is_refused_before_a_search(hnsw_index, tmp_path):
+    """A graph whose links are in the file's bounds but point at vector 1,000,000 of a few hundred: a search would
+    follow it. (FAISS 1.15's reader checks the links too; ontolink checks them again before a search, whatever
+    FAISS version read the file.)"""
+    import faiss
+
+    copy = tmp_path / "idx"
+    shutil.copytree(hnsw_index, copy)
+    index = faiss.read_index(str(copy / "index.faiss"))
+    graph = faiss.downcast_index(index).hnsw
+    links = faiss.vector_to_array(graph.neighbors)
+    links[links >= 0] = 1_000_000
+    faiss.copy_array_to_vector(links, graph.neighbors)
+    faiss.write_index(index, str(copy / "index.faiss"))
+    _assert_refused([copy], _refusals([copy]), ["HNSW"])

@@ -1,0 +1,193 @@
+"""A FAISS file checked before FAISS reads it, and the index it holds checked before it is searched.
+
+FAISS's reader trusts the file: a vector's declared length is allocated (and zero-filled) before it is read, so
+a few crafted bytes can ask for terabytes, and an HNSW graph or an inverted list whose row numbers point past
+the stored vectors makes a search read outside them (a crash, or wrong results). So the file is walked first,
+field by field, for the four kinds ontolink writes (flat, sq8, hnsw, ivfpq; the layout of faiss/impl/
+index_write.cpp): every declared length must fit in the bytes that are left, and the dimension and the number
+of vectors must be the ones the artifact's manifest and names say. Only then does FAISS read it, from those
+bytes (``deserialize_index``), and the structure it built (graph links, list ids, quantiser sizes) is checked
+before the first search. Each problem is an ``InputError`` naming the file (exit status 2).
+"""
+
+import struct
+
+import numpy as np
+
+from ontolink.artifact_files import REBUILD, regular_file
+from ontolink.errors import InputError
+
+# the first four bytes of each kind ontolink writes: the index class FAISS stores
+FOURCC = {"flat": (b"IxFI", b"IxF2"), "sq8": (b"IxSQ",), "hnsw": (b"IHNf",), "ivfpq": (b"IwPQ",)}
+FLAT = (b"IxFI", b"IxF2")
+METRICS = (0, 1)  # inner product, L2
+
+
+class _Bytes:
+    """A cursor over the file's bytes that refuses to read, or to be told of, more than is left."""
+
+    def __init__(self, data, path):
+        self.data, self.at, self.path = data, 0, path
+
+    def fail(self, what):
+        raise InputError(f"is damaged, truncated or not a FAISS index of the kind its manifest names ({what})"
+                         + REBUILD, self.path)
+
+    def take(self, size, what):
+        if size < 0 or size > len(self.data) - self.at:
+            self.fail(f"{what}: {size} bytes wanted at byte {self.at}, {len(self.data) - self.at} left")
+        start, self.at = self.at, self.at + size
+        return self.data[start:self.at]
+
+    def value(self, form, what):
+        return struct.unpack("<" + form, self.take(struct.calcsize(form), what))[0]
+
+    def vector(self, item_size, what):
+        """A FAISS vector: its length (uint64), then that many items; the length is checked before anything."""
+        count = self.value("Q", what + " length")
+        if count > (len(self.data) - self.at) // item_size:
+            self.fail(f"{what} declares {count} items, more than the {len(self.data) - self.at} bytes left hold")
+        return self.take(count * item_size, what), count
+
+
+def _header(reader, fourccs, what):
+    """An index's fourcc and common header: (dimension, number of vectors)."""
+    fourcc = reader.take(4, what)
+    if fourcc not in fourccs:
+        reader.fail(f"{what} is a {fourcc!r} index, expected {' or '.join(map(repr, fourccs))}")
+    dimension = reader.value("i", "dimension")
+    total = reader.value("q", "number of vectors")
+    reader.take(16, "header")
+    reader.value("?", "is_trained")
+    metric = reader.value("i", "metric")
+    if metric not in METRICS or dimension <= 0 or total < 0:
+        reader.fail(f"{what} header: dimension {dimension}, {total} vectors, metric {metric}")
+    return fourcc, dimension, total
+
+
+def _flat(reader, dimension, total, what):
+    _, floats = reader.vector(4, what + " vectors")
+    if floats != dimension * total:
+        reader.fail(f"{what} holds {floats} numbers for {total} vectors of dimension {dimension}")
+
+
+def _walk(reader, kind, dimension, total):
+    """Walk one index of ``kind`` as index_write.cpp lays it out, checking the declared sizes."""
+    if kind == "flat":
+        _flat(reader, dimension, total, "flat index")
+    elif kind == "sq8":
+        reader.take(12, "scalar quantiser type")
+        quantiser_dimension, code_size = reader.value("Q", "quantiser dimension"), reader.value("Q", "code size")
+        reader.vector(4, "quantiser ranges")
+        _, code_bytes = reader.vector(1, "codes")
+        if quantiser_dimension != dimension or code_size != dimension or code_bytes != total * code_size:
+            reader.fail(f"sq8 codes: {code_bytes} bytes of {code_size}-byte codes for {total} vectors")
+    elif kind == "hnsw":
+        reader.vector(8, "level probabilities")
+        reader.vector(4, "neighbours per level")
+        _, levels = reader.vector(4, "levels")
+        _, offsets = reader.vector(8, "graph offsets")
+        reader.vector(4, "graph links")
+        reader.take(20, "graph entry point and search settings")
+        if levels != total or offsets != total + 1:
+            reader.fail(f"graph of {levels} levels and {offsets} offsets for {total} vectors")
+        _, storage_dimension, stored = _header(reader, FLAT, "hnsw storage")
+        if (storage_dimension, stored) != (dimension, total):
+            reader.fail(f"hnsw storage holds {stored} vectors of dimension {storage_dimension}")
+        _flat(reader, dimension, total, "hnsw storage")
+    elif kind == "ivfpq":
+        lists = reader.value("Q", "number of lists")
+        reader.value("Q", "nprobe")
+        _, quantiser_dimension, centroids = _header(reader, FLAT, "coarse quantiser")
+        _flat(reader, quantiser_dimension, centroids, "coarse quantiser")
+        if quantiser_dimension != dimension or centroids != lists:
+            reader.fail(f"coarse quantiser holds {centroids} centroids of dimension {quantiser_dimension} for "
+                        f"{lists} lists")
+        if reader.value("b", "direct map type") != 0:
+            reader.fail("a direct map (ontolink writes none)")
+        reader.vector(8, "direct map")
+        reader.value("?", "by_residual")
+        code_size = reader.value("Q", "code size")
+        pq_dimension, pq_m, pq_bits = (reader.value("Q", name) for name in ("pq dimension", "pq M", "pq bits"))
+        _, centroid_floats = reader.vector(4, "pq centroids")
+        if (pq_dimension != dimension or pq_bits != 8 or pq_m == 0 or dimension % pq_m or code_size != pq_m
+                or centroid_floats != dimension * 256):
+            reader.fail(f"product quantiser: dimension {pq_dimension}, M {pq_m}, {pq_bits} bits, code size "
+                        f"{code_size}")
+        if reader.take(4, "inverted lists") != b"ilar" or reader.value("Q", "number of lists") != lists or \
+                reader.value("Q", "code size") != code_size:
+            reader.fail("inverted lists header")
+        layout = reader.take(4, "inverted list layout")
+        sizes, count = reader.vector(8, "inverted list sizes")
+        sizes = np.frombuffer(sizes, dtype="<u8")
+        if layout == b"full" and count == lists:
+            per_list = sizes
+        elif layout == b"sprs" and count % 2 == 0 and np.all(sizes[0::2] < lists):
+            per_list = sizes[1::2]
+        else:
+            reader.fail("inverted list sizes")
+        if int(per_list.sum()) != total:
+            reader.fail(f"inverted lists hold {int(per_list.sum())} vectors, the header {total}")
+        reader.take(total * (code_size + 8), "inverted list codes and ids")
+
+
+def read_checked(path, kind, dimension, count):
+    """The FAISS index in ``path``, of ``kind`` (flat, sq8, hnsw, ivfpq), holding ``count`` vectors of
+    ``dimension`` (what the manifest, the encoder and the names say), checked before and after FAISS reads it."""
+    from ontolink.backends.indexes.dense import faiss_module
+
+    if kind not in FOURCC:
+        raise InputError(f"names the FAISS kind {kind!r}, which this version does not know" + REBUILD,
+                         path.parent / "manifest.json")
+    size = regular_file(path)
+    with open(path, "rb") as handle:
+        data = handle.read(size)
+    reader = _Bytes(data, path)
+    _, found_dimension, total = _header(reader, FOURCC[kind], f"a {kind} index")
+    if found_dimension != dimension or total != count:
+        raise InputError(f"holds {total} vectors of dimension {found_dimension}, but the index has {count} of "
+                         f"dimension {dimension}" + REBUILD, path)
+    _walk(reader, kind, dimension, total)
+    if reader.at != len(data):
+        reader.fail(f"{len(data) - reader.at} bytes after the index")
+    faiss = faiss_module()
+    try:
+        index = faiss.deserialize_index(np.frombuffer(data, dtype=np.uint8))
+    except (RuntimeError, MemoryError) as error:
+        raise InputError(f"is damaged or truncated ({str(error).splitlines()[0][:200]})" + REBUILD, path) from None
+    _check_structure(faiss, index, kind, dimension, count, path)
+    return index
+
+
+def _check_structure(faiss, index, kind, dimension, count, path):
+    """What FAISS built holds only row numbers inside it: an HNSW link or an inverted-list id past the vectors
+    would be followed by a search."""
+    def refuse(what):
+        raise InputError(f"is damaged or crafted ({what})" + REBUILD, path)
+
+    if index.d != dimension or index.ntotal != count:
+        refuse(f"{index.ntotal} vectors of dimension {index.d}")
+    if kind == "hnsw":
+        graph = faiss.downcast_index(index).hnsw
+        links = faiss.vector_to_array(graph.neighbors)
+        offsets = faiss.vector_to_array(graph.offsets).astype(np.int64)
+        levels = faiss.vector_to_array(graph.levels)
+        per_level = faiss.vector_to_array(graph.cum_nneighbor_per_level)
+        if links.size and (links.min() < -1 or links.max() >= count):
+            refuse("an HNSW link points outside the vectors")
+        if offsets[0] != 0 or np.any(np.diff(offsets) < 0) or offsets[-1] != links.size:
+            refuse("HNSW offsets do not describe the links")
+        if levels.size and (levels.min() < 1 or levels.max() >= per_level.size or np.any(
+                np.diff(offsets) != per_level[np.minimum(levels, per_level.size - 1)])):
+            refuse("HNSW levels do not match the links of each vector")
+        if count and not (0 <= graph.entry_point < count and graph.max_level == levels.max() - 1):
+            refuse("HNSW entry point or top level")
+    elif kind == "ivfpq":
+        ivf = faiss.extract_index_ivf(index)
+        lists = ivf.invlists
+        for number in range(ivf.nlist):
+            size = lists.list_size(number)
+            if size:
+                ids = faiss.rev_swig_ptr(lists.get_ids(number), size)
+                if ids.min() < 0 or ids.max() >= count:
+                    refuse("an inverted list holds an id outside the vectors")
