@@ -67,6 +67,7 @@ class Run:
         self.cap_mb, self.deadline = cap_mb, deadline
         self.peak_mb, self.stopped, self.seconds = 0.0, None, None
         self.lines = 0  # output records read so far: how far a stopped run got
+        self.ended = None  # when the watcher first saw the child gone
         self.finished = False  # set once ``wait`` has reaped the child (polling it here would reap it first)
         self.thread = threading.Thread(target=self._watch, daemon=True)
         self.thread.start()
@@ -81,6 +82,7 @@ class Run:
         while not self.finished:
             rss = _status_mb(self.child.pid, "VmRSS")
             if rss == 0:  # ended (a zombie until ``wait`` reaps it): nothing left to watch or stop
+                self.ended = self.ended or time.monotonic()
                 time.sleep(0.5)
                 continue
             self.peak_mb = max(self.peak_mb, _status_mb(self.child.pid, "VmHWM"))
@@ -90,13 +92,15 @@ class Run:
                 self.stopped = "stopped at the deadline, unfinished: peak so far"
             if self.stopped:
                 self.child.kill()
+                self.ended = time.monotonic()
                 return
             time.sleep(0.5)
 
     def wait(self):
         _, status, usage = os.wait4(self.child.pid, 0)
         self.finished = True
-        self.seconds = time.monotonic() - self.started
+        # when it ended, not when its turn to be reaped came (runs are reaped in the order they were started)
+        self.seconds = (self.ended or time.monotonic()) - self.started
         self.thread.join()
         self.counter.join()
         self.peak_mb = max(self.peak_mb, usage.ru_maxrss / 1024)
