@@ -2,7 +2,7 @@
 
 Links the 6,284 mentions of NCBI-disease + GSC+ against the default HPO index in this process, in
 `link`'s own batches of 256 mentions, and times each stage: encoding the distinct new texts,
-the flat search, candidates per entity, and candidate records. Then encodes the same distinct
+the flat search, candidates per entity, and candidate records (with link's folded exact-name check). Then encodes the same distinct
 mention texts, in chunks of 100 (a link batch's worth), with the encoder as shipped (one
 single-threaded ONNX Runtime session per core, batches side by side) and with one session whose
 operations are split across the same threads: the ratio is what the sessions give on this machine.
@@ -29,13 +29,14 @@ BATCH = 256
 def stage_times(loaded, texts):
     """Seconds per stage, linking ``texts`` in batches of BATCH as `link` does (repeats from the memo)."""
     from ontolink.backends.indexes.flat_search import flat_search
-    from ontolink.linker import Linker
+    from ontolink.steps.link import LinkBatches
 
     name_index = loaded.name_index
-    linker = Linker(loaded)
+    link_batch = LinkBatches(loaded)
+    linker = link_batch.linker
     seconds = dict.fromkeys(("encode", "search", "per entity", "records"), 0.0)
     for start in range(0, len(texts), BATCH):
-        new = list(dict.fromkeys(text for text in texts[start:start + BATCH] if text not in linker.cache))
+        new = list(dict.fromkeys(text for text in texts[start:start + BATCH] if text not in linker.memo))
         if not new:
             continue
         began = time.perf_counter()
@@ -46,7 +47,9 @@ def stage_times(loaded, texts):
         searched = time.perf_counter()
         found = linker._by_entity(scores, rows)
         grouped = time.perf_counter()
-        linker.cache.update(zip(new, linker.candidate_lists(found)))
+        for text, result in zip(new, found):
+            linker.memo.put(text, result)
+            link_batch.folded.candidates(text, result, loaded)  # candidate records, exact names first, as link makes them
         done = time.perf_counter()
         for stage, seconds_taken in zip(seconds, (encoded - began, searched - encoded, grouped - searched,
                                                   done - grouped)):

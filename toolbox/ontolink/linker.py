@@ -115,21 +115,23 @@ class Linker:
         return self.candidate_lists(self.search_rows(texts))
 
     def candidate_lists(self, found):
-        """Candidate records of ``search_rows`` results: {"id", "name", "score", "matched_name"} and, where
+        """Candidate records of ``search_rows`` results (``candidate_list`` of each)."""
+        return [self.candidate_list(result) for result in found]
+
+    def candidate_list(self, result):
+        """Candidate records of one ``search_rows`` result: {"id", "name", "score", "matched_name"} and, where
         the index records it, "matched_kind" (the matched name's kind: "name", or its synonym scope)."""
         entity_ids, entity_names = self.index.entity_ids, self.index.entity_names
         names, kinds = self.index.names, self.index.name_kinds
+        entities, scores, rows = result
+        scores = np.round(scores.astype(np.float64), 6).tolist()
         if kinds is None:
-            return [[{"id": entity_ids[entity], "name": entity_names[entity], "score": score,
-                      "matched_name": names[row]}
-                     for entity, score, row in zip(entities.tolist(), np.round(scores.astype(np.float64), 6).tolist(),
-                                                   rows.tolist())]
-                    for entities, scores, rows in found]
-        return [[{"id": entity_ids[entity], "name": entity_names[entity], "score": score, "matched_name": names[row],
-                  "matched_kind": kinds[row]}
-                 for entity, score, row in zip(entities.tolist(), np.round(scores.astype(np.float64), 6).tolist(),
-                                               rows.tolist())]
-                for entities, scores, rows in found]
+            return [{"id": entity_ids[entity], "name": entity_names[entity], "score": score,
+                     "matched_name": names[row]}
+                    for entity, score, row in zip(entities.tolist(), scores, rows.tolist())]
+        return [{"id": entity_ids[entity], "name": entity_names[entity], "score": score, "matched_name": names[row],
+                 "matched_kind": kinds[row]}
+                for entity, score, row in zip(entities.tolist(), scores, rows.tolist())]
 
     def search_rows(self, texts, exclude=None):
         """For each text, (entity rows, scores, best name rows) of its top-K entities, best first.

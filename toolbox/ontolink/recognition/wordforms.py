@@ -30,6 +30,11 @@ def tokens(text):
     return [(match.group(), match.start(), match.end()) for match in _TOKEN.finditer(text)]
 
 
+def words(text):
+    """The runs of letters and digits in ``text`` (the words of ``tokens``, without their offsets)."""
+    return _TOKEN.findall(text)
+
+
 def _words(name):
     return [word for word, _, _ in tokens(name)] if isinstance(name, str) else name
 
