@@ -153,6 +153,22 @@ def run(*args, input=None):
     return CliRunner().invoke(cli, [str(arg) for arg in args], input=input)
 
 
+def rewrite_tensors(path, change):
+    """Apply ``change`` to the arrays of the safetensors file ``path`` and write them back (a crafted artifact)."""
+    from safetensors.numpy import load_file, save_file
+
+    arrays = load_file(str(path))
+    change(arrays)
+    save_file(arrays, str(path))
+
+
+def edit_json(path, change):
+    """Apply ``change`` to the JSON value of ``path`` and write it back (a crafted manifest or config)."""
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data))
+
+
 def shared_slice(directory, lines, *parts):
     """The first ``lines`` lines of a shared data file, copied into ``directory`` (skips when absent)."""
     source = shared_path(*parts)

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import run
+from conftest import edit_json, rewrite_tensors, run
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1] / "toolbox"
 MENTION = '{"id": "m1", "mention": "seizures"}\n'
@@ -23,20 +23,6 @@ def index_copy(tfidf_index, tmp_path):
     copy = tmp_path / "idx"
     shutil.copytree(tfidf_index, copy)
     return copy
-
-
-def _rewrite_tensors(path, change):
-    from safetensors.numpy import load_file, save_file
-
-    arrays = load_file(str(path))
-    change(arrays)
-    save_file(arrays, str(path))
-
-
-def _edit_json(path, change):
-    data = json.loads(path.read_text())
-    change(data)
-    path.write_text(json.dumps(data))
 
 
 def _link(index):
@@ -74,7 +60,7 @@ def _no_idf(arrays):
     (_no_idf, "holds no tensor 'idf'"),
 ])
 def test_a_crafted_tfidf_matrix_is_refused_naming_the_file(index_copy, damage, words):
-    _rewrite_tensors(index_copy / "tfidf.safetensors", damage)
+    rewrite_tensors(index_copy / "tfidf.safetensors", damage)
     result = _link(index_copy)
     assert result.returncode == 2, (result.returncode, result.stderr)  # was -11 (a segfault) for bad indices
     assert f"{index_copy / 'tfidf.safetensors'}: " in result.stderr and words in result.stderr
@@ -109,7 +95,7 @@ def _fewer_names_than_rows(maps):
     (_fewer_names_than_rows, "'entity_of_name' must list one entity row"),
 ])
 def test_lying_names_json_is_refused_naming_the_file(index_copy, damage, words):
-    _edit_json(index_copy / "names.json", damage)
+    edit_json(index_copy / "names.json", damage)
     result = run("link", "--index", index_copy, input=MENTION)
     assert result.exit_code == 2, result.stderr
     assert f"{index_copy / 'names.json'}: " in result.stderr and words in result.stderr
@@ -127,7 +113,7 @@ def test_a_manifest_missing_a_key_names_the_key(index_copy, key):
     def remove(manifest):
         del (manifest["index"] if key == "method" else manifest)[key]
 
-    _edit_json(index_copy / "manifest.json", remove)
+    edit_json(index_copy / "manifest.json", remove)
     result = run("link", "--index", index_copy, input=MENTION)
     assert result.exit_code == 2, result.stderr  # was a KeyError, exit 1
     assert f"{index_copy / 'manifest.json'}: has no " in result.stderr and repr(

@@ -17,27 +17,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import run
+from conftest import edit_json, rewrite_tensors, run
 
 TESTS = Path(__file__).resolve().parent
 PACKAGE_DIR = TESTS.parent / "toolbox"
 MENTION = '{"id": "m1", "mention": "seizures", "context_left": "The patient had "}\n'
 WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + list("abcdefghijklmnopqrstuvwxyz") + [
     "seizure", "##s", "the", "patient", "had", "eye", "abnormal", "##ity", "of"]
-
-
-def _edit_json(path, change):
-    data = json.loads(path.read_text())
-    change(data)
-    path.write_text(json.dumps(data))
-
-
-def _rewrite_tensors(path, change):
-    from safetensors.numpy import load_file, save_file
-
-    arrays = load_file(str(path))
-    change(arrays)
-    save_file(arrays, str(path))
 
 
 class _Result:
@@ -106,7 +92,7 @@ def _no_ontology_hash(manifest):
     (_no_ontology_hash, "has no 'ontology.sha256'"),  # a KeyError, once the index was loaded
 ])
 def test_a_blink_manifest_missing_a_key_is_refused(blink_copy, tfidf_index, damage, words):
-    _edit_json(blink_copy / "manifest.json", damage)
+    edit_json(blink_copy / "manifest.json", damage)
     result = _link(tfidf_index, blink_copy)
     assert result.returncode == 2, result.stderr
     assert f"{blink_copy / 'manifest.json'}: {words}" in result.stderr and "Traceback" not in result.stderr
@@ -143,7 +129,7 @@ def _integer_classifier(arrays):
     (_integer_classifier, "tensor 'classifier.weight' is I64, expected floating point"),  # was cast silently
 ])
 def test_blink_weights_that_do_not_match_the_model_are_refused(blink_copy, tfidf_index, damage, words):
-    _rewrite_tensors(blink_copy / "model.safetensors", damage)
+    rewrite_tensors(blink_copy / "model.safetensors", damage)
     result = _link(tfidf_index, blink_copy)
     assert result.returncode == 2, result.stderr
     assert f"{blink_copy / 'model.safetensors'}: {words}" in result.stderr
@@ -152,7 +138,7 @@ def test_blink_weights_that_do_not_match_the_model_are_refused(blink_copy, tfidf
 def test_a_blink_config_declaring_other_sizes_than_its_weights_is_refused(blink_copy, tfidf_index):
     """config.json declares a feed-forward layer of 100,000 where the weights hold 37: transformers made the
     declared model (200 MB here; any size a file declares) and then failed with exit 1."""
-    _edit_json(blink_copy / "config.json", lambda config: config.update(intermediate_size=100_000))
+    edit_json(blink_copy / "config.json", lambda config: config.update(intermediate_size=100_000))
     result = _link(tfidf_index, blink_copy)
     assert result.returncode == 2, result.stderr
     assert f"{blink_copy / 'model.safetensors'}: tensor " in result.stderr and "[37, 32]" in result.stderr
@@ -208,7 +194,7 @@ def test_the_crafted_res_reranker_loads_and_scores(res_copy, tfidf_index):
 def test_a_res_manifest_without_its_selecting_block_is_refused(res_copy):
     from ontolink.errors import InputError
 
-    _edit_json(res_copy / "manifest.json", lambda manifest: manifest.pop("selecting"))
+    edit_json(res_copy / "manifest.json", lambda manifest: manifest.pop("selecting"))
     with pytest.raises(InputError, match="manifest.json: has no 'selecting'"):  # a KeyError
         _load_res(res_copy)
 
@@ -218,7 +204,7 @@ def test_a_res_selector_of_a_declared_size_past_its_file_is_never_made(res_copy)
     made before the file was read, and failed with a RuntimeError (or took the memory)."""
     from ontolink.errors import InputError
 
-    _edit_json(res_copy / "manifest.json", lambda manifest: manifest["selecting"].update(width=131_072, heads=1))
+    edit_json(res_copy / "manifest.json", lambda manifest: manifest["selecting"].update(width=131_072, heads=1))
     with pytest.raises(InputError, match=r"selector.safetensors: tensor '[a-z.0-9_]+' has the shape \[") as caught:
         _load_res(res_copy)
     assert str(caught.value).startswith(str(res_copy / "selector.safetensors"))
@@ -244,7 +230,7 @@ def test_a_res_selector_that_does_not_read_its_reading_is_refused(res_copy):
 def test_integer_res_selector_weights_are_refused(res_copy):
     from ontolink.errors import InputError
 
-    _rewrite_tensors(res_copy / "selector.safetensors", lambda arrays: arrays.__setitem__(
+    rewrite_tensors(res_copy / "selector.safetensors", lambda arrays: arrays.__setitem__(
         "score.weight", arrays["score.weight"].astype(np.int32)))
     with pytest.raises(InputError, match="tensor 'score.weight' is I32, expected floating point"):  # was cast
         _load_res(res_copy)
@@ -316,7 +302,7 @@ def _huge_dimensions(manifest):
 def test_an_alignment_manifest_that_lies_is_refused(alignment_copy, damage, words):
     from ontolink.errors import InputError
 
-    _edit_json(alignment_copy / "manifest.json", damage)
+    edit_json(alignment_copy / "manifest.json", damage)
     with pytest.raises(InputError) as caught:
         _load_alignment(alignment_copy)
     assert words in str(caught.value) and caught.value.exit_code == 2
@@ -325,7 +311,7 @@ def test_an_alignment_manifest_that_lies_is_refused(alignment_copy, damage, word
 def test_integer_alignment_heads_are_refused(alignment_copy):
     from ontolink.errors import InputError
 
-    _rewrite_tensors(alignment_copy / "heads.safetensors", lambda arrays: arrays.__setitem__(
+    rewrite_tensors(alignment_copy / "heads.safetensors", lambda arrays: arrays.__setitem__(
         "heads.text2kg.linear.weight", arrays["heads.text2kg.linear.weight"].astype(np.int64)))
     with pytest.raises(InputError, match="tensor 'heads.text2kg.linear.weight' is I64"):  # was cast silently
         _load_alignment(alignment_copy)
@@ -340,7 +326,7 @@ def test_an_alignment_model_whose_triples_are_not_its_encodings_is_refused(align
     from ontolink.artifacts.alignment.model import alignment_model
     from ontolink.errors import InputError
 
-    _edit_json(alignment_copy / "manifest.json", lambda manifest: manifest.update(triple_dim=500))
+    edit_json(alignment_copy / "manifest.json", lambda manifest: manifest.update(triple_dim=500))
     model = alignment_model("text2kg", "linear", 384, 500, text_block=384)
     save_file({key: value.contiguous() for key, value in model.state_dict().items()},
               str(alignment_copy / "heads.safetensors"))
