@@ -268,3 +268,25 @@ def test_keyed_tables_come_back_from_the_cache_unchanged(hpo):
     assert built.entries == cached.entries == fresh.entries and cached.forms.cluster_of == fresh.forms.cluster_of
     text = "Abnormalities of the eyes and dysplastic retinae; cataracts."
     assert cached.spans(text, "ancestor") == fresh.spans(text, "ancestor")
+
+
+def test_classical_plurals_and_accents_fold_to_the_name(hpo_matcher, tmp_path):
+    from ontolink.ontology import load_ontology
+    from ontolink.recognition.wordforms import fold, singular
+
+    text = "Colobomata, basal cell carcinomata, distal arthrogryposes and Café au lait spots were seen."
+    spans = found(hpo_matcher, text)
+    assert "HP:0000589" in spans["Colobomata"]  # Coloboma: a one-word name in its Greek plural
+    assert "HP:0002671" in spans["basal cell carcinomata"]  # Basal cell carcinoma
+    assert "HP:0005684" in spans["distal arthrogryposes"]  # Distal arthrogryposis
+    assert "HP:0000957" in spans["Café au lait spots"]  # Cafe-au-lait spot, an ASCII name
+    # English words ending like a classical plural keep their own fold: they are not these plurals
+    assert [singular(word) for word in ("doses", "toes", "areas", "cases")] == ["doses", "toes", "areas", "cases"]
+    assert fold("Diagnoses") == fold("diagnosis") and fold("vertebrae") == "vertebra"
+    # the same folding on another ontology (a two-term OBO file): nothing of HPO in it
+    obo = tmp_path / "bones.obo"
+    obo.write_text("format-version: 1.2\nontology: bones\n\n[Term]\nid: BN:0000001\nname: vertebra\n\n"
+                   "[Term]\nid: BN:0000002\nname: bone stenosis\nis_a: BN:0000001\n", encoding="utf-8")
+    bones = ConceptMatcher(load_ontology(obo), cache=False)
+    spans = found(bones, "Two vertebrae showed bone stenoses; the doses were low.")
+    assert spans == {"vertebrae": ["BN:0000001"], "bone stenoses": ["BN:0000002"]}

@@ -26,7 +26,7 @@ WHOLE_WORD = "="
 CLAUSE_BREAKS = frozenset(".;:!?()[]{},")
 NESTING_RULES = ("none", "all", "ancestor")
 # Bumped whenever keying changes: tables cached by an older version are built again.
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 
 
 class Match:

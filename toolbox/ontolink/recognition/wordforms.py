@@ -11,6 +11,7 @@ ontology in English.
 """
 
 import re
+import unicodedata
 from collections import Counter, defaultdict
 
 # Words that carry no concept: articles, prepositions, conjunctions, auxiliaries, pronouns. A
@@ -37,6 +38,32 @@ def words(text):
 
 def _words(name):
     return [word for word, _, _ in tokens(name)] if isinstance(name, str) else name
+
+
+# Latin and Greek plurals English keeps in scientific text, and their singular endings: Snowball knows
+# neither ("carcinomata", "arthrogryposes", "vertebrae" keep apart from "carcinoma", "arthrogryposis",
+# "vertebra"). Longest ending first.
+CLASSICAL_PLURALS = (("omata", "oma"), ("oses", "osis"), ("ae", "a"))
+
+
+def singular(word):
+    """``word`` (lowercase) with a Latin or Greek plural ending made singular ("colobomata" -> "coloboma",
+    "stenoses" -> "stenosis", "fistulae" -> "fistula"); other words unchanged. Only words of at least six
+    letters: "toes", "mae" are not plurals of this kind."""
+    if len(word) >= 6:
+        for plural, one in CLASSICAL_PLURALS:
+            if word.endswith(plural):
+                return word[: -len(plural)] + one
+    return word
+
+
+def unaccented(word):
+    """``word`` without its diacritics ("café" -> "cafe", "Müller" -> "Muller"): ontologies spell most
+    names in ASCII."""
+    if word.isascii():
+        return word
+    return "".join(character for character in unicodedata.normalize("NFKD", word)
+                   if not unicodedata.combining(character))
 
 
 def is_abbreviation(word):
@@ -76,8 +103,9 @@ class WordForms:
         folded = word.lower()
         stem = self._stems.get(folded)
         if stem is None:
-            # British spellings meet American ones before stemming: haemorrhage, oedema, tumour
-            spelled = folded.replace("ae", "e").replace("oe", "e")
+            # British spellings meet American ones before stemming: haemorrhage, oedema, tumour; classical
+            # plurals their singulars, accented letters plain ones
+            spelled = singular(unaccented(folded)).replace("ae", "e").replace("oe", "e")
             if spelled.endswith(("our", "ours")) and len(spelled) > 4:
                 spelled = spelled.replace("our", "or")
             stem = self._stems[folded] = self._stemmer.stemWord(spelled)
@@ -110,7 +138,7 @@ def fold(word):
     "cell", "cellular")."""
     if is_abbreviation(word):
         return word
-    word = word.lower().replace("ae", "e").replace("oe", "e")
+    word = singular(unaccented(word.lower())).replace("ae", "e").replace("oe", "e")
     if len(word) > 4 and word.endswith(("our", "ours")):
         word = word.replace("our", "or")
     if len(word) > 4 and word.endswith("ies"):
