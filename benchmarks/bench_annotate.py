@@ -253,6 +253,7 @@ def main():
                 ("  nesting none", ["--nesting", "none"]),
                 ("  without word forms (stems only)", ["--no-word-forms"]),
                 ("  in order (no order-free matching)", ["--in-order"]),
+                ("  a name shared with an ancestor finds both (--shared-names all)", ["--shared-names", "all"]),
                 ("  + abbreviations defined in the document", ["--abbreviations"]),
                 ("  + optional modifiers (names less learned modifiers)", ["--optional-modifiers"]),
                 ("  all four off, nesting all (exact-order names)",

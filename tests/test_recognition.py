@@ -290,3 +290,22 @@ def test_classical_plurals_and_accents_fold_to_the_name(hpo_matcher, tmp_path):
     bones = ConceptMatcher(load_ontology(obo), cache=False)
     spans = found(bones, "Two vertebrae showed bone stenoses; the doses were low.")
     assert spans == {"vertebrae": ["BN:0000001"], "bone stenoses": ["BN:0000002"]}
+
+
+def test_a_name_shared_with_an_ancestor_names_the_ancestor(hpo, hpo_matcher, tmp_path):
+    from ontolink.ontology import load_ontology
+
+    text = "Branchial cysts and ear anomalies were seen."
+    assert found(hpo_matcher, text)["ear anomalies"] == ["HP:0000598"]  # Abnormality of the ear only
+    both = ConceptMatcher(hpo, roots=["HP:0000118"], shared_names="all")
+    assert sorted(found(both, text)["ear anomalies"]) == ["HP:0000356", "HP:0000598"]  # and of the outer ear
+    # another ontology: a child sharing its parent's synonym loses it; unrelated entities sharing a name keep it
+    obo = tmp_path / "traits.obo"
+    obo.write_text("format-version: 1.2\nontology: traits\n\n"
+                   "[Term]\nid: TR:1\nname: milk yield\nsynonym: \"milk production\" EXACT []\n\n"
+                   "[Term]\nid: TR:2\nname: daily milk yield\nsynonym: \"milk production\" EXACT []\nis_a: TR:1\n\n"
+                   "[Term]\nid: TR:3\nname: egg weight\nsynonym: \"egg mass\" EXACT []\n\n"
+                   "[Term]\nid: TR:4\nname: egg content\nsynonym: \"egg mass\" EXACT []\n", encoding="utf-8")
+    traits = ConceptMatcher(load_ontology(obo), cache=False)
+    spans = found(traits, "Milk production rose; egg mass fell.")
+    assert spans["Milk production"] == ["TR:1"] and sorted(spans["egg mass"]) == ["TR:3", "TR:4"]

@@ -6,7 +6,7 @@ from ontolink.io import plural, warn as summary
 from ontolink.progress import counting
 from ontolink.options import config_option, device_option, engine_options, input_options, ontology_option, \
     output_option
-from ontolink.recognition.matcher import NESTING_RULES
+from ontolink.recognition.matcher import NESTING_RULES, SHARED_NAMES
 from ontolink.registry import LazyChoice
 
 
@@ -43,6 +43,10 @@ def _readers():
               help="Also find a name without its modifiers (words that, added to a parent's name, make the "
                    "child's name in 25 entities or more: \"vertical talus\" for Congenital vertical talus), where "
                    "no other name has the words left.")
+@click.option("--shared-names", type=click.Choice(SHARED_NAMES), default="general", show_default=True,
+              help="A name (once keyed) of an entity and of one of its ancestors: 'general' finds the ancestor only "
+                   "(\"ear anomalies\": Abnormality of the ear, not also Abnormality of the outer ear); 'all' "
+                   "finds both.")
 @click.option("--coordination/--no-coordination", default=True, show_default=True,
               help="Also the names a coordination abbreviates (\"palmar and plantar pits\": Palmar pits on the "
                    "whole phrase, \"expansion\": \"palmar pits\"), as GSC+ annotates them.")
@@ -70,7 +74,7 @@ def _readers():
 @engine_options
 @config_option
 def command(input_path, skip_invalid, output_path, source_format, ontology, roots, min_chars, nesting, nested,
-            any_order, word_forms, max_gaps, optional_modifiers, coordination, abbreviations, text_field, entity_type, index_dir, dense_threshold,
+            any_order, word_forms, max_gaps, optional_modifiers, shared_names, coordination, abbreviations, text_field, entity_type, index_dir, dense_threshold,
             span_scorer_dir, max_words, context_chars, batch_size, device, start_engine):
     """Find mentions of an ontology's names in documents: Mention JSONL for `link`.
 
@@ -121,7 +125,8 @@ def command(input_path, skip_invalid, output_path, source_format, ontology, root
             raise InputError(f"--roots: {', '.join(missing)} not in the ontology {loaded.label}")
     started = time.perf_counter()
     matcher_options = dict(roots=root_ids, min_characters=min_chars, max_gaps=max_gaps, word_forms=word_forms,
-                           any_order=any_order, optional_modifiers=optional_modifiers)
+                           any_order=any_order, optional_modifiers=optional_modifiers,
+                           shared_names=shared_names)
     options = dict(entity_type=entity_type, nesting="all" if nested else nesting, coordination=coordination,
                    abbreviations=abbreviations, dense_threshold=dense_threshold, max_words=max_words,
                    context_characters=context_chars)

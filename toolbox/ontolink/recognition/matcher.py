@@ -25,6 +25,7 @@ WHOLE_WORD = "="
 # Characters that close a clause: a name is never matched across them (unless it holds one itself).
 CLAUSE_BREAKS = frozenset(".;:!?()[]{},")
 NESTING_RULES = ("none", "all", "ancestor")
+SHARED_NAMES = ("general", "all")  # a name of an entity and of its ancestor: the ancestor only, or both
 # Bumped whenever keying changes: tables cached by an older version are built again.
 CACHE_VERSION = 2
 
@@ -51,7 +52,7 @@ class ConceptMatcher:
     """
 
     def __init__(self, ontology, roots=None, min_characters=3, max_gaps=0, word_forms=True, any_order=True,
-                 optional_modifiers=False, min_modifier_entities=25, cache=True):
+                 optional_modifiers=False, min_modifier_entities=25, cache=True, shared_names="general"):
         self.ontology = ontology
         self.max_gaps = max_gaps
         self.any_order = any_order
@@ -81,6 +82,24 @@ class ConceptMatcher:
             self.by_anchor[min(key_set, key=lambda key: (frequency[key], key))].append(key_set)
         self._ancestors = {}
         self._abbreviations = None
+        if shared_names == "general":
+            self._keep_general_entities()
+
+    def _keep_general_entities(self):
+        """A name shared by an entity and one of its ancestors names the ancestor only.
+
+        HPO gives "ear anomalies" to *Abnormality of the ear* and to its child *Abnormality of the outer
+        ear*: the words say no more than the general entity, so a text using them is not taken to mean
+        the specific one. Entities of a shared name that are not related keep all their ids (`link`
+        chooses among them).
+        """
+        for entry in self.entries.values():
+            ids = entry[0]
+            if len(ids) > 1:
+                general = [entity for entity in ids
+                           if not any(other != entity and other in self.ancestors(entity) for other in ids)]
+                if len(general) < len(ids):
+                    entry[0] = general
 
     def _build(self, ontology, keep, min_characters, word_forms, optional_modifiers, min_modifier_entities):
         words_of = {entity.id: [[word for word, _, _ in tokens(name)] for name in ontology.names(entity)
