@@ -309,3 +309,25 @@ def test_a_name_shared_with_an_ancestor_names_the_ancestor(hpo, hpo_matcher, tmp
     traits = ConceptMatcher(load_ontology(obo), cache=False)
     spans = found(traits, "Milk production rose; egg mass fell.")
     assert spans["Milk production"] == ["TR:1"] and sorted(spans["egg mass"]) == ["TR:3", "TR:4"]
+
+
+def test_ancestor_nesting_keeps_each_ancestor_inside_another(hpo_matcher, tmp_path):
+    from ontolink.ontology import load_ontology
+
+    text = "He had bilateral vestibular schwannomas and basal cell carcinomas."
+    spans = {text[start:end]: ids for start, end, ids in hpo_matcher.matches(text, nesting="ancestor")}
+    assert "HP:0009589" in spans["bilateral vestibular schwannomas"]  # Bilateral vestibular schwannoma
+    assert "HP:0009588" in spans["vestibular schwannomas"]  # Vestibular schwannoma, its parent
+    assert "HP:0100008" in spans["schwannomas"]  # Schwannoma, an ancestor inside the parent's span
+    assert "carcinomas" not in spans  # Carcinoma is no ancestor of Basal cell carcinoma
+    # another ontology: a chain of three names, and a name inside that is no ancestor
+    obo = tmp_path / "yield.obo"
+    obo.write_text("format-version: 1.2\nontology: yield\n\n[Term]\nid: Y:1\nname: yield\n\n"
+                   "[Term]\nid: Y:2\nname: milk yield\nis_a: Y:1\n\n[Term]\nid: Y:3\nname: daily milk yield\n"
+                   "is_a: Y:2\n\n[Term]\nid: Y:4\nname: daily\n", encoding="utf-8")
+    chain = ConceptMatcher(load_ontology(obo), cache=False)
+    text = "The daily milk yield fell."
+    spans = {text[start:end]: ids for start, end, ids in chain.matches(text, nesting="ancestor")}
+    assert spans == {"daily milk yield": ["Y:3"], "milk yield": ["Y:2"], "yield": ["Y:1"]}
+    spans = {text[start:end] for start, end, _ in chain.matches(text, nesting="all")}
+    assert spans == {"daily milk yield", "milk yield", "daily"}  # all: inner names that do not overlap

@@ -275,13 +275,20 @@ class ConceptMatcher:
         inner = []
         if nesting != "none":
             used = [False] * len(keyed)
+            kept = set()
             for outer_index, match in inside:
                 outer = chosen[outer_index]
-                if (match.first, match.last) == (outer.first, outer.last) or any(used[match.first:match.last + 1]):
+                if (match.first, match.last) in kept or (match.first, match.last) == (outer.first, outer.last):
                     continue
-                if nesting == "ancestor" and not self._generalises(match.ids, outer.ids):
+                if nesting == "ancestor":
+                    # every ancestor's name inside stays, one inside another too: "schwannomas" in "vestibular
+                    # schwannomas" in "bilateral vestibular schwannomas" (each the next one's ancestor)
+                    if not self._generalises(match.ids, outer.ids):
+                        continue
+                elif any(used[match.first:match.last + 1]):
                     continue
                 used[match.first:match.last + 1] = [True] * (match.last - match.first + 1)
+                kept.add((match.first, match.last))
                 inner.append(match)
         return chosen, inner
 
