@@ -331,3 +331,18 @@ def test_ancestor_nesting_keeps_each_ancestor_inside_another(hpo_matcher, tmp_pa
     assert spans == {"daily milk yield": ["Y:3"], "milk yield": ["Y:2"], "yield": ["Y:1"]}
     spans = {text[start:end] for start, end, _ in chain.matches(text, nesting="all")}
     assert spans == {"daily milk yield", "milk yield", "daily"}  # all: inner names that do not overlap
+
+
+def test_a_letter_and_digits_are_one_designation_with_or_without_a_hyphen(hpo_matcher, tmp_path):
+    from ontolink.ontology import load_ontology
+    from ontolink.recognition.wordforms import words
+
+    text = "Brachydactyly type A-1 (BDA-1) is dominant."
+    assert "HP:0009371" in found(hpo_matcher, text)["Brachydactyly type A-1"]  # Type A1 brachydactyly
+    assert words("type A-1, BDA-1, IL-6") == ["type", "A-1", "BDA", "1", "IL", "6"]  # one capital letter only
+    obo = tmp_path / "groups.obo"
+    obo.write_text("format-version: 1.2\nontology: groups\n\n[Term]\nid: G:1\nname: blood group B2\n",
+                   encoding="utf-8")
+    groups = ConceptMatcher(load_ontology(obo), cache=False)
+    assert found(groups, "Cows of blood group B-2 and of blood group B were compared.") == {
+        "blood group B-2": ["G:1"]}

@@ -27,7 +27,7 @@ CLAUSE_BREAKS = frozenset(".;:!?()[]{},")
 NESTING_RULES = ("none", "all", "ancestor")
 SHARED_NAMES = ("general", "all")  # a name of an entity and of its ancestor: the ancestor only, or both
 # Bumped whenever keying changes: tables cached by an older version are built again.
-CACHE_VERSION = 2
+CACHE_VERSION = 4
 
 
 class Match:

@@ -23,7 +23,9 @@ which who whom whose than then so such via per upon over under about""".split())
 CONJUNCTIONS = frozenset(("and", "or", "nor"))
 # Short all-capital tokens are abbreviations ("ALL", "ASD"): kept case-sensitive, never stemmed.
 ABBREVIATION_LENGTH = 5
-_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+# A capital letter, a hyphen and digits is one designation, written either way ("type A-1", "type A1"):
+# one token, keyed without its hyphen; every other token is a run of letters and digits.
+_TOKEN = re.compile(r"\b[A-Z]-[0-9]+\b|[^\W_]+", re.UNICODE)
 
 
 def tokens(text):
@@ -121,7 +123,7 @@ class WordForms:
         except KeyError:
             pass
         if is_abbreviation(word):
-            key = word
+            key = word.replace("-", "")
         elif word.lower() in FUNCTION_WORDS:
             key = None
         else:
@@ -137,7 +139,7 @@ def fold(word):
     matched in these forms only: its derivations are often other concepts ("sinus", "sinusitis";
     "cell", "cellular")."""
     if is_abbreviation(word):
-        return word
+        return word.replace("-", "")
     word = singular(unaccented(word.lower())).replace("ae", "e").replace("oe", "e")
     if len(word) > 4 and word.endswith(("our", "ours")):
         word = word.replace("our", "or")
