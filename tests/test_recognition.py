@@ -265,7 +265,12 @@ def test_keyed_tables_come_back_from_the_cache_unchanged(hpo):
     built = ConceptMatcher(hpo, roots=["HP:0000478"])  # first: built, then stored
     cached = ConceptMatcher(hpo, roots=["HP:0000478"])
     fresh = ConceptMatcher(hpo, roots=["HP:0000478"], cache=False)
-    assert built.entries == cached.entries == fresh.entries and cached.forms.cluster_of == fresh.forms.cluster_of
+    assert built.entries.as_dict() == cached.entries.as_dict() == fresh.entries.as_dict()
+    assert cached.forms.cluster_of == fresh.forms.cluster_of and len(cached.entries) == len(fresh.entries) > 100
+    # what coordinations read: the names holding each key, and the keys' counts
+    keys = {key for key_set in fresh.entries.as_dict() for key in key_set}
+    assert all(cached.entries.holding(key) == fresh.entries.holding(key) != frozenset() for key in keys)
+    assert cached.entries.occurrences == fresh.entries.occurrences and cached.entries.endings == fresh.entries.endings
     text = "Abnormalities of the eyes and dysplastic retinae; cataracts."
     assert cached.spans(text, "ancestor") == fresh.spans(text, "ancestor")
 
@@ -346,3 +351,18 @@ def test_a_letter_and_digits_are_one_designation_with_or_without_a_hyphen(hpo_ma
     groups = ConceptMatcher(load_ontology(obo), cache=False)
     assert found(groups, "Cows of blood group B-2 and of blood group B were compared.") == {
         "blood group B-2": ["G:1"]}
+
+
+def test_name_table_looks_up_a_name_by_its_keys_in_any_order(hpo):
+    # the loaded table makes a group of names only when asked for it, by the name's rarest key: a name is
+    # found by its key set whatever key the caller starts from, and a set that is no name is not
+    matcher = ConceptMatcher(hpo, roots=["HP:0000478"])
+    named = matcher.entries.as_dict()
+    fresh = ConceptMatcher(hpo, roots=["HP:0000478"]).entries  # nothing made yet
+    for key_set, entry in list(named.items())[:200]:
+        assert key_set in fresh and fresh[key_set] == entry
+    cataract = frozenset({matcher.forms.key("cataract")})
+    assert frozenset({"=cataract"}) in fresh and cataract not in fresh  # a one-word name: its whole-word key
+    assert frozenset({matcher.forms.key("eye"), "no-such-key"}) not in fresh and frozenset() not in fresh
+    with pytest.raises(KeyError):
+        fresh[frozenset({"no-such-key"})]

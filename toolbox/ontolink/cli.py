@@ -115,4 +115,7 @@ _whole_short_help(cli)
 
 
 def main():
+    from ontolink.gc_pause import one_command_process
+
+    one_command_process()  # what the command loads may be frozen (ontolink.gc_pause)
     cli(prog_name="ontolink")

@@ -108,6 +108,7 @@ def command(input_path, skip_invalid, output_path, source_format, ontology, root
       ontolink annotate --ontology hpo --index idx/hpo --dense-threshold 0.92 -i abstracts.txt
     """
     from ontolink.formats import Counted, Problems, document_format, resolve_format
+    from ontolink.gc_pause import collection_paused
     from ontolink.io import RecordWriter
     from ontolink.recognition.matcher import ConceptMatcher
     from ontolink.steps.annotate import LONG_CONTEXT, LONG_DOCUMENT, AnnotateBatches, annotate_documents, \
@@ -115,7 +116,8 @@ def command(input_path, skip_invalid, output_path, source_format, ontology, root
 
     if source_format is None and input_path == "-":
         source_format = "text"
-    loaded = ontology.load()
+    with collection_paused(freeze=True):  # what is loaded lives until the end: out of the collector's walks
+        loaded = ontology.load()
     root_ids = [part.strip() for part in roots.split(",") if part.strip()] if roots else None
     if root_ids:
         from ontolink.errors import InputError
@@ -137,12 +139,13 @@ def command(input_path, skip_invalid, output_path, source_format, ontology, root
         from ontolink.artifacts.span_scorer import load_span_scorer
 
         span_scorer = load_span_scorer(span_scorer_dir)
-    matcher = ConceptMatcher(loaded, **matcher_options)
-    dense = None
-    if index_dir:
-        from ontolink.artifacts.index import load_index
+    with collection_paused(freeze=True):
+        matcher = ConceptMatcher(loaded, **matcher_options)
+        dense = None
+        if index_dir:
+            from ontolink.artifacts.index import load_index
 
-        dense = load_index(index_dir, ontology=loaded, device=device)
+            dense = load_index(index_dir, ontology=loaded, device=device)
     problems = Problems(skip_invalid)
     reader = document_format(resolve_format(input_path, source_format))
     if hasattr(reader, "text_field"):  # JSON Lines documents

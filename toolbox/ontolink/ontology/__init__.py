@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 from ontolink.errors import InputError
+from ontolink.gc_pause import collection_paused
 from ontolink.io import warn
 from ontolink.manifest import file_sha256
 from ontolink.ontology.loaders import ONTOLOGY_FORMATS, detect_format, format_names, load_terms
@@ -203,5 +204,6 @@ def load_ontology(spec, fmt=None, synonym_scopes=DEFAULT_SYNONYM_SCOPES, use_cac
         raise InputError(f"unknown synonym scope(s) {', '.join(sorted(unknown_scopes))} "
                          f"(known: {', '.join(ALL_SYNONYM_SCOPES)})")
     content_hash = file_sha256(path)
-    terms = _parse_cached(path, fmt, content_hash, use_cache, fields)
-    return build_ontology(terms, label, path, content_hash, synonym_scopes)
+    with collection_paused():  # hundreds of thousands of small objects, no cycles: see gc_pause
+        terms = _parse_cached(path, fmt, content_hash, use_cache, fields)
+        return build_ontology(terms, label, path, content_hash, synonym_scopes)

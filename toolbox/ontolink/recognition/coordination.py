@@ -33,7 +33,7 @@ PHRASE_BREAKS = SENTENCE_BREAKS | {","}
 MAX_CONJUNCT = 2  # content words in one conjunct
 MAX_SHARED = 4  # words shared by the conjuncts, function words included ("malformations of the")
 
-_tables = weakref.WeakKeyDictionary()  # matcher -> (names holding each key, keys that modify, not head, names)
+_tables = weakref.WeakKeyDictionary()  # matcher -> (the names holding a key, keys that modify, not head, names)
 # A word modifies (is no head of) the names it occurs in when it ends at most this share of them, in
 # at least MODIFIER_NAMES names: "renal", "cranial", "posterior" do; "syndrome", "nevi", "hand" do not.
 MODIFIER_SHARE = 0.25
@@ -50,18 +50,11 @@ def coordinated_matches(matcher, text, keyed, found=()):
 
 
 def _key_tables(matcher):
-    """({key: numbers of the names holding it}, keys that modify the names they occur in) of ``matcher``'s names."""
-    names_with_key, occurrences, endings = {}, {}, {}
-    for number, (keys, (_, orders, _)) in enumerate(matcher.entries.items()):
-        for key in keys:
-            names_with_key.setdefault(key, []).append(number)
-        for order in orders:
-            for key in order:
-                occurrences[key] = occurrences.get(key, 0) + 1
-            endings[order[-1]] = endings.get(order[-1], 0) + 1
+    """(key -> numbers of the names holding it, keys that modify the names they occur in) of ``matcher``'s names."""
+    occurrences, endings = matcher.entries.occurrences, matcher.entries.endings
     modifiers = frozenset(key for key, count in occurrences.items()
                           if count >= MODIFIER_NAMES and endings.get(key, 0) <= MODIFIER_SHARE * count)
-    return {key: frozenset(numbers) for key, numbers in names_with_key.items()}, modifiers
+    return matcher.entries.holding, modifiers
 
 
 class _Coordinations:
@@ -72,14 +65,14 @@ class _Coordinations:
         self.sentence = []
         number = 0
         for index in range(len(keyed)):
-            if index and any(character in SENTENCE_BREAKS for character in self.gaps[index - 1]):
+            if index and not SENTENCE_BREAKS.isdisjoint(self.gaps[index - 1]):
                 number += 1
             self.sentence.append(number)
         self.names = {}  # token indexes -> ids (memo)
         tables = _tables.get(matcher)
         if tables is None:
             tables = _tables[matcher] = _key_tables(matcher)
-        self.names_with_key, self.modifiers = tables
+        self.holding, self.modifiers = tables
 
     def matches(self):
         result = []
@@ -115,7 +108,8 @@ class _Coordinations:
         """Whether tokens ``first``..``last`` exist and run without punctuation between them."""
         if first < 0 or last >= len(self.keyed) or first > last:
             return False
-        return not any(character in PHRASE_BREAKS for index in range(first, last) for character in self.gaps[index])
+        gaps = self.gaps
+        return all(PHRASE_BREAKS.isdisjoint(gaps[index]) for index in range(first, last))
 
     def words(self, first, last):
         return self.text[self.keyed[first][1]:self.keyed[last][2]]
@@ -127,8 +121,8 @@ class _Coordinations:
         joints = []  # in text order; None at a sentence break
         index = 0
         while index < len(keyed) - 1:
-            gap = self.gap(index)
-            if any(character in SENTENCE_BREAKS for character in gap):
+            gap = self.gaps[index]
+            if not SENTENCE_BREAKS.isdisjoint(gap):
                 joints.append(None)
                 index += 1
                 continue
@@ -221,7 +215,7 @@ class _Coordinations:
             key = self.keyed[index][0]
             if key is None:
                 continue
-            holding = self.names_with_key.get(key, frozenset())
+            holding = self.holding(key)
             common = holding if common is None else common & holding
             if not common:
                 return False

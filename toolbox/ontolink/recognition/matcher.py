@@ -16,6 +16,7 @@ Coordinations ("palmar and plantar pits") are expanded by ``recognition.coordina
 from bisect import bisect_left
 from collections import Counter, defaultdict
 
+from ontolink.gc_pause import collection_paused
 from ontolink.recognition.wordforms import CONJUNCTIONS, WordForms, fold, tokens
 
 # Key prefix of a one-word name: matched on the light fold of the word (``wordforms.fold``), not its
@@ -26,8 +27,12 @@ WHOLE_WORD = "="
 CLAUSE_BREAKS = frozenset(".;:!?()[]{},")
 NESTING_RULES = ("none", "all", "ancestor")
 SHARED_NAMES = ("general", "all")  # a name of an entity and of its ancestor: the ancestor only, or both
+# Words whose keys a matcher remembers (a long corpus brings ever new words: memory stays bounded).
+MAX_WORDS_KEPT = 1_000_000
 # Bumped whenever keying changes: tables cached by an older version are built again.
 CACHE_VERSION = 4
+# How the cached tables are laid out (``NameTable``): another layout is another cache file, whatever the version.
+TABLE_LAYOUT = "names by anchor"
 
 
 class Match:
@@ -58,48 +63,49 @@ class ConceptMatcher:
         self.any_order = any_order
         keep = descendants(ontology, roots) if roots else None
         self.allowed = keep  # the entity ids looked for (None: all)
-        settings = {"version": CACHE_VERSION, "ontology": ontology.content_hash,
+        settings = {"version": CACHE_VERSION, "layout": TABLE_LAYOUT, "ontology": ontology.content_hash,
                     "scopes": list(ontology.synonym_scopes), "roots": sorted(roots) if roots else None,
                     "min_characters": min_characters, "word_forms": word_forms,
                     "optional_modifiers": optional_modifiers, "min_modifier_entities": min_modifier_entities}
+        with collection_paused():  # tens of thousands of small lists: see gc_pause
+            self._load_or_build(settings, cache, ontology, keep, min_characters, word_forms, optional_modifiers,
+                                min_modifier_entities)
+        self.size = len(self.entries)
+        self._ancestors = {}
+        self._abbreviations = None
+        self._word_keys = {}  # word -> (key, lowercase, whole-word key): the text side's per-word work, once
+        if shared_names == "general":
+            self.entries.choose_ids = self._general_ids
+
+    def _load_or_build(self, settings, cache, ontology, keep, min_characters, word_forms, optional_modifiers,
+                       min_modifier_entities):
         cached = _cached_tables(settings) if cache else None
         if cached is not None:
             self.forms = WordForms(clusters=False)
             self.forms.cluster_of = cached["clusters"]
             self.modifiers = set(cached["modifiers"])
-            self.entries = {frozenset(keys): [ids, {tuple(order) for order in orders}, conjunction]
-                            for keys, ids, orders, conjunction in cached["entries"]}
+            self.entries = NameTable(cached["names"])
         else:
             self._build(ontology, keep, min_characters, word_forms, optional_modifiers, min_modifier_entities)
+            self.entries = NameTable.from_entries(self.entries)
             if cache:
                 _store_tables(settings, {"clusters": self.forms.cluster_of, "modifiers": sorted(self.modifiers),
-                                         "entries": [[sorted(keys), ids, sorted(orders), conjunction]
-                                                     for keys, (ids, orders, conjunction) in self.entries.items()]})
-        self.size = len(self.entries)
-        frequency = Counter(key for key_set in self.entries for key in key_set)
-        self.by_anchor = defaultdict(list)  # the rarest key of a name -> names
-        for key_set in self.entries:
-            self.by_anchor[min(key_set, key=lambda key: (frequency[key], key))].append(key_set)
-        self._ancestors = {}
-        self._abbreviations = None
-        if shared_names == "general":
-            self._keep_general_entities()
+                                         "names": self.entries.stored})
 
-    def _keep_general_entities(self):
+    def _general_ids(self, ids):
         """A name shared by an entity and one of its ancestors names the ancestor only.
 
         HPO gives "ear anomalies" to *Abnormality of the ear* and to its child *Abnormality of the outer
         ear*: the words say no more than the general entity, so a text using them is not taken to mean
         the specific one. Entities of a shared name that are not related keep all their ids (`link`
-        chooses among them).
+        chooses among them). Applied to a group of names when the table makes it (``NameTable``).
         """
-        for entry in self.entries.values():
-            ids = entry[0]
-            if len(ids) > 1:
-                general = [entity for entity in ids
-                           if not any(other != entity and other in self.ancestors(entity) for other in ids)]
-                if len(general) < len(ids):
-                    entry[0] = general
+        if len(ids) > 1:
+            general = [entity for entity in ids
+                       if not any(other != entity and other in self.ancestors(entity) for other in ids)]
+            if len(general) < len(ids):
+                return general
+        return ids
 
     def _build(self, ontology, keep, min_characters, word_forms, optional_modifiers, min_modifier_entities):
         words_of = {entity.id: [[word for word, _, _ in tokens(name)] for name in ontology.names(entity)
@@ -160,12 +166,18 @@ class ConceptMatcher:
         result = []
         clause = 0
         previous_end = 0
+        word_keys = self._word_keys
         for word, start, end in tokens(text):
-            if any(character in CLAUSE_BREAKS for character in text[previous_end:start]):
+            if not CLAUSE_BREAKS.isdisjoint(text[previous_end:start]):
                 clause += 1
             previous_end = end
-            key = self.forms.key(word)
-            result.append((key, start, end, word.lower(), clause, None if key is None else WHOLE_WORD + fold(word)))
+            keys = word_keys.get(word)
+            if keys is None:
+                key = self.forms.key(word)
+                keys = (key, word.lower(), None if key is None else WHOLE_WORD + fold(word))
+                if len(word_keys) < MAX_WORDS_KEPT:  # bounded: a long corpus brings ever new words
+                    word_keys[word] = keys
+            result.append((keys[0], start, end, keys[1], clause, keys[2]))
         return result
 
     def candidates(self, keyed):
@@ -187,11 +199,12 @@ class ConceptMatcher:
                 positions[keyed[index][0]].append(index)
                 positions[keyed[index][5]].append(index)
         found = []
+        present = positions.keys()
+        bucket = self.entries.bucket
         for anchor in list(positions):
-            for key_set in self.by_anchor.get(anchor, ()):
-                if any(key not in positions for key in key_set):
+            for key_set, (ids, orders, has_conjunction) in bucket(anchor).items():
+                if not present >= key_set:
                     continue
-                ids, orders, has_conjunction = self.entries[key_set]
                 for anchor_at in positions[anchor]:
                     chosen = {anchor: anchor_at}
                     for key in key_set:
@@ -313,6 +326,78 @@ class ConceptMatcher:
         return found
 
 
+class NameTable:
+    """The keyed names: frozenset of keys -> [ids, set of key orders, has a conjunction], grouped by the
+    name's anchor (its rarest key), which is where the text side looks them up.
+
+    Loaded from the cache, a group is made into sets only when a text holds its anchor: a run over a few
+    abstracts touches a small part of an ontology's names, and making all of them (tens of thousands of
+    sets) cost more than the abstracts. Also kept, for coordinations: the numbers of the names holding each
+    key, and how often each key occurs in a name's word orders and ends one.
+    """
+
+    def __init__(self, stored):
+        self.stored = stored  # the JSON-ready form (see ``from_entries``)
+        self._raw = stored["anchors"]
+        self._frequency = stored["frequency"]
+        self._groups = {}
+        self._holding = {}
+        self.choose_ids = None  # a function of a name's ids giving those it names (the matcher's --shared-names)
+        self.occurrences, self.endings = stored["occurrences"], stored["endings"]
+
+    @classmethod
+    def from_entries(cls, entries):
+        """The table of ``entries`` (a dict as described above, in the order names were keyed)."""
+        frequency = Counter(key for key_set in entries for key in key_set)
+        anchors, holding, occurrences, endings = {}, {}, {}, {}
+        for number, (key_set, (ids, orders, conjunction)) in enumerate(entries.items()):
+            anchor = min(key_set, key=lambda key: (frequency[key], key))
+            anchors.setdefault(anchor, []).append([sorted(key_set), ids, sorted(orders), conjunction])
+            for key in key_set:
+                holding.setdefault(key, []).append(number)
+            for order in orders:
+                for key in order:
+                    occurrences[key] = occurrences.get(key, 0) + 1
+                endings[order[-1]] = endings.get(order[-1], 0) + 1
+        return cls({"count": len(entries), "frequency": dict(frequency), "anchors": anchors, "holding": holding,
+                    "occurrences": occurrences, "endings": endings})
+
+    def __len__(self):
+        return self.stored["count"]
+
+    def bucket(self, anchor):
+        """{key set: [ids, orders, has a conjunction]} of the names whose anchor is ``anchor``, in keying order."""
+        group = self._groups.get(anchor)
+        if group is None:
+            choose = self.choose_ids or (lambda ids: ids)
+            group = self._groups[anchor] = {frozenset(keys): [choose(ids), {tuple(order) for order in orders},
+                                                              conjunction]
+                                            for keys, ids, orders, conjunction in self._raw.get(anchor, ())}
+        return group
+
+    def __contains__(self, key_set):
+        frequency = self._frequency
+        if not key_set or any(key not in frequency for key in key_set):
+            return False
+        return key_set in self.bucket(min(key_set, key=lambda key: (frequency[key], key)))
+
+    def __getitem__(self, key_set):
+        if key_set not in self:
+            raise KeyError(key_set)
+        return self.bucket(min(key_set, key=lambda key: (self._frequency[key], key)))[key_set]
+
+    def holding(self, key):
+        """The numbers of the names (their places in keying order) that hold ``key``."""
+        found = self._holding.get(key)
+        if found is None:
+            found = self._holding[key] = frozenset(self.stored["holding"].get(key, ()))
+        return found
+
+    def as_dict(self):
+        """Every name, grouped by anchor (a test's view: a run never needs them all)."""
+        return {key_set: entry for anchor in self._raw for key_set, entry in self.bucket(anchor).items()}
+
+
 def _cache_path(settings):
     import hashlib
     import json
@@ -324,28 +409,33 @@ def _cache_path(settings):
 
 
 def _cached_tables(settings):
-    """The matcher's tables built before with ``settings`` (JSON in the user cache), or None."""
+    """The matcher's tables built before with ``settings`` (gzipped JSON in the user cache), or None."""
     import gzip
-    import json
+
+    import orjson  # parses the tables in a third of the standard library's time
 
     path = _cache_path(settings)
     try:
-        with gzip.open(path, "rt", encoding="utf-8") as handle:
-            tables = json.load(handle)
+        with gzip.open(path, "rb") as handle:
+            tables = orjson.loads(handle.read())
     except (OSError, ValueError, EOFError):
         return None  # absent, or unreadable: built again
-    return tables if tables.get("settings") == settings else None
+    if not isinstance(tables, dict) or tables.get("settings") != settings or \
+            not {"clusters", "modifiers", "names"} <= tables.keys():
+        return None
+    return tables
 
 
 def _store_tables(settings, tables):
     import gzip
-    import json
+
+    import orjson
 
     from ontolink.cache import write_atomically
 
     def write(temporary):
-        with gzip.open(temporary, "wt", encoding="utf-8", compresslevel=1) as handle:
-            json.dump({"settings": settings, **tables}, handle)
+        with gzip.open(temporary, "wb", compresslevel=1) as handle:
+            handle.write(orjson.dumps({"settings": settings, **tables}))
 
     try:
         write_atomically(_cache_path(settings), write)
