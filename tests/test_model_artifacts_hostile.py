@@ -227,6 +227,17 @@ def test_a_res_selector_that_does_not_read_its_reading_is_refused(res_copy):
         _load_res(res_copy)
 
 
+@pytest.mark.parametrize("dropout", [1.5, float("nan")])
+def test_a_res_dropout_outside_0_to_1_is_refused(res_copy, dropout):
+    """'selecting.dropout' 1.5: torch's Dropout raised a ValueError while the selector was being made (a
+    traceback, exit 1)."""
+    from ontolink.errors import InputError
+
+    edit_json(res_copy / "manifest.json", lambda manifest: manifest["selecting"].update(dropout=dropout))
+    with pytest.raises(InputError, match="'selecting.dropout' must be a number from 0 to 1"):
+        _load_res(res_copy)
+
+
 def test_integer_res_selector_weights_are_refused(res_copy):
     from ontolink.errors import InputError
 
@@ -289,6 +300,11 @@ def _negative_hidden(manifest):
     manifest["training"]["options"]["hidden"] = -1
 
 
+def _dropout_past_1(manifest):
+    manifest["head"] = "mlp"
+    manifest["training"]["options"]["dropout"] = 2.0
+
+
 def _huge_dimensions(manifest):
     manifest.update(text_dim=1 << 20, triple_dim=1 << 20, text_block=1 << 20)
 
@@ -296,6 +312,7 @@ def _huge_dimensions(manifest):
 @pytest.mark.parametrize("damage, words", [
     (_no_encoder, "manifest.json: has no 'encoder'"),  # a KeyError
     (_negative_hidden, "manifest.json: 'training.options.hidden' must be an integer of at least 1"),  # a RuntimeError
+    (_dropout_past_1, "manifest.json: 'training.options.dropout' must be a number from 0 to 1"),  # a ValueError
     # a 2^20 x 2^20 head (4 TB) was made before the file was read: a RuntimeError, or the memory taken
     # refused by the manifest's widths against the text encoder's where that encoder's width is known without loading
     # it, else by the weights file's shapes: either way before anything of the declared size is made

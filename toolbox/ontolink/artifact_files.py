@@ -164,12 +164,15 @@ def regular_files(directory):
             regular_file(path)
 
 
-def number(mapping, path, *keys, low=None, integer=True):
-    """``field`` for a number (an integer unless ``integer`` is false; never a bool) not below ``low``."""
+def number(mapping, path, *keys, low=None, high=None, integer=True):
+    """``field`` for a number (an integer unless ``integer`` is false; never a bool) from ``low`` to ``high``
+    (NaN is in no range)."""
     value = field(mapping, path, *keys)
     kinds = (int,) if integer else (int, float)
-    if isinstance(value, bool) or not isinstance(value, kinds) or (low is not None and value < low):
+    if isinstance(value, bool) or not isinstance(value, kinds) or not (
+            (low is None or value >= low) and (high is None or value <= high) and value == value):
         wanted = "an integer" if integer else "a number"
-        raise InputError(f"{'.'.join(map(str, keys))!r} must be {wanted}"
-                         f"{'' if low is None else f' of at least {low}'}, got {value!r}" + REBUILD, path)
+        bounds = ("" if low is None and high is None else f" from {low} to {high}" if high is not None and
+                  low is not None else f" of at least {low}" if high is None else f" of at most {high}")
+        raise InputError(f"{'.'.join(map(str, keys))!r} must be {wanted}{bounds}, got {value!r}" + REBUILD, path)
     return value

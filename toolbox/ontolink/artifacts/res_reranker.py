@@ -70,11 +70,12 @@ def new_selector(shape):
 
 
 def checked_selecting(manifest, directory):
-    """The manifest's ``selecting`` block: positive integer sizes (a width a multiple of the heads), a dropout."""
+    """The manifest's ``selecting`` block: positive integer sizes (a width a multiple of the heads), a dropout
+    from 0 to 1."""
     path = Path(directory) / "manifest.json"
     shape = {name: number(manifest, path, "selecting", name, low=0 if name == "layers" else 1)
              for name in ("input", "width", "layers", "heads", "ranks")}
-    shape["dropout"] = number(manifest, path, "selecting", "dropout", low=0, integer=False)
+    shape["dropout"] = number(manifest, path, "selecting", "dropout", low=0, high=1, integer=False)
     if shape["width"] % shape["heads"]:
         raise InputError(f"'selecting.width' {shape['width']} is not a multiple of 'selecting.heads' "
                          f"{shape['heads']}" + REBUILD, path)

@@ -156,7 +156,7 @@ def checked_manifest(manifest, path):
     return {"direction": direction, "head": head, "text_dim": number(manifest, path, "text_dim", low=1),
             "triple_dim": number(manifest, path, "triple_dim", low=1),
             "hidden": number(manifest, path, "training", "options", "hidden", low=1),
-            "dropout": number(manifest, path, "training", "options", "dropout", low=0, integer=False),
+            "dropout": number(manifest, path, "training", "options", "dropout", low=0, high=1, integer=False),
             "text_block": text_block, "combine": combine}
 
 
