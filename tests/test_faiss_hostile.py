@@ -178,3 +178,35 @@ def test_an_hnsw_link_past_the_vectors_is_refused_before_a_search(hnsw_index, tm
     faiss.copy_array_to_vector(links, graph.neighbors)
     faiss.write_index(index, str(copy / "index.faiss"))
     _assert_refused([copy], _refusals([copy]), ["HNSW"])
+
+
+@pytest.fixture(scope="module")
+def sq8_index(small_ontology_path, tmp_path_factory):
+    from ontolink.ontology import load_ontology
+    from ontolink.steps.index import build_index
+
+    directory = tmp_path_factory.mktemp("idx") / "sq8"
+    build_index(load_ontology(small_ontology_path), directory, method="dense", runtime="hashed-3grams",
+                faiss_type="sq8")
+    return directory
+
+
+def test_an_sq8_file_without_the_ranges_of_its_quantiser_is_refused(sq8_index, tmp_path):
+    """Each dimension's range, which a search decodes the 8-bit codes with, left out (or the quantiser type changed
+    to one that keeps no ranges): FAISS readers before 1.15 took the file and a search read past the empty ranges
+    (a crash); ontolink writes 8-bit codes with 2 ranges a dimension, and refuses anything else before FAISS reads
+    it."""
+    dimension = struct.unpack_from("<i", (sq8_index / "index.faiss").read_bytes(), 4)[0]
+    ranges = HEADER + 12 + 8 + 8  # the quantiser type, its range statistic and argument, dimension, code size
+
+    def no_ranges(data):
+        assert struct.unpack_from("<Q", data, ranges)[0] == 2 * dimension
+        return data[:ranges] + struct.pack("<Q", 0) + data[ranges + 8 + 8 * dimension:]
+
+    def direct_codes(data):  # QT_8bit_direct (5): codes are the values, no ranges
+        return data[:HEADER] + struct.pack("<i", 5) + data[HEADER + 4:]
+
+    copies = _variants(sq8_index, tmp_path, [no_ranges, direct_codes])
+    lines = _refusals([sq8_index] + copies)
+    assert lines[0] == "searched"
+    _assert_refused(copies, lines[1:], ["quantiser ranges", "quantiser type 5"])

@@ -21,6 +21,7 @@ from ontolink.errors import InputError
 FOURCC = {"flat": (b"IxFI", b"IxF2"), "sq8": (b"IxSQ",), "hnsw": (b"IHNf",), "ivfpq": (b"IwPQ",)}
 FLAT = (b"IxFI", b"IxF2")
 METRICS = (0, 1)  # inner product, L2
+QT_8BIT = 0  # ScalarQuantizer::QT_8bit, what sq8 writes
 
 
 class _Bytes:
@@ -76,9 +77,16 @@ def _walk(reader, kind, dimension, total):
     if kind == "flat":
         _flat(reader, dimension, total, "flat index")
     elif kind == "sq8":
-        reader.take(12, "scalar quantiser type")
+        # 8-bit codes decoded with a range per dimension (a minimum and a width): a search reads 2 x dimension
+        # floats, which FAISS readers before 1.15 did not check were there
+        quantiser_type = reader.value("i", "scalar quantiser type")
+        if quantiser_type != QT_8BIT:
+            reader.fail(f"scalar quantiser type {quantiser_type}, not 8-bit codes ({QT_8BIT})")
+        reader.take(8, "scalar quantiser range statistic")
         quantiser_dimension, code_size = reader.value("Q", "quantiser dimension"), reader.value("Q", "code size")
-        reader.vector(4, "quantiser ranges")
+        _, ranges = reader.vector(4, "quantiser ranges")
+        if ranges != 2 * dimension:
+            reader.fail(f"quantiser ranges: {ranges} numbers for {dimension} dimensions")
         _, code_bytes = reader.vector(1, "codes")
         if quantiser_dimension != dimension or code_size != dimension or code_bytes != total * code_size:
             reader.fail(f"sq8 codes: {code_bytes} bytes of {code_size}-byte codes for {total} vectors")
