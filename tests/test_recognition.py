@@ -366,3 +366,22 @@ def test_name_table_looks_up_a_name_by_its_keys_in_any_order(hpo):
     assert frozenset({matcher.forms.key("eye"), "no-such-key"}) not in fresh and frozenset() not in fresh
     with pytest.raises(KeyError):
         fresh[frozenset({"no-such-key"})]
+
+
+def test_a_short_form_defined_in_the_document_is_searched_by_its_long_form(hpo_matcher):
+    text = "Brachydactyly type C (BDC) is dominant; BDC was mapped. A genome-wide scan (GWS) found it; GWS helps."
+    short = [(text[start:end], ids, expansion) for start, end, ids, source, expansion
+             in hpo_matcher.spans(text, abbreviations=True) if source == "abbreviation"]
+    # each occurrence of the short form, with the long form's entity and the long form for `link` to search
+    assert short == [("BDC", ["HP:0009373"], "Brachydactyly type C")] * 2  # Type C brachydactyly
+    assert not any(source == "abbreviation" for *_, source, _ in hpo_matcher.spans(text))  # off by default
+
+
+def test_short_forms_on_a_livestock_ontology():
+    from ontolink.ontology import load_ontology
+
+    matcher = ConceptMatcher(load_ontology(shared_path("sci-zsel", "lpt_kb.json")))
+    text = "Milk protein content (MPC) rose in the herd (HRD); MPC fell later."
+    short = {(text[start:end], expansion): ids for start, end, ids, source, expansion
+             in matcher.spans(text, abbreviations=True) if source == "abbreviation"}
+    assert short == {("MPC", "Milk protein content"): ["LPT:1000165"]}  # the herd is no trait: no HRD

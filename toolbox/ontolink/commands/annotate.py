@@ -85,7 +85,8 @@ def command(input_path, skip_invalid, output_path, source_format, ontology, root
     "start", "end", "mention", "context_left", "context_right", "type",
     "matched_by", "matched_ids"}, and for a name expanded from a
     coordination "expansion", the name written out ("palmar pits" for
-    "palmar and plantar pits"), which `link` searches. A name or synonym
+    "palmar and plantar pits"), which `link` searches (for a short form,
+    its long form). A name or synonym
     is found where its content words (function words such as "of" and
     "the" dropped) occur
     together inside one clause, in any order and in any word form

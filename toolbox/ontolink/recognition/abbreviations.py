@@ -3,7 +3,8 @@ form in that document is a mention of what its long form names.
 
 Pairs come from the Schwartz–Hearst algorithm of the `abbreviations` package; the long form must
 itself be a name found by the matcher over its whole length (so "BDC" gets *Type C
-brachydactyly*, and a short form of something outside the ontology gets nothing).
+brachydactyly*, and a short form of something outside the ontology gets nothing). Its
+``expansion`` is the long form, which `link` searches instead of the short form.
 """
 
 import logging
@@ -47,5 +48,7 @@ class DocumentAbbreviations:
                     last += 1
                 if keyed[last][2] != occurrence.end() or any(index in taken for index in range(first, last + 1)):
                     continue
-                found.append(Match(first, last, list(ids), 0, True, last - first + 1, source="abbreviation"))
+                # the long form is what `link` searches: "BDA1" alone is no name an index knows
+                found.append(Match(first, last, list(ids), 0, True, last - first + 1, source="abbreviation",
+                                   expansion=" ".join(long.split())))
         return found
