@@ -210,3 +210,21 @@ def test_an_sq8_file_without_the_ranges_of_its_quantiser_is_refused(sq8_index, t
     lines = _refusals([sq8_index] + copies)
     assert lines[0] == "searched"
     _assert_refused(copies, lines[1:], ["quantiser ranges", "quantiser type 5"])
+
+
+def test_hnsw_neighbours_per_level_that_do_not_grow_are_refused(hnsw_index, tmp_path):
+    """The cumulated neighbours per level say where each level's links of a vector start and end: ones that fall
+    back (level 1 ending past level 2) make a search read past a vector's links. FAISS readers before 1.15 did
+    not check them; ontolink does before FAISS reads the file."""
+    data = (hnsw_index / "index.faiss").read_bytes()
+    probabilities = struct.unpack_from("<Q", data, HEADER)[0]
+    per_level = HEADER + 8 + 8 * probabilities  # the length of the cumulated neighbours per level, then theirs
+
+    def falls_back(data):
+        changed = bytearray(data)
+        struct.pack_into("<i", changed, per_level + 8 + 4, 1_000_000)  # level 0 ends far past level 1's end
+        return bytes(changed)
+
+    copies = _variants(hnsw_index, tmp_path, [falls_back])
+    _assert_refused(copies, _refusals(copies), ["neighbours per level"])
+

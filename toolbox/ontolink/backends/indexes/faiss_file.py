@@ -92,7 +92,11 @@ def _walk(reader, kind, dimension, total):
             reader.fail(f"sq8 codes: {code_bytes} bytes of {code_size}-byte codes for {total} vectors")
     elif kind == "hnsw":
         reader.vector(8, "level probabilities")
-        reader.vector(4, "neighbours per level")
+        # where each level's links of a vector start: a level that ends before the one under it makes a search
+        # read past the vector's links (FAISS readers before 1.15 did not check)
+        per_level = np.frombuffer(reader.vector(4, "neighbours per level")[0], dtype="<i4")
+        if per_level.size and (per_level[0] != 0 or np.any(np.diff(per_level) < 0)):
+            reader.fail("cumulated neighbours per level that do not start at 0 and grow")
         _, levels = reader.vector(4, "levels")
         _, offsets = reader.vector(8, "graph offsets")
         reader.vector(4, "graph links")
