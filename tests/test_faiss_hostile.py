@@ -228,3 +228,35 @@ def test_hnsw_neighbours_per_level_that_do_not_grow_are_refused(hnsw_index, tmp_
     copies = _variants(hnsw_index, tmp_path, [falls_back])
     _assert_refused(copies, _refusals(copies), ["neighbours per level"])
 
+
+@pytest.fixture(scope="module")
+def ivfpq_index(small_ontology_path, tmp_path_factory):
+    from ontolink.ontology import load_ontology
+    from ontolink.steps.index import build_index
+
+    directory = tmp_path_factory.mktemp("idx") / "ivfpq"
+    build_index(load_ontology(small_ontology_path), directory, method="dense", runtime="hashed-3grams",
+                faiss_type="ivfpq", ivf_nlist=4, pq_m=32, nprobe=4)
+    return directory
+
+
+def test_inverted_list_sizes_that_add_up_only_past_2_to_the_64_are_refused(ivfpq_index, tmp_path):
+    """Two lists declaring 2^63 vectors more each: as 64-bit integers the sizes still add up to the vectors the
+    header counts, and FAISS readers before 1.15 resized the lists to them."""
+    data = (ivfpq_index / "index.faiss").read_bytes()
+    inverted = data.index(b"ilar")
+    layout = inverted + 4 + 8 + 8  # after the number of lists and the code size
+    assert data[layout:layout + 4] == b"full"
+    sizes = layout + 4 + 8
+
+    def wrapped(data):
+        changed = bytearray(data)
+        for number in (0, 1):
+            size = struct.unpack_from("<Q", changed, sizes + 8 * number)[0]
+            struct.pack_into("<Q", changed, sizes + 8 * number, size + (1 << 63))
+        return bytes(changed)
+
+    copies = _variants(ivfpq_index, tmp_path, [wrapped])
+    lines = _refusals([ivfpq_index] + copies)
+    assert lines[0] == "searched"
+    _assert_refused(copies, lines[1:], ["inverted list sizes"])

@@ -134,12 +134,14 @@ def _walk(reader, kind, dimension, total):
         sizes = np.frombuffer(sizes, dtype="<u8")
         if layout == b"full" and count == lists:
             per_list = sizes
-        elif layout == b"sprs" and count % 2 == 0 and np.all(sizes[0::2] < lists):
-            per_list = sizes[1::2]
+        elif layout == b"sprs" and count % 2 == 0 and np.all(sizes[0::2] < lists) and np.all(
+                sizes[2::2] > sizes[0:-2:2]):  # (list, size) pairs in list order, as FAISS writes them: a list
+            per_list = sizes[1::2]  # named twice would be counted twice here, and read once by FAISS
         else:
             reader.fail("inverted list sizes")
-        if int(per_list.sum()) != total:
-            reader.fail(f"inverted lists hold {int(per_list.sum())} vectors, the header {total}")
+        held = sum(per_list.tolist())  # in Python's integers: numpy's uint64 sum wraps past 2^64
+        if held != total:
+            reader.fail(f"inverted list sizes add up to {held} vectors, the header counts {total}")
         reader.take(total * (code_size + 8), "inverted list codes and ids")
 
 
