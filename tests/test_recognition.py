@@ -385,3 +385,20 @@ def test_short_forms_on_a_livestock_ontology():
     short = {(text[start:end], expansion): ids for start, end, ids, source, expansion
              in matcher.spans(text, abbreviations=True) if source == "abbreviation"}
     assert short == {("MPC", "Milk protein content"): ["LPT:1000165"]}  # the herd is no trait: no HRD
+
+
+def test_an_inner_name_of_the_entity_around_it_is_not_kept_again(hpo_matcher, tmp_path):
+    from ontolink.ontology import load_ontology
+
+    text = "She had muscular hypotonia and Ulcerative colitis."
+    spans = {text[start:end]: ids for start, end, ids in hpo_matcher.matches(text, nesting="ancestor")}
+    assert "HP:0001252" in spans["muscular hypotonia"] and "hypotonia" not in spans  # both Hypotonia
+    assert "colitis" in spans  # Colitis, an ancestor of Ulcerative colitis: kept
+    obo = tmp_path / "yield.obo"
+    obo.write_text("format-version: 1.2\nontology: yield\n\n[Term]\nid: Y:1\nname: yield\n\n"
+                   "[Term]\nid: Y:2\nname: milk yield\nsynonym: \"total milk yield\" EXACT []\nis_a: Y:1\n",
+                   encoding="utf-8")
+    chain = ConceptMatcher(load_ontology(obo), cache=False)
+    text = "The total milk yield fell."
+    spans = {text[start:end]: ids for start, end, ids in chain.matches(text, nesting="ancestor")}
+    assert spans == {"total milk yield": ["Y:2"], "yield": ["Y:1"]}  # "milk yield" would say Y:2 again

@@ -298,6 +298,11 @@ class ConceptMatcher:
                     # schwannomas" in "bilateral vestibular schwannomas" (each the next one's ancestor)
                     if not self._generalises(match.ids, outer.ids):
                         continue
+                    # ... but an entity a kept match around it gives already says nothing new ("developmental
+                    # delay" inside "global developmental delay": both Global developmental delay)
+                    if any(set(match.ids) <= set(around.ids) for around in [outer] + inner
+                           if around.first <= match.first and match.last <= around.last):
+                        continue
                 elif any(used[match.first:match.last + 1]):
                     continue
                 used[match.first:match.last + 1] = [True] * (match.last - match.first + 1)
