@@ -18,16 +18,22 @@ error classes. The ablation rows switch the matcher's pieces off one at a time f
 without labels (`ontolink train span-scorer`: HPO names under the roots against the NCBI abstracts' n-grams)
 and a row asks the index only about the n-grams it passes.
 Speed: documents per second of the whole pipe on the NCBI abstracts, loading included (FastHPOCR:
-its index load plus annotation; its one-off index build is reported apart). Memory: the annotate
-step's peak resident memory on the NCBI abstracts repeated --memory-copies times and once.
+its index load plus annotation as it times them, without its interpreter's start and imports, which
+our pipe's seconds include; its one-off index build is reported apart). The machines are shared and
+noisy, so --rounds runs of the pipe, of annotate alone and of FastHPOCR alternate, and the table gives
+each one's median and the median of the per-round ratios. Memory: each step's peak resident memory on
+the NCBI abstracts once and repeated each of --memory-copies times (annotate alone; with --memory-pipe
+also annotate and link each in the pipe). --speed-only runs these two parts alone and writes
+benchmarks/results/bench_annotate_speed.md, leaving the whole run's file (and its GSC+ tables) as it was.
 
-    python benchmarks/bench_annotate.py [--workdir DIR] [--peer-python PY] [--memory-copies N] [--dense-threshold T
-                                        [--span-scorer]]
+    python benchmarks/bench_annotate.py [--workdir DIR] [--peer-python PY] [--rounds N] [--memory-copies N[,N...]]
+                                        [--memory-pipe] [--speed-only] [--dense-threshold T [--span-scorer]]
 """
 
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -103,6 +109,28 @@ def peak_memory(command, stdin_path):
         result = subprocess.run(["/usr/bin/time", "-f", "%M"] + command, stdin=source, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, check=True)
     return int(result.stderr.decode().strip().splitlines()[-1]) / 1024
+
+
+def pipe_peak_memory(stages, stdin_path):
+    """Peak resident memory (MiB) of each stage of one pipe reading ``stdin_path`` (output discarded), and its
+    seconds."""
+    started = time.perf_counter()
+    processes = []
+    source = open(stdin_path, "rb")
+    for index, stage in enumerate(stages):
+        last = index == len(stages) - 1
+        process = subprocess.Popen(["/usr/bin/time", "-f", "peak %M"] + stage, stdin=source,
+                                   stdout=subprocess.DEVNULL if last else subprocess.PIPE, stderr=subprocess.PIPE)
+        source.close()
+        source = process.stdout
+        processes.append(process)
+    peaks = []
+    for process in processes:
+        _, err = process.communicate()
+        if process.returncode != 0:
+            sys.exit(f"pipe failed:\n{err.decode()[-2000:]}")
+        peaks.append(int(err.decode().strip().splitlines()[-1].split()[-1]) / 1024)
+    return peaks, time.perf_counter() - started
 
 
 def predictions(path):
@@ -223,8 +251,15 @@ def main():
     parser.add_argument("--ncbi", default=str(SHARED / "data" / "ncbi_disease" / "unlabeled_mentions.jsonl"))
     parser.add_argument("--workdir", default="/tmp/ontolink-bench-annotate")
     parser.add_argument("--peer-python", default="/tmp/fasthpocr/bin/python")
-    parser.add_argument("--memory-copies", type=int, default=10,
-                        help="NCBI abstracts repeated this many times for the memory row")
+    parser.add_argument("--memory-copies", default="10",
+                        help="NCBI abstracts repeated this many times for the memory rows (comma-separated: a row "
+                             "each; 169 copies are 100,048 abstracts); 0: no memory rows")
+    parser.add_argument("--memory-pipe", action="store_true",
+                        help="memory rows of annotate | link too (each stage's peak), not of annotate alone only")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="speed runs of each tool, alternating (the table gives medians)")
+    parser.add_argument("--speed-only", action="store_true",
+                        help="only the NCBI speed and memory parts, written to bench_annotate_speed.md")
     parser.add_argument("--dense-threshold", type=float, default=None,
                         help="also a row with annotate --index (dense n-grams) at this threshold")
     parser.add_argument("--span-scorer", action="store_true",
@@ -247,6 +282,14 @@ def main():
     index = hpo_index(work / "idx-hpo")
     link = ONTOLINK + ["link", "--index", str(index), "--top-k", "5"]
     annotate = ONTOLINK + ["annotate", "--ontology", "hpo"] + ROOTS
+    obo = Path(hpo.source)
+    if not args.speed_only:
+        quality(args, work, gold, gsc_docs, ncbi_docs, index, link, annotate, obo)
+    speed_and_memory(args, work, ncbi_docs, n_ncbi, link, annotate, obo)
+
+
+def quality(args, work, gold, gsc_docs, ncbi_docs, index, link, annotate, obo):
+    """The GSC+ tables: every setting of ours and FastHPOCR, scored alike."""
     settings = [("ontolink (default)", []),
                 ("  without coordination", ["--no-coordination"]),
                 ("  nesting all (keep every inner name)", ["--nesting", "all"]),
@@ -280,7 +323,6 @@ def main():
         details[name] = score(predictions(linked), gold)
         rows.append(row(name, details[name], seconds))
     peer = None
-    obo = Path(hpo.source)
     if Path(args.peer_python).exists():
         print("[FastHPOCR 0.1.4]")
         peer_out = work / "fasthpocr.jsonl"
@@ -301,32 +343,75 @@ def main():
         print()
         print(tabulate([[name] + [details[tool][kind][name] for tool in shown] for name in classes],
                        headers=[kind.replace("_", " ")] + shown, tablefmt="github"))
-    # speed on the NCBI abstracts, loading included
-    speed = []
+
+
+def speed_and_memory(args, work, ncbi_docs, n_ncbi, link, annotate, obo):
+    """Speed on the NCBI abstracts, loading included, ``args.rounds`` runs of each alternating; peak memory."""
+    peer = Path(args.peer_python).exists()
+    if peer:  # built once (the first time: minutes), timed apart, before any timed run
+        built = run_peer(args.peer_python, obo, ncbi_docs, work / "fasthpocr_ncbi.jsonl", work / "fasthpocr")
+    else:
+        print(f"FastHPOCR: no {args.peer_python} (set it up as ../shared/tools/README.md says); peer skipped")
+    runs = {"pipe": [], "annotate": [], "peer": [], "peer_wall": [], "peer_load": []}
     linked = work / "ncbi_linked.jsonl"
-    seconds = pipe([annotate + ["-i", str(ncbi_docs)], link], ncbi_docs, linked)
-    speed.append(["ontolink annotate | link", n_ncbi, f"{seconds:.1f}", f"{n_ncbi / seconds:.1f}", ""])
-    seconds = pipe([annotate + ["-i", str(ncbi_docs)]], ncbi_docs, work / "ncbi_mentions.jsonl")
-    speed.append(["ontolink annotate alone", n_ncbi, f"{seconds:.1f}", f"{n_ncbi / seconds:.1f}", ""])
+    # ours too, untimed: annotate keys the ontology's names into the user cache the first time
+    pipe([annotate + ["-i", str(ncbi_docs)]], ncbi_docs, work / "ncbi_mentions.jsonl")
+    for _ in range(max(1, args.rounds)):
+        runs["pipe"].append(pipe([annotate + ["-i", str(ncbi_docs)], link], ncbi_docs, linked))
+        runs["annotate"].append(pipe([annotate + ["-i", str(ncbi_docs)]], ncbi_docs, work / "ncbi_mentions.jsonl"))
+        if peer:
+            started = time.perf_counter()
+            timing = run_peer(args.peer_python, obo, ncbi_docs, work / "fasthpocr_ncbi.jsonl", work / "fasthpocr")
+            runs["peer_wall"].append(time.perf_counter() - started)
+            runs["peer"].append(timing["load_s"] + timing["annotate_s"])
+            runs["peer_load"].append(timing["load_s"])
+
+    def shown(seconds):
+        return " ".join(f"{value:.1f}" for value in seconds)
+
+    speed = []
+    for name, key, note in (("ontolink annotate | link", "pipe", "both processes, from start to exit"),
+                            ("ontolink annotate alone", "annotate", "")):
+        median = statistics.median(runs[key])
+        if peer:
+            ratio = statistics.median(theirs / ours for theirs, ours in zip(runs["peer"], runs[key]))
+            note = "; ".join(filter(None, [note, f"FastHPOCR's seconds / these, per round: median {ratio:.2f}"]))
+        speed.append([name, n_ncbi, f"{median:.2f}", f"{n_ncbi / median:.0f}", shown(runs[key]), note])
     if peer:
-        timing = run_peer(args.peer_python, obo, ncbi_docs, work / "fasthpocr_ncbi.jsonl", work / "fasthpocr")
-        total = timing["load_s"] + timing["annotate_s"]
-        speed.append(["FastHPOCR 0.1.4 (load + annotate)", n_ncbi, f"{total:.1f}", f"{n_ncbi / total:.1f}",
-                      f"load {timing['load_s']:.1f} s; index built once in {peer['build_s'] or 'an earlier run'}"
-                      f"{' s' if peer['build_s'] else ''}"])
+        median = statistics.median(runs["peer"])
+        speed.append(["FastHPOCR 0.1.4 (load + annotate)", n_ncbi, f"{median:.2f}", f"{n_ncbi / median:.0f}",
+                      shown(runs["peer"]), f"load {statistics.median(runs['peer_load']):.1f} s; its process "
+                      f"{statistics.median(runs['peer_wall']):.1f} s from start to exit; index built once in "
+                      f"{built['build_s'] or 'an earlier run'}{' s' if built['build_s'] else ''}"])
     print()
-    print(f"NCBI-disease abstracts, whole run including loading ({os.cpu_count()} CPUs)")
-    print(tabulate(speed, headers=["tool", "abstracts", "seconds", "abstracts/s", "note"], tablefmt="github",
-                   disable_numparse=True))
-    if args.memory_copies > 1:
-        many = work / "ncbi_many.txt"
-        rebuild_documents(args.ncbi, many, copies=args.memory_copies)
-        one = peak_memory(annotate + ["-i", "-", "--from", "text"], ncbi_docs)
-        lots = peak_memory(annotate + ["-i", "-", "--from", "text"], many)
-        print()
-        print(f"annotate peak memory: {one:.0f} MiB on {n_ncbi} abstracts, {lots:.0f} MiB on "
-              f"{n_ncbi * args.memory_copies} ({args.memory_copies} copies)")
+    print(f"NCBI-disease abstracts, whole run including loading ({os.cpu_count()} CPUs); median of "
+          f"{max(1, args.rounds)} alternating rounds")
+    print(tabulate(speed, headers=["tool", "abstracts", "seconds", "abstracts/s", "each round (s)", "note"],
+                   tablefmt="github", disable_numparse=True))
+    copies = [int(part) for part in str(args.memory_copies).split(",") if part.strip() and int(part) > 0]
+    if not copies:
+        return
+    rows = []
+    for count in [1] + copies:
+        documents = ncbi_docs if count == 1 else work / f"ncbi_x{count}.txt"
+        if count > 1:
+            rebuild_documents(args.ncbi, documents, copies=count)
+        started = time.perf_counter()
+        alone = peak_memory(annotate + ["-i", "-", "--from", "text"], documents)
+        row = [n_ncbi * count, count, f"{alone:.0f}", f"{time.perf_counter() - started:.0f}"]
+        if args.memory_pipe:
+            (annotated, linking), seconds = pipe_peak_memory([annotate + ["-i", "-", "--from", "text"], link],
+                                                             documents)
+            row += [f"{annotated:.0f}", f"{linking:.0f}", f"{seconds:.0f}"]
+        rows.append(row)
+        if count > 1:
+            documents.unlink()
+    print()
+    print("Peak resident memory (MiB), NCBI abstracts repeated")
+    print(tabulate(rows, headers=["abstracts", "copies", "annotate alone", "seconds"] + (
+        ["annotate in the pipe", "link in the pipe", "pipe seconds"] if args.memory_pipe else []),
+        tablefmt="github", disable_numparse=True))
 
 
 if __name__ == "__main__":
-    sys.exit(run_and_record(main, __file__))
+    sys.exit(run_and_record(main, __file__, "bench_annotate_speed" if "--speed-only" in sys.argv[1:] else None))

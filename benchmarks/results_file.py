@@ -96,9 +96,9 @@ def header_facts(script, argv):
             "command": command_line(script, argv)}
 
 
-def header(script, facts):
+def header(script, facts, name=None):
     return "\n".join([
-        f"# {Path(script).stem}",
+        f"# {name or Path(script).stem}",
         "",
         f"- commit: {facts['commit']}",
         f"- machine: {facts['machine']}",
@@ -111,11 +111,12 @@ def header(script, facts):
     ])
 
 
-def write_results(script, output, facts):
-    """``benchmarks/results/<script>.md``: the header and what the script printed, written atomically."""
+def write_results(script, output, facts, name=None):
+    """``benchmarks/results/<script>.md`` (``<name>.md`` when given): the header and what the script printed,
+    written atomically."""
     RESULTS.mkdir(exist_ok=True)
-    target = RESULTS / f"{Path(script).stem}.md"
-    text = header(script, facts) + "\n```text\n" + output.rstrip("\n") + "\n```\n"
+    target = RESULTS / f"{name or Path(script).stem}.md"
+    text = header(script, facts, name) + "\n```text\n" + output.rstrip("\n") + "\n```\n"
     handle, temporary = tempfile.mkstemp(dir=RESULTS, prefix=f".{target.name}.")
     with os.fdopen(handle, "w", encoding="utf-8") as out:
         out.write(text)
@@ -123,8 +124,9 @@ def write_results(script, output, facts):
     return target
 
 
-def run_and_record(main, script):
-    """Run ``main()`` with stdout copied; on success write the copy to the script's results file."""
+def run_and_record(main, script, name=None):
+    """Run ``main()`` with stdout copied; on success write the copy to the script's results file, or to
+    ``<name>.md`` (a part of a benchmark run alone, whose output must not replace the whole run's file)."""
     if os.environ.get(RECORDING):
         return main()
     os.environ[RECORDING] = Path(script).stem
@@ -137,6 +139,6 @@ def run_and_record(main, script):
         sys.stdout = tee.stream
         del os.environ[RECORDING]
     if status in (None, 0) and not _measured["nothing"] and tee.copy.getvalue().strip():
-        target = write_results(script, tee.copy.getvalue(), facts)
+        target = write_results(script, tee.copy.getvalue(), facts, name)
         print(f"results written to {target}", file=sys.stderr)
     return status

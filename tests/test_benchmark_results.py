@@ -22,7 +22,7 @@ def main():
     print("R@1 0.747 | 2,063 mentions/s")
     return 0
 
-sys.exit(results_file.run_and_record(main, __file__))
+sys.exit(results_file.run_and_record(main, __file__, "bench_example_part" if "--part" in sys.argv else None))
 """
 
 
@@ -58,3 +58,12 @@ def test_a_benchmark_started_by_another_writes_no_file_of_its_own(tmp_path):
     shown = run_benchmark(tmp_path, "--child")
     assert shown.stdout.count("R@1 0.747") == 2  # the child ran and printed
     assert [path.name for path in (tmp_path / "results").iterdir()] == ["bench_example.md"]
+
+
+def test_a_part_run_alone_writes_its_own_file_and_leaves_the_whole_runs(tmp_path):
+    run_benchmark(tmp_path)
+    whole = (tmp_path / "results" / "bench_example.md").read_text(encoding="utf-8")
+    run_benchmark(tmp_path, "--part")
+    assert (tmp_path / "results" / "bench_example.md").read_text(encoding="utf-8") == whole
+    part = (tmp_path / "results" / "bench_example_part.md").read_text(encoding="utf-8")
+    assert part.startswith("# bench_example_part\n") and "bench_example.py --part`" in part

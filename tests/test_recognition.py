@@ -402,3 +402,20 @@ def test_an_inner_name_of_the_entity_around_it_is_not_kept_again(hpo_matcher, tm
     text = "The total milk yield fell."
     spans = {text[start:end]: ids for start, end, ids in chain.matches(text, nesting="ancestor")}
     assert spans == {"total milk yield": ["Y:2"], "yield": ["Y:1"]}  # "milk yield" would say Y:2 again
+
+
+def test_the_words_a_matcher_remembers_are_bounded(hpo_matcher, monkeypatch):
+    # a long corpus brings ever new words: their keys are remembered up to a bound, and past it the matcher
+    # keys them again each time, finding what it found before
+    import ontolink.recognition.matcher as matcher_module
+
+    text = " ".join(f"word{number}" for number in range(200)) + ". Seizures and abnormalities of the eyes."
+    hpo_matcher._word_keys.clear()  # a memo only: what other tests' texts left in it
+    unbounded = hpo_matcher.spans(text, "ancestor")
+    assert len(hpo_matcher._word_keys) > 200
+    hpo_matcher._word_keys.clear()
+    monkeypatch.setattr(matcher_module, "MAX_WORDS_KEPT", 50)
+    first = hpo_matcher.spans(text, "ancestor")
+    assert len(hpo_matcher._word_keys) == 50
+    assert hpo_matcher.spans(text, "ancestor") == first == unbounded
+    assert {text[start:end] for start, end, *_ in first} >= {"Seizures", "abnormalities of the eyes"}

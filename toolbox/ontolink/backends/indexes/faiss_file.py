@@ -22,6 +22,7 @@ FOURCC = {"flat": (b"IxFI", b"IxF2"), "sq8": (b"IxSQ",), "hnsw": (b"IHNf",), "iv
 FLAT = (b"IxFI", b"IxF2")
 METRICS = (0, 1)  # inner product, L2
 QT_8BIT = 0  # ScalarQuantizer::QT_8bit, what sq8 writes
+SMALL_FIELD = 64  # bytes: a field up to this long is taken as bytes (a message may show it), a longer one as a view
 
 
 class _Bytes:
@@ -38,6 +39,8 @@ class _Bytes:
         if size < 0 or size > len(self.data) - self.at:
             self.fail(f"{what}: {size} bytes wanted at byte {self.at}, {len(self.data) - self.at} left")
         start, self.at = self.at, self.at + size
+        if size > SMALL_FIELD:
+            return memoryview(self.data)[start:self.at]  # the vectors: a view, not a copy of tens of MB
         return self.data[start:self.at]
 
     def value(self, form, what):
