@@ -260,3 +260,31 @@ def test_inverted_list_sizes_that_add_up_only_past_2_to_the_64_are_refused(ivfpq
     lines = _refusals([ivfpq_index] + copies)
     assert lines[0] == "searched"
     _assert_refused(copies, lines[1:], ["inverted list sizes"])
+
+
+def test_a_faiss_file_is_checked_and_read_holding_it_once(tmp_path):
+    """A 41 MB flat file: read whole into memory and handed to FAISS as bytes, it was held three times at once (the
+    bytes, FAISS's copy of them, the index), 132 MB more at the peak; the walk now skips the vectors and FAISS
+    reads the open file into the index, as faiss.read_index does."""
+    import faiss
+
+    dimension, count = 256, 40_000
+    index = faiss.IndexFlatIP(dimension)
+    index.add(np.random.default_rng(0).standard_normal((count, dimension)).astype(np.float32))
+    path = tmp_path / "index.faiss"
+    faiss.write_index(index, str(path))
+    size_mb = path.stat().st_size / 2**20
+    peak = """
+import sys
+from pathlib import Path
+from ontolink.backends.indexes.faiss_file import read_checked
+def high_water():
+    return int(next(line for line in open('/proc/self/status') if line.startswith('VmHWM:')).split()[1]) / 1024
+before = high_water()
+index = read_checked(Path(sys.argv[1]), "flat", int(sys.argv[2]), int(sys.argv[3]))
+print(index.ntotal, high_water() - before)
+"""
+    status, stdout, stderr = _child([peak, str(path), str(dimension), str(count)])
+    assert status == 0, stderr[-2000:]
+    total, grown_mb = stdout.split()
+    assert int(total) == count and float(grown_mb) < 1.5 * size_mb, (grown_mb, size_mb)

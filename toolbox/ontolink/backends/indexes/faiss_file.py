@@ -5,9 +5,10 @@ a few crafted bytes can ask for terabytes, and an HNSW graph or an inverted list
 the stored vectors makes a search read outside them (a crash, or wrong results). So the file is walked first,
 field by field, for the four kinds ontolink writes (flat, sq8, hnsw, ivfpq; the layout of faiss/impl/
 index_write.cpp): every declared length must fit in the bytes that are left, and the dimension and the number
-of vectors must be the ones the artifact's manifest and names say. Only then does FAISS read it, from those
-bytes (``deserialize_index``), and the structure it built (graph links, list ids, quantiser sizes) is checked
-before the first search. Each problem is an ``InputError`` naming the file (exit status 2).
+of vectors must be the ones the artifact's manifest and names say. Only then does FAISS read it, through the
+file still open (the walk skips what it only counts: vectors, codes, links), and the structure it built (graph
+links, list ids, quantiser sizes) is checked before the first search. Each problem is an ``InputError`` naming
+the file (exit status 2).
 """
 
 import struct
@@ -22,36 +23,48 @@ FOURCC = {"flat": (b"IxFI", b"IxF2"), "sq8": (b"IxSQ",), "hnsw": (b"IHNf",), "iv
 FLAT = (b"IxFI", b"IxF2")
 METRICS = (0, 1)  # inner product, L2
 QT_8BIT = 0  # ScalarQuantizer::QT_8bit, what sq8 writes
-SMALL_FIELD = 64  # bytes: a field up to this long is taken as bytes (a message may show it), a longer one as a view
 
 
 class _Bytes:
-    """A cursor over the file's bytes that refuses to read, or to be told of, more than is left."""
+    """A cursor over the open file that refuses to read, or to be told of, more than is left; what is only
+    counted (vectors, codes, links) is skipped, not read, so the walk holds no more than the small fields."""
 
-    def __init__(self, data, path):
-        self.data, self.at, self.path = data, 0, path
+    def __init__(self, handle, size, path):
+        self.handle, self.size, self.at, self.path = handle, size, 0, path
 
     def fail(self, what):
         raise InputError(f"is damaged, truncated or not a FAISS index of the kind its manifest names ({what})"
                          + REBUILD, self.path)
 
+    def _advance(self, size, what):
+        if size < 0 or size > self.size - self.at:
+            self.fail(f"{what}: {size} bytes wanted at byte {self.at}, {self.size - self.at} left")
+        self.at += size
+
     def take(self, size, what):
-        if size < 0 or size > len(self.data) - self.at:
-            self.fail(f"{what}: {size} bytes wanted at byte {self.at}, {len(self.data) - self.at} left")
-        start, self.at = self.at, self.at + size
-        if size > SMALL_FIELD:
-            return memoryview(self.data)[start:self.at]  # the vectors: a view, not a copy of tens of MB
-        return self.data[start:self.at]
+        self._advance(size, what)
+        data = self.handle.read(size)
+        if len(data) != size:  # the file shrank under us
+            self.fail(f"{what}: {size} bytes wanted, {len(data)} read")
+        return data
+
+    def skip(self, size, what):
+        self._advance(size, what)
+        self.handle.seek(self.at)
 
     def value(self, form, what):
         return struct.unpack("<" + form, self.take(struct.calcsize(form), what))[0]
 
-    def vector(self, item_size, what):
-        """A FAISS vector: its length (uint64), then that many items; the length is checked before anything."""
+    def vector(self, item_size, what, keep=False):
+        """A FAISS vector: its length (uint64), then that many items; the length is checked before anything.
+        (its bytes, or None unless ``keep``; its length)."""
         count = self.value("Q", what + " length")
-        if count > (len(self.data) - self.at) // item_size:
-            self.fail(f"{what} declares {count} items, more than the {len(self.data) - self.at} bytes left hold")
-        return self.take(count * item_size, what), count
+        if count > (self.size - self.at) // item_size:
+            self.fail(f"{what} declares {count} items, more than the {self.size - self.at} bytes left hold")
+        if keep:
+            return self.take(count * item_size, what), count
+        self.skip(count * item_size, what)
+        return None, count
 
 
 def _header(reader, fourccs, what):
@@ -61,7 +74,7 @@ def _header(reader, fourccs, what):
         reader.fail(f"{what} is a {fourcc!r} index, expected {' or '.join(map(repr, fourccs))}")
     dimension = reader.value("i", "dimension")
     total = reader.value("q", "number of vectors")
-    reader.take(16, "header")
+    reader.skip(16, "header")
     reader.value("?", "is_trained")
     metric = reader.value("i", "metric")
     if metric not in METRICS or dimension <= 0 or total < 0:
@@ -85,7 +98,7 @@ def _walk(reader, kind, dimension, total):
         quantiser_type = reader.value("i", "scalar quantiser type")
         if quantiser_type != QT_8BIT:
             reader.fail(f"scalar quantiser type {quantiser_type}, not 8-bit codes ({QT_8BIT})")
-        reader.take(8, "scalar quantiser range statistic")
+        reader.skip(8, "scalar quantiser range statistic")
         quantiser_dimension, code_size = reader.value("Q", "quantiser dimension"), reader.value("Q", "code size")
         _, ranges = reader.vector(4, "quantiser ranges")
         if ranges != 2 * dimension:
@@ -97,13 +110,13 @@ def _walk(reader, kind, dimension, total):
         reader.vector(8, "level probabilities")
         # where each level's links of a vector start: a level that ends before the one under it makes a search
         # read past the vector's links (FAISS readers before 1.15 did not check)
-        per_level = np.frombuffer(reader.vector(4, "neighbours per level")[0], dtype="<i4")
+        per_level = np.frombuffer(reader.vector(4, "neighbours per level", keep=True)[0], dtype="<i4")
         if per_level.size and (per_level[0] != 0 or np.any(np.diff(per_level) < 0)):
             reader.fail("cumulated neighbours per level that do not start at 0 and grow")
         _, levels = reader.vector(4, "levels")
         _, offsets = reader.vector(8, "graph offsets")
         reader.vector(4, "graph links")
-        reader.take(20, "graph entry point and search settings")
+        reader.skip(20, "graph entry point and search settings")
         if levels != total or offsets != total + 1:
             reader.fail(f"graph of {levels} levels and {offsets} offsets for {total} vectors")
         _, storage_dimension, stored = _header(reader, FLAT, "hnsw storage")
@@ -133,7 +146,7 @@ def _walk(reader, kind, dimension, total):
                 reader.value("Q", "code size") != code_size:
             reader.fail("inverted lists header")
         layout = reader.take(4, "inverted list layout")
-        sizes, count = reader.vector(8, "inverted list sizes")
+        sizes, count = reader.vector(8, "inverted list sizes", keep=True)
         sizes = np.frombuffer(sizes, dtype="<u8")
         if layout == b"full" and count == lists:
             per_list = sizes
@@ -145,7 +158,7 @@ def _walk(reader, kind, dimension, total):
         held = sum(per_list.tolist())  # in Python's integers: numpy's uint64 sum wraps past 2^64
         if held != total:
             reader.fail(f"inverted list sizes add up to {held} vectors, the header counts {total}")
-        reader.take(total * (code_size + 8), "inverted list codes and ids")
+        reader.skip(total * (code_size + 8), "inverted list codes and ids")
 
 
 def read_checked(path, kind, dimension, count):
@@ -157,21 +170,24 @@ def read_checked(path, kind, dimension, count):
         raise InputError(f"names the FAISS kind {kind!r}, which this version does not know" + REBUILD,
                          path.parent / "manifest.json")
     size = regular_file(path)
-    with open(path, "rb") as handle:
-        data = handle.read(size)
-    reader = _Bytes(data, path)
-    _, found_dimension, total = _header(reader, FOURCC[kind], f"a {kind} index")
-    if found_dimension != dimension or total != count:
-        raise InputError(f"holds {total} vectors of dimension {found_dimension}, but the index has {count} of "
-                         f"dimension {dimension}" + REBUILD, path)
-    _walk(reader, kind, dimension, total)
-    if reader.at != len(data):
-        reader.fail(f"{len(data) - reader.at} bytes after the index")
     faiss = faiss_module()
-    try:
-        index = faiss.deserialize_index(np.frombuffer(data, dtype=np.uint8))
-    except (RuntimeError, MemoryError) as error:
-        raise InputError(f"is damaged or truncated ({str(error).splitlines()[0][:200]})" + REBUILD, path) from None
+    with open(path, "rb") as handle:
+        reader = _Bytes(handle, size, path)
+        _, found_dimension, total = _header(reader, FOURCC[kind], f"a {kind} index")
+        if found_dimension != dimension or total != count:
+            raise InputError(f"holds {total} vectors of dimension {found_dimension}, but the index has {count} of "
+                             f"dimension {dimension}" + REBUILD, path)
+        _walk(reader, kind, dimension, total)
+        if reader.at != size:
+            reader.fail(f"{size - reader.at} bytes after the index")
+        # FAISS reads the file it was checked in, open, straight into the index it builds: read whole into
+        # memory and handed over as bytes, it was held three times at once (the bytes, FAISS's copy, the index)
+        handle.seek(0)
+        try:
+            index = faiss.read_index(faiss.PyCallbackIOReader(handle.read))
+        except (RuntimeError, MemoryError) as error:
+            raise InputError(f"is damaged or truncated ({str(error).splitlines()[0][:200]})" + REBUILD,
+                             path) from None
     _check_structure(faiss, index, kind, dimension, count, path)
     return index
 
