@@ -166,3 +166,27 @@ def test_link_keeps_the_entity_annotate_found_over_the_span(small_ontology_path,
     dense = [{**by_text["Tonic clonic seizures"], "matched_by": "dense"}]
     again = parse_jsonl(run("link", "--index", tfidf_index, "--top-k", 10, input=jsonl(dense)).stdout)[0]
     assert again["candidates"][0]["id"] == bare["candidates"][0]["id"]
+
+
+def test_no_annotate_ids_leaves_annotate_out_with_a_ranker_too(small_ontology_path, tfidf_index, tmp_path):
+    """With --ranker, annotate's entities are only marked "matched_by": "annotate" (the ranker orders them):
+    --no-annotate-ids leaves that mark out, as it does without a ranker and with a reranker."""
+    from ontolink.artifacts.index import load_index
+    from ontolink.ranking.queries import synonym_queries
+    from ontolink.steps.train_ranker import train_ranker
+
+    loaded = load_index(tfidf_index)
+    train_ranker(loaded, tmp_path / "ranker", synonym_queries(loaded, 200, seed=0), groups=["dense", "lexical"],
+                 top_k=10)
+    docs = tmp_path / "docs.txt"
+    docs.write_text("d1\tTonic clonic seizures, secondarily generalized, began at two.\n")
+    mentions = jsonl(parse_jsonl(run("annotate", "--ontology", small_ontology_path, "-i", docs).stdout))
+
+    def found_by_annotate(*options):
+        linked = parse_jsonl(run("link", "--index", tfidf_index, "--ranker", tmp_path / "ranker", *options,
+                                 input=mentions).stdout)
+        return {candidate["id"] for record in linked for candidate in record["candidates"]
+                if candidate["matched_by"] == "annotate"}
+
+    assert "HP:0002069" in found_by_annotate()
+    assert found_by_annotate("--no-annotate-ids") == set()

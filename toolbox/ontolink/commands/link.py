@@ -64,8 +64,9 @@ from ontolink.options import (
               help="Mark a mention \"nil\": true (candidates kept) when its best score is below this; 'auto' "
                    "calibrates it on the index, without labels (docs/recognition.md: NIL).")
 @click.option("--annotate-ids/--no-annotate-ids", default=True, show_default=True,
-              help="Candidates that `annotate`'s dictionary found over the mention (its matched_ids) come right after "
-                   "exact names, before the index's order (not with --ranker or --reranker).")
+              help="Candidates that `annotate`'s dictionary found over the mention (its matched_ids) are marked "
+                   "\"matched_by\": \"annotate\" and come right after exact names, before the index's order (a "
+                   "--ranker or --reranker orders them afterwards); --no-annotate-ids ignores matched_ids.")
 @device_option
 @engine_options
 @config_option

@@ -226,7 +226,8 @@ class LinkBatches:
             marked = {}  # a repeated mention's records share one candidate list, and so one marked list
             linked = []
             for record in ranked:
-                candidates, found = record["candidates"], dictionary_ids(record)
+                candidates = record["candidates"]
+                found = dictionary_ids(record) if self.annotate_ids else frozenset()
                 if (id(candidates), found) not in marked:
                     marked[id(candidates), found] = self.folded.mark(record["mention"], candidates, found)
                 linked.append({**record, "candidates": marked[id(candidates), found]})
