@@ -87,29 +87,16 @@ class FoldedNames:
             matched["matched_kind"] = self.kinds[row]
         return {**candidate, **matched}
 
-    def reorder(self, mention, candidates, dictionary_ids=()):
-        """``candidates`` (not changed: they may be shared) as new records with "matched_by" ("exact": the
-        matched name is the mention once folded; "annotate": one of ``dictionary_ids``, the entities whose
-        name `annotate` found over the mention; else the index method), in four groups, each in the index's
-        order: exact and found by annotate, exact, found by annotate, the rest.
+    def candidates(self, mention, result, index, dictionary_ids=()):
+        """The candidate records of one ``Linker.search_rows`` result (``Linker.candidate_list``'s, made in one
+        pass) with "matched_by" ("exact": the matched name is the mention once folded, and is the one given;
+        "annotate": one of ``dictionary_ids``, the entities whose name `annotate` found over the mention; else the
+        index method), in four groups, each in the index's order: exact and found by annotate, exact, found by
+        annotate, the rest.
 
         An exact name outranks annotate's order-free, word-form match of another entity (the index is sure
         of it); otherwise annotate's entity, found over the whole span, outranks a nearer vector ("lip pits"
         stays *Lip pit*, not *Commissural lip pit*)."""
-        exact = self.exact_rows(mention)
-        groups = ([], [], [], [])
-        for candidate in candidates:
-            row = exact.get(candidate["id"])
-            found = candidate["id"] in dictionary_ids
-            if row is None:
-                groups[2 if found else 3].append({**candidate, "matched_by": "annotate" if found else self.method})
-            else:
-                groups[0 if found else 1].append(self._exact(candidate, row))
-        return [candidate for group in groups for candidate in group]
-
-    def candidates(self, mention, result, index, dictionary_ids=()):
-        """The candidate records of one ``Linker.search_rows`` result as ``reorder`` gives them for
-        ``index.candidate_list(result)``, made in one pass (each record once, not made and then remade)."""
         entity_ids, entity_names, names, kinds = index.entity_ids, index.entity_names, self.names, self.kinds
         exact = self.exact_rows(mention)
         groups = ([], [], [], [])
@@ -133,7 +120,7 @@ class FoldedNames:
         return [candidate for group in groups for candidate in group]
 
     def mark(self, mention, candidates, dictionary_ids=()):
-        """``candidates`` in their order (a ranker's), marked as ``reorder`` marks them: those whose name is the
+        """``candidates`` in their order (a ranker's), marked as ``candidates`` marks them: those whose name is the
         mention once folded as new records with that name and "matched_by": "exact", those of ``dictionary_ids``
         with "matched_by": "annotate"; the list itself when there are none."""
         exact = self.exact_rows(mention)
@@ -264,7 +251,7 @@ def link_mentions(records: Iterable[dict[str, Any]], loaded_index: LoadedIndex, 
     ontolink.artifacts.ranker.Ranker; ``prior`` and ``with_features`` are its options) they are ordered by
     its features. ``fold``: a candidate whose name is the mention once folded comes first (``FoldedNames``;
     with a ranker, which weighs exact names itself, it is only marked "matched_by": "exact"); ``annotate_ids``: then
-    the entities `annotate`'s dictionary found over the mention (``FoldedNames.reorder``). Batches go through
+    the entities `annotate`'s dictionary found over the mention (``FoldedNames.candidates``). Batches go through
     ``engine`` (an ``Engine``; default: in this process, one after
     another); its workers load the index on ``device``.
     """
