@@ -62,15 +62,20 @@ def _refusals(indexes):
     return lines
 
 
-@pytest.fixture(scope="module")
-def hnsw_index(small_ontology_path, tmp_path_factory):
+def _dense_index(small_ontology_path, tmp_path_factory, faiss_type, **options):
+    """A dense index of ``faiss_type`` over the HPO slice, with the tests' hashed 3-gram encoder."""
     from ontolink.ontology import load_ontology
     from ontolink.steps.index import build_index
 
-    directory = tmp_path_factory.mktemp("idx") / "hnsw"
+    directory = tmp_path_factory.mktemp("idx") / faiss_type
     build_index(load_ontology(small_ontology_path), directory, method="dense", runtime="hashed-3grams",
-                faiss_type="hnsw")
+                faiss_type=faiss_type, **options)
     return directory
+
+
+@pytest.fixture(scope="module")
+def hnsw_index(small_ontology_path, tmp_path_factory):
+    return _dense_index(small_ontology_path, tmp_path_factory, "hnsw")
 
 
 @pytest.fixture(params=["flat", "hnsw"])
@@ -182,13 +187,7 @@ def test_an_hnsw_link_past_the_vectors_is_refused_before_a_search(hnsw_index, tm
 
 @pytest.fixture(scope="module")
 def sq8_index(small_ontology_path, tmp_path_factory):
-    from ontolink.ontology import load_ontology
-    from ontolink.steps.index import build_index
-
-    directory = tmp_path_factory.mktemp("idx") / "sq8"
-    build_index(load_ontology(small_ontology_path), directory, method="dense", runtime="hashed-3grams",
-                faiss_type="sq8")
-    return directory
+    return _dense_index(small_ontology_path, tmp_path_factory, "sq8")
 
 
 def test_an_sq8_file_without_the_ranges_of_its_quantiser_is_refused(sq8_index, tmp_path):
@@ -231,13 +230,7 @@ def test_hnsw_neighbours_per_level_that_do_not_grow_are_refused(hnsw_index, tmp_
 
 @pytest.fixture(scope="module")
 def ivfpq_index(small_ontology_path, tmp_path_factory):
-    from ontolink.ontology import load_ontology
-    from ontolink.steps.index import build_index
-
-    directory = tmp_path_factory.mktemp("idx") / "ivfpq"
-    build_index(load_ontology(small_ontology_path), directory, method="dense", runtime="hashed-3grams",
-                faiss_type="ivfpq", ivf_nlist=4, pq_m=32, nprobe=4)
-    return directory
+    return _dense_index(small_ontology_path, tmp_path_factory, "ivfpq", ivf_nlist=4, pq_m=32, nprobe=4)
 
 
 def test_inverted_list_sizes_that_add_up_only_past_2_to_the_64_are_refused(ivfpq_index, tmp_path):
