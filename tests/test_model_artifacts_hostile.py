@@ -98,6 +98,16 @@ def test_a_blink_manifest_missing_a_key_is_refused(blink_copy, tfidf_index, dama
     assert f"{blink_copy / 'manifest.json'}: {words}" in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize("top_k", ["ten", 0, 2.5])
+def test_a_blink_manifest_top_k_that_is_no_depth_is_refused(blink_copy, tfidf_index, top_k):
+    """'options.top_k', link's default --top-k with a reranker: "ten" was a TypeError deep in the linker (a
+    traceback), 0 or 2.5 were searched for."""
+    edit_json(blink_copy / "manifest.json", lambda manifest: manifest["options"].update(top_k=top_k))
+    result = run("link", "--index", tfidf_index, "--reranker", blink_copy, "--device", "cpu", input=MENTION)
+    assert result.exit_code == 2, (result.stderr, result.exception)
+    assert f"{blink_copy / 'manifest.json'}: 'options.top_k' must be an integer of at least 1" in result.stderr
+
+
 def test_a_blink_config_pointing_at_dev_zero_is_refused_at_once(blink_copy, tfidf_index):
     (blink_copy / "config.json").unlink()
     (blink_copy / "config.json").symlink_to("/dev/zero")

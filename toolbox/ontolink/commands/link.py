@@ -217,10 +217,17 @@ def rate_text(per_second):
 def trained_top_k(ranker, reranker, default=10):
     """--top-k's default: 10 candidates (R@1 and R@5 are the same at any depth, the output a sixth of 64's),
     and for a ranker or reranker the depth it was trained to order."""
-    if ranker is not None:
-        return ranker.manifest.get("training", {}).get("top_k", 64)
-    if reranker is not None:
-        return (getattr(reranker, "manifest", None) or {}).get("options", {}).get("top_k", 64)
+    from ontolink.artifact_files import number
+
+    # a ranker's or reranker's manifest comes from anyone: its depth must be one (a string was a TypeError deep
+    # in the linker); one without it is of 64
+    for artifact, block in ((ranker, "training"), (reranker, "options")):
+        if artifact is None:
+            continue
+        manifest = getattr(artifact, "manifest", None) or {}
+        if not isinstance(manifest.get(block), dict) or "top_k" not in manifest[block]:
+            return 64
+        return number(manifest, Path(artifact.directory) / "manifest.json", block, "top_k", low=1)
     return default
 
 
