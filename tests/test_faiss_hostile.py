@@ -104,8 +104,8 @@ def _assert_refused(copies, lines, words):
 
 def test_link_refuses_a_damaged_faiss_file_with_exit_2_naming_it(hashed_index, tmp_path):
     """The command itself (the rest of the cases load the index in one child each)."""
-    status, _, stdout = _link(hashed_index)
-    assert status == 0 and stdout.count('"candidates"') == 2
+    status, stderr, stdout = _link(hashed_index)
+    assert status == 0 and stdout.count('"candidates"') == 2, stderr[-3000:]
     copy, = _variants(hashed_index, tmp_path, [lambda data: data[:len(data) // 2]])
     status, stderr, _ = _link(copy)
     assert status == 2, (status, stderr[-2000:])  # not -11 (a crash), not 1 (a traceback)
