@@ -232,3 +232,25 @@ def test_kg_embeddings_whose_ids_point_at_dev_zero_are_refused(tmp_path):
     (directory / IDS).write_text(json.dumps({"entities": "ab", "relations": ["r"]}))
     with pytest.raises(InputError, match="must hold 'entities' and 'relations', lists of ids"):
         load_kg_embeddings(directory)
+
+
+@pytest.mark.parametrize("offsets", [[0, 20, 10], [0, (1 << 63) + 5, 10]])
+def test_unsigned_token_offsets_that_fall_back_are_refused(tmp_path, offsets):
+    """A multi-vector index's token offsets stored as uint64: a difference that falls back wraps to a large
+    positive number, so [0, 20, 10] passed the check that they grow, and np.repeat failed on them as int64 (a
+    traceback)."""
+    import faiss
+    from safetensors.numpy import save_file
+
+    from ontolink.backends.encoders import load_encoder
+    from ontolink.backends.indexes.multivector import OFFSETS_FILE, TOKENS_FILE, MultiVectorNameIndex
+    from ontolink.errors import InputError
+
+    encoder = load_encoder(runtime="hashed-3grams", device="cpu")
+    tokens = faiss.IndexFlatIP(encoder.dimension)
+    tokens.add(encoder.encode([f"token {number}" for number in range(10)]))
+    faiss.write_index(tokens, str(tmp_path / TOKENS_FILE))
+    save_file({"offsets": np.array(offsets, dtype=np.uint64)}, str(tmp_path / OFFSETS_FILE))
+    manifest = {"index": {"faiss": {"type": "flat"}, "token_k": 16}}
+    with pytest.raises(InputError, match=f"{OFFSETS_FILE}: does not hold the token offsets of 2 names"):
+        MultiVectorNameIndex.load(tmp_path, manifest, encoder, ["first name", "second name"])

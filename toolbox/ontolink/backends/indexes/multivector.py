@@ -80,7 +80,10 @@ class MultiVectorNameIndex(NameIndex):
         described = manifest["index"]
         field(manifest, directory / "manifest.json", "index", "faiss", "type", kind=str)
         offsets = load_tensors(directory / OFFSETS_FILE, {"offsets": ("iu", 1)})["offsets"]
-        if len(offsets) != len(texts) + 1 or offsets[0] != 0 or np.any(np.diff(offsets) < 0):
+        # compared as int64, as they are used: a uint64 difference that falls back wraps to a large positive one
+        fits = not len(offsets) or int(offsets.max()) <= np.iinfo(np.int64).max
+        offsets = offsets.astype(np.int64) if fits else offsets
+        if not fits or len(offsets) != len(texts) + 1 or offsets[0] != 0 or np.any(np.diff(offsets) < 0):
             raise InputError(f"does not hold the token offsets of {len(texts)} names; rebuild the index",
                              directory / OFFSETS_FILE)
         # the token vectors are as many as the offsets say, of the model's dimension
