@@ -44,6 +44,14 @@ def _indptr_past_the_end(arrays):
     arrays["indptr"][-1] += 1000
 
 
+def _unsigned_indptr_past_the_values(arrays):
+    """uint64 row pointers where the first row runs 1,000 past the values and the next falls back: the
+    difference wraps to a large positive number, so they seemed to grow."""
+    indptr = arrays["indptr"].astype(np.uint64)
+    indptr[1] = indptr[-1] + 1000
+    arrays["indptr"] = indptr
+
+
 def _float_indices(arrays):
     arrays["indices"] = arrays["indices"].astype(np.float32)
 
@@ -56,6 +64,7 @@ def _no_idf(arrays):
     (_out_of_range_indices, "column indices holds 1000000000, outside 0 to"),
     (_short_indptr, "row pointers (indptr) do not describe"),
     (_indptr_past_the_end, "row pointers end at"),
+    (_unsigned_indptr_past_the_values, "row pointers (indptr) do not describe"),
     (_float_indices, "tensor 'indices' is float32"),
     (_no_idf, "holds no tensor 'idf'"),
 ])

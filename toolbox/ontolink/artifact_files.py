@@ -81,11 +81,16 @@ def check_csr(data, indices, indptr, shape, path):
     if len(shape) != 2 or min(shape) < 0:
         raise InputError(f"declares the shape {list(shape)}, not two sizes" + REBUILD, path)
     rows, columns = (int(size) for size in shape)
-    if len(indptr) != rows + 1 or indptr[0] != 0 or np.any(np.diff(indptr) < 0):
-        raise InputError(f"row pointers (indptr) do not describe {rows} rows" + REBUILD, path)
+    describe = InputError(f"row pointers (indptr) do not describe {rows} rows" + REBUILD, path)
+    if len(indptr) != rows + 1 or indptr[0] != 0:
+        raise describe
     if indptr[-1] != len(indices) or len(indices) != len(data):
         raise InputError(f"row pointers end at {indptr[-1]} but there are {len(indices)} column indices and "
                          f"{len(data)} values" + REBUILD, path)
+    # growing, compared as int64: unsigned, a pointer that falls back makes a large positive difference (a row
+    # read past the values, a crash)
+    if int(np.max(indptr)) > len(indices) or np.any(np.diff(np.asarray(indptr, dtype=np.int64)) < 0):
+        raise describe
     check_rows(indices, columns, "column indices", path)
 
 
