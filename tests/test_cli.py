@@ -326,3 +326,21 @@ def test_link_reads_a_glob_of_shards_into_one_stream_or_one_output_per_shard(tfi
     refused = run("link", "--index", tfidf_index, "-i", tmp_path / "in", "--output-dir", tmp_path / "in")
     assert refused.exit_code == 2 and "overwritten by its own output" in refused.stderr
     assert run("link", "--index", tfidf_index, "--output-dir", tmp_path / "o", input="").exit_code == 2
+
+
+def test_running_one_command_imports_that_command_only(small_ontology_path, tmp_path):
+    # each command's module is imported when it is run, listed or asked for help: `annotate` starts without the
+    # other commands' modules (nor numpy, which they and the indexes import)
+    docs = tmp_path / "docs.txt"
+    docs.write_text("d1\tThe boy had seizures.\n", encoding="utf-8")
+    code = ("import sys; from ontolink.cli import main; sys.argv = ['ontolink', 'annotate', '--ontology', sys.argv[1], "
+            "'-i', sys.argv[2]]\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in sys.modules if m.startswith('ontolink.commands.')), 'numpy' in sys.modules, "
+            "file=sys.stderr)")
+    result = subprocess.run([sys.executable, "-c", code, str(small_ontology_path), str(docs)], capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert '"mention": "seizures"' in result.stdout or '"mention":"seizures"' in result.stdout
+    assert result.stderr.strip().splitlines()[-1] == "['ontolink.commands.annotate'] False"
+    assert list(cli.commands) == ["convert", "annotate", "index", "link", "eval", "select-entities", "gen-aliases",
+                                  "filter", "make-pairs", "train", "embed-kg", "align", "cache"]  # all, when listed

@@ -10,8 +10,6 @@ import os
 import stat
 from pathlib import Path
 
-import numpy as np
-
 from ontolink.errors import InputError
 
 REBUILD = "; rebuild it"
@@ -65,6 +63,8 @@ def load_tensors(path, expected):
 
 def check_rows(values, count, what, path):
     """Every value of ``values`` (integers) is a row below ``count``."""
+    import numpy as np  # here: the ontology loader imports this module, and `annotate` needs no numpy
+
     values = np.asarray(values)
     if values.size == 0:
         return
@@ -78,6 +78,8 @@ def check_rows(values, count, what, path):
 def check_csr(data, indices, indptr, shape, path):
     """A CSR matrix's arrays agree with each other and with ``shape`` (scipy trusts them: an index out of
     range crashes the process in its conversions)."""
+    import numpy as np
+
     if len(shape) != 2 or min(shape) < 0:
         raise InputError(f"declares the shape {list(shape)}, not two sizes" + REBUILD, path)
     rows, columns = (int(size) for size in shape)

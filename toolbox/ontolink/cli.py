@@ -33,12 +33,52 @@ def _whole_short_help(command):
     it whole instead of cutting it at 45 characters."""
     if not command.short_help and command.help:
         command.short_help = " ".join(inspect.cleandoc(command.help).split("\n\n")[0].split())
+    if isinstance(command, OntolinkGroup):
+        return  # its commands are made whole as each is imported
     for sub_command in getattr(command, "commands", {}).values():
         _whole_short_help(sub_command)
 
 
 class OntolinkGroup(click.Group):
-    """Turns library errors into one line on stderr and the documented exit status."""
+    """Turns library errors into one line on stderr and the documented exit status.
+
+    Its commands are imported when first needed: running one imports that command's module only (a
+    command's module imports what its options list, a ranker's feature groups or numpy: a fifth of a
+    second `annotate` has no use for), while listing them (``commands``, help, man pages) imports all.
+    """
+
+    def __init__(self, *args, **kwargs):
+        self._lazy = {}  # command name -> module in ontolink.commands, not imported yet
+        self._order = []  # the names in the order they were registered (listings follow it)
+        super().__init__(*args, **kwargs)
+
+    def add_lazy_command(self, name, module):
+        self._lazy[name] = module
+        self._order.append(name)
+
+    def _import(self, name):
+        command = importlib.import_module(f"ontolink.commands.{self._lazy.pop(name)}").command
+        if command.name != name:
+            raise RuntimeError(f"ontolink.commands module registered as {name!r} holds the command {command.name!r}")
+        _whole_short_help(command)
+        self._commands[name] = command
+
+    @property
+    def commands(self):
+        for name in list(self._lazy):
+            self._import(name)
+        if list(self._commands)[:len(self._order)] != self._order:  # in registration order, whichever ran first
+            self._commands = {**{name: self._commands[name] for name in self._order}, **self._commands}
+        return self._commands
+
+    @commands.setter
+    def commands(self, value):
+        self._commands = value
+
+    def get_command(self, ctx, cmd_name):
+        if cmd_name in self._lazy:
+            self._import(cmd_name)
+        return self._commands.get(cmd_name)
 
     def invoke(self, ctx):
         try:
@@ -93,24 +133,25 @@ def cli():
 
 
 # Commands in toolbox/ontolink/commands/ (one module each, a click command named `command`), in the
-# order of a pipeline. Add a line here to register one; a command that is not ready is not listed.
-COMMAND_MODULES = [
-    "convert",
-    "annotate",
-    "index",
-    "link",
-    "eval",
-    "select_entities",
-    "gen_aliases",
-    "filter",
-    "make_pairs",
-    "train_models",
-    "embed_kg",
-    "align",
-    "cache",
-]
-for _module in COMMAND_MODULES:
-    cli.add_command(importlib.import_module(f"ontolink.commands.{_module}").command)
+# order of a pipeline: command name -> module. Add a line here to register one; a command that is not
+# ready is not listed.
+COMMANDS = {
+    "convert": "convert",
+    "annotate": "annotate",
+    "index": "index",
+    "link": "link",
+    "eval": "eval",
+    "select-entities": "select_entities",
+    "gen-aliases": "gen_aliases",
+    "filter": "filter",
+    "make-pairs": "make_pairs",
+    "train": "train_models",
+    "embed-kg": "embed_kg",
+    "align": "align",
+    "cache": "cache",
+}
+for _name, _module in COMMANDS.items():
+    cli.add_lazy_command(_name, _module)  # its short help made whole when it is imported
 _whole_short_help(cli)
 
 

@@ -135,8 +135,12 @@ def command(phrases, index_dir, input_path, skip_invalid, output_path, output_fo
         raise click.UsageError(str(error)) from None
     if output_format == "tsv" and output_dir:
         raise click.UsageError("--to tsv writes one stream (-o): it does not combine with --output-dir")
-    # the ontology is checked by its content hash, never parsed
-    loaded = load_index(index_dir, ontology=ontology, device=device)
+    from ontolink.gc_pause import collection_paused
+
+    # the ontology is checked by its content hash, never parsed; what is loaded lives until the end: out of
+    # the collector's walks
+    with collection_paused(freeze=True):
+        loaded = load_index(index_dir, ontology=ontology, device=device)
     reranker = None
     if reranker_dir:
         from ontolink.artifacts.reranker import load_reranker

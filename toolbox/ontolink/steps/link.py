@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ontolink.gc_pause import collection_paused
 from ontolink.io import record_batches
 from ontolink.linker import Linker
 from ontolink.recognition.wordforms import fold, words
@@ -68,10 +69,11 @@ class FoldedNames:
         self.method = loaded_index.method
         self.folded_words = {}  # HPO's 40,508 names hold 176,676 words, 15,373 distinct: each folded once
         self.rows_of = {}
-        for row, name in enumerate(loaded_index.names):
-            key = folded_key(name, self.folded_words)
-            if key:
-                self.rows_of.setdefault(key, []).append(row)
+        with collection_paused():  # tens of thousands of small lists: see ontolink.gc_pause
+            for row, name in enumerate(loaded_index.names):
+                key = folded_key(name, self.folded_words)
+                if key:
+                    self.rows_of.setdefault(key, []).append(row)
         self.entity_of_name = loaded_index.entity_of_name
 
     def exact_rows(self, mention):
