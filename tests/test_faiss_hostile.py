@@ -281,3 +281,25 @@ print(index.ntotal, high_water() - before)
     assert status == 0, stderr[-2000:]
     total, grown_mb = stdout.split()
     assert int(total) == count and float(grown_mb) < 1.5 * size_mb, (grown_mb, size_mb)
+
+
+def test_search_settings_past_the_vectors_are_held_to_them(hnsw_index, ivfpq_index, tmp_path):
+    """A manifest's ef_search of 10^12 or nprobe of 10^30 overflowed FAISS's int (an OverflowError, a traceback),
+    and one of 10^8 made every HNSW search hold (and zero-fill) 10^8 candidates: 800 MB. More candidates than
+    vectors, or lists than there are, find nothing more, so the settings are held to them."""
+    from conftest import edit_json
+
+    copies = []
+    settings = [(hnsw_index, {"ef_search": 10 ** 12}), (hnsw_index, {"ef_search": 10 ** 8}),
+                (ivfpq_index, {"nprobe": 10 ** 30})]
+    for number, (index, block) in enumerate(settings):
+        copy = tmp_path / f"v{number}"
+        shutil.copytree(index, copy)
+        edit_json(copy / "manifest.json", lambda manifest: manifest["index"]["faiss"].update(block))
+        copies.append(copy)
+    peak = "\nprint(next(line for line in open('/proc/self/status') if line.startswith('VmHWM:')), flush=True)"
+    status, stdout, stderr = _child([LOADS + peak, str(TESTS), *map(str, copies)])
+    assert status == 0, stderr[-2000:]
+    lines = stdout.splitlines()
+    assert lines[:3] == ["searched"] * 3
+    assert int(lines[3].split()[1]) / 1024 < 500, lines[3]  # kB

@@ -84,10 +84,12 @@ def read_faiss(path, options, dimension, count):
 
     manifest = path.parent / "manifest.json"
     index = read_checked(path, options["type"], dimension, count)
+    # held to the vectors and the lists there are: more candidates or lists find nothing more, and a manifest's
+    # 10^12 overflowed FAISS's int, its 10^8 made each HNSW search hold (and zero-fill) 10^8 candidates
     if options["type"] == "hnsw":
-        index.hnsw.efSearch = number(options, manifest, "ef_search", low=1)
+        index.hnsw.efSearch = min(number(options, manifest, "ef_search", low=1), max(count, 1))
     elif options["type"] == "ivfpq":
-        index.nprobe = number(options, manifest, "nprobe", low=1)
+        index.nprobe = min(number(options, manifest, "nprobe", low=1), index.nlist)
     return index
 
 
