@@ -243,23 +243,46 @@ def test_kg_embeddings_whose_ids_point_at_dev_zero_are_refused(tmp_path):
         load_kg_embeddings(directory)
 
 
+def _token_files(directory, offsets):
+    """A multi-vector index's token files (10 token vectors of the tests' encoder, the offsets given as uint64)
+    in ``directory``; returns the encoder."""
+    import faiss
+    from safetensors.numpy import save_file
+
+    from ontolink.backends.encoders import load_encoder
+    from ontolink.backends.indexes.multivector import OFFSETS_FILE, TOKENS_FILE
+
+    encoder = load_encoder(runtime="hashed-3grams", device="cpu")
+    tokens = faiss.IndexFlatIP(encoder.dimension)
+    tokens.add(encoder.encode([f"token {number}" for number in range(10)]))
+    faiss.write_index(tokens, str(directory / TOKENS_FILE))
+    save_file({"offsets": np.array(offsets, dtype=np.uint64)}, str(directory / OFFSETS_FILE))
+    return encoder
+
+
 @pytest.mark.parametrize("offsets", [[0, 20, 10], [0, (1 << 63) + 5, 10]])
 def test_unsigned_token_offsets_that_fall_back_are_refused(tmp_path, offsets):
     """A multi-vector index's token offsets stored as uint64: a difference that falls back wraps to a large
     positive number, so [0, 20, 10] passed the check that they grow, and np.repeat failed on them as int64 (a
     traceback)."""
-    import faiss
-    from safetensors.numpy import save_file
-
-    from ontolink.backends.encoders import load_encoder
-    from ontolink.backends.indexes.multivector import OFFSETS_FILE, TOKENS_FILE, MultiVectorNameIndex
+    from ontolink.backends.indexes.multivector import OFFSETS_FILE, MultiVectorNameIndex
     from ontolink.errors import InputError
 
-    encoder = load_encoder(runtime="hashed-3grams", device="cpu")
-    tokens = faiss.IndexFlatIP(encoder.dimension)
-    tokens.add(encoder.encode([f"token {number}" for number in range(10)]))
-    faiss.write_index(tokens, str(tmp_path / TOKENS_FILE))
-    save_file({"offsets": np.array(offsets, dtype=np.uint64)}, str(tmp_path / OFFSETS_FILE))
+    encoder = _token_files(tmp_path, offsets)
     manifest = {"index": {"faiss": {"type": "flat"}, "token_k": 16}}
     with pytest.raises(InputError, match=f"{OFFSETS_FILE}: does not hold the token offsets of 2 names"):
+        MultiVectorNameIndex.load(tmp_path, manifest, encoder, ["first name", "second name"])
+
+
+@pytest.mark.parametrize("token_k, words", [(None, "has no 'index.token_k'"),
+                                            ("many", "'index.token_k' must be an integer of at least 1")])
+def test_a_multivector_manifest_without_a_token_depth_is_refused(tmp_path, token_k, words):
+    """'index.token_k', the token vectors each mention token retrieves: missing it was a KeyError, a string a
+    TypeError at the first search (tracebacks)."""
+    from ontolink.backends.indexes.multivector import MultiVectorNameIndex
+    from ontolink.errors import InputError
+
+    encoder = _token_files(tmp_path, [0, 4, 10])
+    manifest = {"index": {"faiss": {"type": "flat"}, **({} if token_k is None else {"token_k": token_k})}}
+    with pytest.raises(InputError, match=f"manifest.json: {words}"):
         MultiVectorNameIndex.load(tmp_path, manifest, encoder, ["first name", "second name"])

@@ -75,10 +75,11 @@ class MultiVectorNameIndex(NameIndex):
 
     @classmethod
     def load(cls, directory, manifest, encoder, texts):
-        from ontolink.artifact_files import field, load_tensors
+        from ontolink.artifact_files import field, load_tensors, number
 
         described = manifest["index"]
         field(manifest, directory / "manifest.json", "index", "faiss", "type", kind=str)
+        token_k = number(manifest, directory / "manifest.json", "index", "token_k", low=1)
         offsets = load_tensors(directory / OFFSETS_FILE, {"offsets": ("iu", 1)})["offsets"]
         # compared as int64, as they are used: a uint64 difference that falls back wraps to a large positive one
         fits = not len(offsets) or int(offsets.max()) <= np.iinfo(np.int64).max
@@ -88,7 +89,7 @@ class MultiVectorNameIndex(NameIndex):
                              directory / OFFSETS_FILE)
         # the token vectors are as many as the offsets say, of the model's dimension
         index = read_faiss(directory / TOKENS_FILE, described["faiss"], encoder.dimension, int(offsets[-1]))
-        return cls(encoder, index, described["faiss"], offsets, texts, token_k=described["token_k"],
+        return cls(encoder, index, described["faiss"], offsets, texts, token_k=token_k,
                    query_expansion=described.get("query_expansion", False))
 
     def __len__(self):
