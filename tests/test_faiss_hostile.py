@@ -185,6 +185,34 @@ def test_an_hnsw_link_past_the_vectors_is_refused_before_a_search(hnsw_index, tm
     _assert_refused([copy], _refusals([copy]), ["HNSW"])
 
 
+def _entry_on_the_lowest_level(graph, levels, faiss):
+    graph.entry_point = int(np.nonzero(levels == 1)[0][-1])
+
+
+def _upper_links_to_the_lowest_level(graph, levels, faiss):
+    links, offsets = faiss.vector_to_array(graph.neighbors), faiss.vector_to_array(graph.offsets)
+    per_level, entry = faiss.vector_to_array(graph.cum_nneighbor_per_level), graph.entry_point
+    links[int(offsets[entry] + per_level[1]):int(offsets[entry] + per_level[levels[entry]])] = int(
+        np.nonzero(levels == 1)[0][-1])
+    faiss.copy_array_to_vector(links, graph.neighbors)
+
+
+@pytest.mark.parametrize("craft", [_entry_on_the_lowest_level, _upper_links_to_the_lowest_level])
+def test_an_hnsw_graph_that_climbs_from_a_vector_not_on_its_level_is_refused(hnsw_index, tmp_path, craft):
+    """The entry point, or the upper-level links of a vector, on a vector of level 0 only: a search reads that
+    vector's links of the upper levels, which are the next vectors' or past the end of them all (FAISS 1.15's
+    own checks took both files, and a search died with SIGSEGV)."""
+    import faiss
+
+    copy = tmp_path / "idx"
+    shutil.copytree(hnsw_index, copy)
+    index = faiss.read_index(str(copy / "index.faiss"))
+    graph = faiss.downcast_index(index).hnsw
+    craft(graph, faiss.vector_to_array(graph.levels), faiss)
+    faiss.write_index(index, str(copy / "index.faiss"))
+    _assert_refused([copy], _refusals([copy]), ["HNSW"])
+
+
 @pytest.fixture(scope="module")
 def sq8_index(small_ontology_path, tmp_path_factory):
     return _dense_index(small_ontology_path, tmp_path_factory, "sq8")

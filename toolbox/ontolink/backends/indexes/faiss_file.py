@@ -23,6 +23,7 @@ FOURCC = {"flat": (b"IxFI", b"IxF2"), "sq8": (b"IxSQ",), "hnsw": (b"IHNf",), "iv
 FLAT = (b"IxFI", b"IxF2")
 METRICS = (0, 1)  # inner product, L2
 QT_8BIT = 0  # ScalarQuantizer::QT_8bit, what sq8 writes
+HNSW_CHECK_VECTORS = 1 << 16  # vectors whose links are checked at once (their arrays, not the whole graph's)
 
 
 class _Bytes:
@@ -213,8 +214,20 @@ def _check_structure(faiss, index, kind, dimension, count, path):
         if levels.size and (levels.min() < 1 or levels.max() >= per_level.size or np.any(
                 np.diff(offsets) != per_level[np.minimum(levels, per_level.size - 1)])):
             refuse("HNSW levels do not match the links of each vector")
-        if count and not (0 <= graph.entry_point < count and graph.max_level == levels.max() - 1):
+        if count and not (0 <= graph.entry_point < count and graph.max_level == levels.max() - 1
+                          and levels[graph.entry_point] == levels.max()):
             refuse("HNSW entry point or top level")
+        # a search climbs down from the entry point reading each vector's links of a level: a link of level L
+        # must lead to a vector on level L, or its links of that level are the next vectors' or past them all
+        # (FAISS's reader does not check it either)
+        for first in range(0, count, HNSW_CHECK_VECTORS):
+            last = min(first + HNSW_CHECK_VECTORS, count)
+            vertex = np.repeat(np.arange(first, last), np.diff(offsets[first:last + 1]))
+            slots = np.arange(offsets[first], offsets[last])
+            level = np.searchsorted(per_level, slots - offsets[vertex], side="right") - 1
+            linked = links[slots] >= 0
+            if np.any(levels[links[slots][linked]] <= level[linked]):
+                refuse("an HNSW link of a level leads to a vector not on that level")
     elif kind == "ivfpq":
         ivf = faiss.extract_index_ivf(index)
         lists = ivf.invlists
