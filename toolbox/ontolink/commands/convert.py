@@ -60,8 +60,9 @@ def _guess_output(path):
               show_default=True, help="SSSOM: license of the table.")
 @click.option("--justification", type=click.Choice((AUTO,) + JUSTIFICATIONS), default=AUTO, show_default=True,
               help="SSSOM: mapping_justification (semapv) of every row; auto: from how each candidate was matched "
-                   "(matched_by exact or annotate: LexicalMatching, tfidf: LexicalSimilarityThresholdMatching, an encoder or "
-                   "a ranker: SemanticSimilarityThresholdMatching; NIL: UnspecifiedMatching).")
+                   "(matched_by exact or annotate: LexicalMatching, tfidf: LexicalSimilarityThresholdMatching, an encoder: "
+                   "SemanticSimilarityThresholdMatching, also after a ranker reorders the candidates; NIL: "
+                   "UnspecifiedMatching).")
 @click.option("--predicate", type=click.Choice((AUTO,) + PREDICATES), default=AUTO, show_default=True,
               help="SSSOM: predicate_id of every row; auto: skos:exactMatch for a mention's best candidate, "
                    "skos:closeMatch for the ones below it (--top-n).")

@@ -46,7 +46,8 @@ PREDICATES = ("skos:exactMatch", "skos:closeMatch", "skos:broadMatch", "skos:nar
 AUTO = "auto"
 # the predicate of a candidate below the first: the ranking says it is close, not that it is the same
 BELOW_BEST = "skos:closeMatch"
-# a candidate's matched_by -> mapping_justification; anything else (an encoder, a ranker) is semantic
+# a candidate's matched_by -> mapping_justification; anything else (an encoder) is semantic. A ranker keeps each
+# candidate's matched_by: it reorders what the retriever found, and how a candidate was found is what SSSOM records
 JUSTIFICATION_OF = {"exact": "semapv:LexicalMatching", "annotate": "semapv:LexicalMatching", "tfidf": "semapv:LexicalSimilarityThresholdMatching"}
 # a CURIE's prefix is an XML NCName; its local part may not hold white space or control characters, which
 # would break the TSV row or (in a prefix) the commented metadata block
