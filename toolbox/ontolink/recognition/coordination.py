@@ -33,7 +33,7 @@ PHRASE_BREAKS = SENTENCE_BREAKS | {","}
 MAX_CONJUNCT = 2  # content words in one conjunct
 MAX_SHARED = 4  # words shared by the conjuncts, function words included ("malformations of the")
 
-_tables = weakref.WeakKeyDictionary()  # matcher -> (the names holding a key, keys that modify, not head, names)
+_tables = weakref.WeakKeyDictionary()  # matcher -> (key -> numbers of the names holding it, keys that modify, not head)
 # A word modifies (is no head of) the names it occurs in when it ends at most this share of them, in
 # at least MODIFIER_NAMES names: "renal", "cranial", "posterior" do; "syndrome", "nevi", "hand" do not.
 MODIFIER_SHARE = 0.25
@@ -223,7 +223,8 @@ class _Coordinations:
 
     # -- expansion ---------------------------------------------------------------------------------
     def expand(self, chain):
-        """(first token, last token, ids, expansion) of each conjunct expanded with the shared words."""
+        """(first token, last token, ids, expansion, plausibility) of each conjunct expanded with the shared words
+        (see ``expanded``)."""
         middles = [(left[1], right[0]) for left, right in zip(chain, chain[1:])]
         middles = [middle for middle in middles if self.content(middle[0]) and self.content(middle[1])]
         if any(self.covered(*middle, min_words=2) for middle in middles):
