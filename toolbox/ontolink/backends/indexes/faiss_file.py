@@ -225,8 +225,9 @@ def _check_structure(faiss, index, kind, dimension, count, path):
             vertex = np.repeat(np.arange(first, last), np.diff(offsets[first:last + 1]))
             slots = np.arange(offsets[first], offsets[last])
             level = np.searchsorted(per_level, slots - offsets[vertex], side="right") - 1
-            linked = links[slots] >= 0
-            if np.any(levels[links[slots][linked]] <= level[linked]):
+            targets = links[slots]
+            linked = targets >= 0
+            if np.any(levels[targets[linked]] <= level[linked]):
                 refuse("an HNSW link of a level leads to a vector not on that level")
     elif kind == "ivfpq":
         ivf = faiss.extract_index_ivf(index)
