@@ -1,6 +1,7 @@
 import ast
 import json
 import os
+import shutil
 from pathlib import Path
 
 import ngram_encoder  # noqa: F401  registers the test encoder "hashed-3grams"
@@ -160,6 +161,19 @@ def rewrite_tensors(path, change):
     arrays = load_file(str(path))
     change(arrays)
     save_file(arrays, str(path))
+
+
+def artifact_copy(source, folder):
+    """A fixture: a copy, in the test's own tmp_path / ``folder``, of the artifact directory the fixture named
+    ``source`` makes once (a test damages its copy, never the shared one)."""
+
+    @pytest.fixture
+    def fixture(request, tmp_path):
+        copy = tmp_path / folder
+        shutil.copytree(request.getfixturevalue(source), copy)
+        return copy
+
+    return fixture
 
 
 def edit_json(path, change):

@@ -12,17 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import edit_json, rewrite_tensors, run
+from conftest import artifact_copy, edit_json, rewrite_tensors, run
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1] / "toolbox"
 MENTION = '{"id": "m1", "mention": "seizures"}\n'
 
 
-@pytest.fixture
-def index_copy(tfidf_index, tmp_path):
-    copy = tmp_path / "idx"
-    shutil.copytree(tfidf_index, copy)
-    return copy
+index_copy = artifact_copy("tfidf_index", "idx")
 
 
 def _link(index):

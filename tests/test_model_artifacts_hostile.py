@@ -9,7 +9,6 @@ selector, the alignment heads), so each case starts from one that loads.
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import edit_json, rewrite_tensors, run
+from conftest import artifact_copy, edit_json, rewrite_tensors, run
 
 TESTS = Path(__file__).resolve().parent
 PACKAGE_DIR = TESTS.parent / "toolbox"
@@ -66,11 +65,7 @@ def blink_reranker(tfidf_index, tmp_path_factory):
     return directory
 
 
-@pytest.fixture
-def blink_copy(blink_reranker, tmp_path):
-    copy = tmp_path / "reranker"
-    shutil.copytree(blink_reranker, copy)
-    return copy
+blink_copy = artifact_copy("blink_reranker", "reranker")
 
 
 def test_the_crafted_blink_reranker_links(blink_copy, tfidf_index):
@@ -178,11 +173,7 @@ def res_reranker(tfidf_index, default_encoder, tmp_path_factory):
     return directory
 
 
-@pytest.fixture
-def res_copy(res_reranker, tmp_path):
-    copy = tmp_path / "res"
-    shutil.copytree(res_reranker, copy)
-    return copy
+res_copy = artifact_copy("res_reranker", "res")
 
 
 def _load_res(directory):
@@ -283,11 +274,7 @@ def alignment(tmp_path_factory):
     return directory
 
 
-@pytest.fixture
-def alignment_copy(alignment, tmp_path):
-    copy = tmp_path / "model"
-    shutil.copytree(alignment, copy)
-    return copy
+alignment_copy = artifact_copy("alignment", "model")
 
 
 def _load_alignment(directory):
