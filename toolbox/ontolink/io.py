@@ -268,18 +268,23 @@ def open_output(path, binary=False):
 
 
 class ReadStats:
-    """What a reader saw: records, skipped bad lines, duplicate ids."""
+    """What a reader saw: records, skipped bad lines, duplicate ids, and, when the record of ids filled up
+    (``seen_ids``), among how many records duplicates were looked for and how many ids came after."""
 
     def __init__(self):
         self.records = 0
         self.skipped = 0
         self.duplicates = 0
+        self.ids_checked_among = 0  # records read before the record of ids filled up (in each such file)
+        self.unrecorded_ids = 0  # ids after that: checked against the recorded ones, not recorded
 
     def add(self, other):
         """Count what another reader (of another shard, elsewhere) saw too."""
         self.records += other.records
         self.skipped += other.skipped
         self.duplicates += other.duplicates
+        self.ids_checked_among += other.ids_checked_among
+        self.unrecorded_ids += other.unrecorded_ids
 
     def summary(self):
         parts = [plural(self.records, "record")]
@@ -287,6 +292,11 @@ class ReadStats:
             parts.append(f"{plural(self.skipped, 'invalid line')} skipped")
         if self.duplicates:
             parts.append(plural(self.duplicates, "duplicate id"))
+        if self.unrecorded_ids:
+            from ontolink.seen_ids import BUDGET_VARIABLE
+
+            parts.append(f"duplicate ids checked among the first {plural(self.ids_checked_among, 'record')} "
+                         f"(set {BUDGET_VARIABLE} to raise the limit)")
         return ", ".join(parts)
 
 
@@ -423,7 +433,12 @@ def _problem_handler(name, skip_invalid, stats):
 def parse_jsonl(lines, name, validate=None, skip_invalid=False, stats=None, check_duplicate_ids=False):
     """The records of already-open raw JSONL lines (see ``read_records``); ``name`` is used in messages."""
     stats = stats if stats is not None else ReadStats()
-    seen_ids = {} if check_duplicate_ids else None
+    seen_ids = None
+    if check_duplicate_ids:
+        from ontolink.seen_ids import BUDGET_VARIABLE, SeenIds  # not at the top: it needs numpy
+
+        seen_ids = SeenIds()
+    records_read, spent = 0, False  # spent: the record of ids is full, and that was said
     bad = _problem_handler(name, skip_invalid, stats)
     for line_number, text in _lines_of_text(iter(lines), name, bad):
         text = text.strip()
@@ -448,12 +463,22 @@ def parse_jsonl(lines, name, validate=None, skip_invalid=False, stats=None, chec
                 bad(line_number, str(error))
                 continue
         if seen_ids is not None and "id" in record:
-            first = seen_ids.setdefault(record["id"], line_number)
-            if first != line_number:
+            first = seen_ids.first_line(record["id"], line_number)
+            if first is not None:
                 stats.duplicates += 1
                 if stats.duplicates == 1:
                     warn(f"{name}:{line_number}: duplicate id {record['id']!r} (first at line {first}); "
                          "processed anyway, further duplicates are only counted")
+            elif seen_ids.full:  # new, and not recorded: said once, and in the summary
+                if not spent:
+                    spent = True
+                    stats.ids_checked_among += records_read
+                    warn(f"{name}:{line_number}: duplicate ids are checked among the first "
+                         f"{plural(records_read, 'record')} only: the {seen_ids.budget:,} bytes for recording ids "
+                         f"are spent ({seen_ids.recorded:,} ids); later ids are checked against those, not "
+                         f"recorded (set {BUDGET_VARIABLE} to raise the limit)")
+                stats.unrecorded_ids += 1
+        records_read += 1
         stats.records += 1
         yield record
 

@@ -51,6 +51,9 @@ The longest input line read, and the highest BioC offset accepted (default 64M; 
 .B ONTOLINK_LINK_MEMO_BYTES
 Memory kept for search results of mentions seen before (default 64M; 0: none).
 .TP
+.B ONTOLINK_DUPLICATE_IDS_BYTES
+Memory kept to report duplicate record ids (default 64M): past it, later ids are checked against those recorded, not recorded, and the summary says so.
+.TP
 .B HF_HUB_OFFLINE
 When set to 1, a Hugging Face hub model is only loaded from the Hugging Face cache; the hub is never asked (a model already in the cache is loaded from it without asking in any case).
 .TP
