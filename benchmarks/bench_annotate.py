@@ -260,6 +260,9 @@ def main():
                         help="speed runs of each tool, alternating (the table gives medians)")
     parser.add_argument("--speed-only", action="store_true",
                         help="only the NCBI speed and memory parts, written to bench_annotate_speed.md")
+    parser.add_argument("--wordnet", default="/usr/share/wordnet" if Path("/usr/share/wordnet/data.adj").exists()
+                        else None, help="also a row with annotate --wordnet DIR (default: Debian's wordnet-base where "
+                                        "installed; '' for none)")
     parser.add_argument("--dense-threshold", type=float, default=None,
                         help="also a row with annotate --index (dense n-grams) at this threshold")
     parser.add_argument("--span-scorer", action="store_true",
@@ -299,9 +302,12 @@ def quality(args, work, gold, gsc_docs, ncbi_docs, index, link, annotate, obo):
                 ("  a name shared with an ancestor finds both (--shared-names all)", ["--shared-names", "all"]),
                 ("  + abbreviations defined in the document", ["--abbreviations"]),
                 ("  + optional modifiers (names less learned modifiers)", ["--optional-modifiers"]),
-                ("  all four off, nesting all (exact-order names)",
-                 ["--in-order", "--no-word-forms", "--no-coordination", "--nesting", "all"]),
+                ("  without equivalent words (--no-equivalent-words)", ["--no-equivalent-words"]),
+                ("  all five off, nesting all (exact-order names)",
+                 ["--in-order", "--no-word-forms", "--no-coordination", "--no-equivalent-words", "--nesting", "all"]),
                 ("  link without annotate's ids (link --no-annotate-ids)", [], ["--no-annotate-ids"])]
+    if args.wordnet:
+        settings.append((f"  + WordNet pertainyms (--wordnet {args.wordnet})", ["--wordnet", args.wordnet]))
     if args.dense_threshold is not None:
         dense = ["--index", str(index), "--dense-threshold", str(args.dense_threshold)]
         settings.append((f"  + dense n-grams >= {args.dense_threshold} (--index)", dense))

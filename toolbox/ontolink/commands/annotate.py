@@ -43,6 +43,14 @@ def _readers():
               help="Also find a name without its modifiers (words that, added to a parent's name, make the "
                    "child's name in 25 entities or more: \"vertical talus\" for Congenital vertical talus), where "
                    "no other name has the words left.")
+@click.option("--equivalent-words/--no-equivalent-words", default=True, show_default=True,
+              help="Also find a name with one word replaced by one the ontology uses for it: two names of one "
+                   "entity that differ in that one word, in 15 entities or more (\"anomaly\" for "
+                   "\"abnormality\", \"renal\" for \"kidney\").")
+@click.option("--wordnet", "wordnet_dir", type=click.Path(file_okay=False), envvar="ONTOLINK_WORDNET",
+              help="A WordNet database directory (data.adj, data.noun: /usr/share/wordnet of Debian's "
+                   "wordnet-base, NLTK's corpora/wordnet): its pertainyms are equivalent words too (\"otic\" "
+                   "for \"ear\").  [env: ONTOLINK_WORDNET]")
 @click.option("--shared-names", type=click.Choice(SHARED_NAMES), default="general", show_default=True,
               help="A name (once keyed) of an entity and of one of its ancestors: 'general' finds the ancestor only "
                    "(\"ear anomalies\": Abnormality of the ear, not also Abnormality of the outer ear); 'all' "
@@ -74,7 +82,7 @@ def _readers():
 @engine_options
 @config_option
 def command(input_path, skip_invalid, output_path, source_format, ontology, roots, min_chars, nesting, nested,
-            any_order, word_forms, max_gaps, optional_modifiers, shared_names, coordination, abbreviations, text_field, entity_type, index_dir, dense_threshold,
+            any_order, word_forms, max_gaps, optional_modifiers, equivalent_words, wordnet_dir, shared_names, coordination, abbreviations, text_field, entity_type, index_dir, dense_threshold,
             span_scorer_dir, max_words, context_chars, batch_size, device, start_engine):
     """Find mentions of an ontology's names in documents: Mention JSONL for `link`.
 
@@ -129,7 +137,11 @@ def command(input_path, skip_invalid, output_path, source_format, ontology, root
     started = time.perf_counter()
     matcher_options = dict(roots=root_ids, min_characters=min_chars, max_gaps=max_gaps, word_forms=word_forms,
                            any_order=any_order, optional_modifiers=optional_modifiers,
-                           shared_names=shared_names)
+                           shared_names=shared_names, equivalents=equivalent_words)
+    if wordnet_dir:
+        from ontolink.recognition.equivalents import read_pertainyms
+
+        matcher_options["pertainyms"] = read_pertainyms(wordnet_dir)
     options = dict(entity_type=entity_type, nesting="all" if nested else nesting, coordination=coordination,
                    abbreviations=abbreviations, dense_threshold=dense_threshold, max_words=max_words,
                    context_characters=context_chars)
@@ -178,6 +190,7 @@ def command(input_path, skip_invalid, output_path, source_format, ontology, root
     looked_for = [entity for entity in loaded if matcher.allowed is None or entity.id in matcher.allowed]
     names = sum(len(loaded.named(entity)) for entity in looked_for)
     summary(f"found {plural(writer.count, 'mention')} in {plural(documents.count, 'document')} ({plural(names, 'name')} "
-            f"of {plural(len(looked_for), 'entity', 'entities')}, {matcher.size} distinct once folded) in "
-            f"{seconds:.1f} s{skipped}")
+            f"of {plural(len(looked_for), 'entity', 'entities')}, {matcher.size} distinct once folded"
+            f"{f', {matcher.variants} more with equivalent words' if matcher.variants else ''}) in {seconds:.1f} s"
+            f"{skipped}")
 

@@ -17,6 +17,8 @@ from bisect import bisect_left
 from collections import Counter, defaultdict
 
 from ontolink.gc_pause import collection_paused
+from ontolink.recognition.equivalents import MIN_ENTITIES, equivalent_keys, learned_pairs, pertainym_pairs, \
+    variant_names
 from ontolink.recognition.wordforms import CONJUNCTIONS, WordForms, fold, tokens
 
 # Key prefix of a one-word name: matched on the light fold of the word (``wordforms.fold``), not its
@@ -30,7 +32,7 @@ SHARED_NAMES = ("general", "all")  # a name of an entity and of its ancestor: th
 # Words whose keys a matcher remembers (a long corpus brings ever new words: memory stays bounded).
 MAX_WORDS_KEPT = 1_000_000
 # Bumped whenever keying changes: tables cached by an older version are built again.
-CACHE_VERSION = 4
+CACHE_VERSION = 5
 # How the cached tables are laid out (``NameTable``): another layout is another cache file, whatever the version.
 TABLE_LAYOUT = "names by anchor"
 
@@ -57,7 +59,8 @@ class ConceptMatcher:
     """
 
     def __init__(self, ontology, roots=None, min_characters=3, max_gaps=0, word_forms=True, any_order=True,
-                 optional_modifiers=False, min_modifier_entities=25, cache=True, shared_names="general"):
+                 optional_modifiers=False, min_modifier_entities=25, cache=True, shared_names="general",
+                 equivalents=True, pertainyms=None):
         self.ontology = ontology
         self.max_gaps = max_gaps
         self.any_order = any_order
@@ -66,11 +69,13 @@ class ConceptMatcher:
         settings = {"version": CACHE_VERSION, "layout": TABLE_LAYOUT, "ontology": ontology.content_hash,
                     "scopes": list(ontology.synonym_scopes), "roots": sorted(roots) if roots else None,
                     "min_characters": min_characters, "word_forms": word_forms,
-                    "optional_modifiers": optional_modifiers, "min_modifier_entities": min_modifier_entities}
+                    "optional_modifiers": optional_modifiers, "min_modifier_entities": min_modifier_entities,
+                    "equivalents": MIN_ENTITIES if equivalents else None,
+                    "pertainyms": _fingerprint(pertainyms) if pertainyms else None}
         with collection_paused():  # tens of thousands of small lists: see gc_pause
             self._load_or_build(settings, cache, ontology, keep, min_characters, word_forms, optional_modifiers,
-                                min_modifier_entities)
-        self.size = len(self.entries)
+                                min_modifier_entities, equivalents, pertainyms)
+        self.size = len(self.entries) - self.variants  # the ontology's own names (once keyed)
         self._ancestors = {}
         self._abbreviations = None
         self._word_keys = {}  # word -> (key, lowercase, whole-word key): the text side's per-word work, once
@@ -78,19 +83,21 @@ class ConceptMatcher:
             self.entries.choose_ids = self._general_ids
 
     def _load_or_build(self, settings, cache, ontology, keep, min_characters, word_forms, optional_modifiers,
-                       min_modifier_entities):
+                       min_modifier_entities, equivalents, pertainyms):
         cached = _cached_tables(settings) if cache else None
         if cached is not None:
             self.forms = WordForms(clusters=False)
             self.forms.cluster_of = cached["clusters"]
             self.modifiers = set(cached["modifiers"])
+            self.variants = cached["variants"]
             self.entries = NameTable(cached["names"])
         else:
-            self._build(ontology, keep, min_characters, word_forms, optional_modifiers, min_modifier_entities)
+            self._build(ontology, keep, min_characters, word_forms, optional_modifiers, min_modifier_entities,
+                        equivalents, pertainyms)
             self.entries = NameTable.from_entries(self.entries)
             if cache:
                 _store_tables(settings, {"clusters": self.forms.cluster_of, "modifiers": sorted(self.modifiers),
-                                         "names": self.entries.stored})
+                                         "variants": self.variants, "names": self.entries.stored})
 
     def _general_ids(self, ids):
         """A name shared by an entity and one of its ancestors names the ancestor only.
@@ -107,11 +114,13 @@ class ConceptMatcher:
                 return general
         return ids
 
-    def _build(self, ontology, keep, min_characters, word_forms, optional_modifiers, min_modifier_entities):
+    def _build(self, ontology, keep, min_characters, word_forms, optional_modifiers, min_modifier_entities,
+               equivalents=True, pertainyms=None):
         words_of = {entity.id: [[word for word, _, _ in tokens(name)] for name in ontology.names(entity)
                                 if len(name.strip()) >= min_characters] for entity in ontology}
         self.forms = WordForms(list(words_of.values()), clusters=word_forms)
         self.entries = {}  # frozenset of keys -> [ids, set of key orders, has a conjunction]
+        self.variants = 0  # of which names with an equivalent word (``_add_equivalent_names``)
         for entity_id, names in words_of.items():
             if keep is not None and entity_id not in keep:
                 continue
@@ -126,9 +135,37 @@ class ConceptMatcher:
                     entry[0].append(entity_id)
                 entry[1].add(keys)
                 entry[2] = entry[2] or any(word.lower() in CONJUNCTIONS for word in words)
+        if equivalents or pertainyms:
+            self._add_equivalent_names(ontology, words_of, keep, equivalents, pertainyms)
         self.modifiers = set()
         if optional_modifiers:
             self._add_without_modifiers(ontology, words_of, keep, min_modifier_entities)
+
+    def _add_equivalent_names(self, ontology, words_of, keep, learned, pertainyms):
+        """Names with one word replaced by an equivalent (``recognition.equivalents``): learned from the
+        ontology's own synonyms (``learned``) and WordNet's pertainyms ({adjective: [nouns]})."""
+        def keyed(names):
+            sets = []
+            for words in names:
+                key_set = frozenset(key for key in map(self.forms.key, words) if key is not None)
+                if key_set and key_set not in sets:
+                    sets.append(key_set)
+            return sets
+
+        key_sets = {entity_id: keyed(names) for entity_id, names in words_of.items()}
+        pairs = set()
+        if learned:
+            exact = [keyed([[word for word, _, _ in tokens(name)] for name, kind in ontology.named(entity)
+                            if kind in ("name", "EXACT")]) for entity in ontology]
+            pairs = learned_pairs(exact)
+        if pertainyms:
+            pairs |= pertainym_pairs(pertainyms, self.forms.key)
+        wanted = key_sets if keep is None else {entity_id: key_sets[entity_id] for entity_id in keep
+                                                 if entity_id in key_sets}
+        variants = variant_names(wanted, equivalent_keys(pairs), set(self.entries))
+        for key_set, ids in variants.items():
+            self.entries[key_set] = [ids, set(), False]  # no word order of its own: never "in order"
+        self.variants = len(variants)
 
     def _add_without_modifiers(self, ontology, words_of, keep, min_entities):
         """Names less their optional modifiers, where no other name has those words.
@@ -426,7 +463,7 @@ def _cached_tables(settings):
     except (OSError, ValueError, EOFError):
         return None  # absent, or unreadable: built again
     if not isinstance(tables, dict) or tables.get("settings") != settings or \
-            not {"clusters", "modifiers", "names"} <= tables.keys():
+            not {"clusters", "modifiers", "variants", "names"} <= tables.keys():
         return None
     return tables
 
@@ -446,6 +483,14 @@ def _store_tables(settings, tables):
         write_atomically(_cache_path(settings), write)
     except OSError:
         pass  # a read-only cache costs the next run a rebuild, nothing else
+
+
+def _fingerprint(pertainyms):
+    """A digest of {adjective: [nouns]}: another WordNet is another cache file."""
+    import hashlib
+    import json
+
+    return hashlib.sha256(json.dumps(pertainyms, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def _nearest(positions, at):
