@@ -353,6 +353,16 @@ def test_a_letter_and_digits_are_one_designation_with_or_without_a_hyphen(hpo_ma
         "blood group B-2": ["G:1"]}
 
 
+def test_a_single_capital_letter_is_a_designation_not_the_article(hpo_matcher):
+    text = "Brachydactyly type A1 differs from type A brachydactyly and from brachydactyly type C."
+    spans = found(hpo_matcher, text)
+    assert "HP:0009371" in spans["Brachydactyly type A1"]  # Type A1 brachydactyly
+    assert "HP:0009370" in spans["type A brachydactyly"] and "HP:0009373" in spans["brachydactyly type C"]
+    # "A" of "Type A brachydactyly" was an article once: "Brachydactyly type" alone named Type A brachydactyly
+    assert not any("HP:0009370" in ids for span, ids in spans.items() if "A1" not in span and "A " not in span)
+    assert "HP:0009370" not in found(hpo_matcher, "a type of brachydactyly").get("type of brachydactyly", [])
+
+
 def test_name_table_looks_up_a_name_by_its_keys_in_any_order(hpo):
     # the loaded table makes a group of names only when asked for it, by the name's rarest key: a name is
     # found by its key set whatever key the caller starts from, and a set that is no name is not

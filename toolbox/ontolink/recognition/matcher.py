@@ -32,7 +32,7 @@ SHARED_NAMES = ("general", "all")  # a name of an entity and of its ancestor: th
 # Words whose keys a matcher remembers (a long corpus brings ever new words: memory stays bounded).
 MAX_WORDS_KEPT = 1_000_000
 # Bumped whenever keying changes: tables cached by an older version are built again.
-CACHE_VERSION = 5
+CACHE_VERSION = 6
 # How the cached tables are laid out (``NameTable``): another layout is another cache file, whatever the version.
 TABLE_LAYOUT = "names by anchor"
 

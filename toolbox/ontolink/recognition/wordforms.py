@@ -69,7 +69,9 @@ def unaccented(word):
 
 
 def is_abbreviation(word):
-    return 1 < len(word) <= ABBREVIATION_LENGTH and word.isupper()
+    """Short all-capital tokens, a single capital letter too: inside a name "A" is a designation ("Type A
+    brachydactyly"), not the article, and "C" in "brachydactyly type C" is not "c"."""
+    return len(word) <= ABBREVIATION_LENGTH and word.isupper()
 
 
 class WordForms:
