@@ -398,7 +398,7 @@ def speed_and_memory(args, work, ncbi_docs, n_ncbi, link, annotate, obo):
     if not copies:
         return
     rows = []
-    for count in [1] + copies:
+    for count in sorted({1, *copies}):  # the abstracts once always; each count once
         documents = ncbi_docs if count == 1 else work / f"ncbi_x{count}.txt"
         if count > 1:
             rebuild_documents(args.ncbi, documents, copies=count)
