@@ -132,6 +132,13 @@ def test_a_directory_without_wordnet_is_a_clear_error(tmp_path):
         handle.write("00000999 01 a zz otic\n")
     with pytest.raises(InputError, match=r"data.adj:3: not a WordNet data line"):
         read_pertainyms(wordnet)
+    for pointer, message in [("-0000005 n 0101", r"data.adj:1: not a WordNet data line"),
+                             ("99999999 n 0101", r"no noun synset at byte 99999999"),
+                             ("00000000 n 0109", r"no noun synset at byte 0 ")]:
+        (wordnet / "data.adj").write_text(f"00000000 01 a 01 otic 0 001 \\ {pointer} | x\n", encoding="utf-8")
+        (wordnet / "data.noun").write_text("00000000 05 n 01 ear 0 000 | x\n", encoding="utf-8")
+        with pytest.raises(InputError, match=message):
+            read_pertainyms(wordnet)
 
 
 def test_annotate_wordnet_option_and_its_bad_directory(tmp_path):

@@ -113,6 +113,8 @@ def read_pertainyms(directory):
                 for pointer in range(int(fields[at])):
                     symbol, offset, part, words = fields[at + 1 + 4 * pointer: at + 5 + 4 * pointer]
                     if symbol == "\\" and part == "n":
+                        if not (offset.isdigit() and len(words) == 4):  # int() would take "-5", seek() not
+                            raise ValueError(offset)
                         source, target = int(words[:2], 16), int(words[2:], 16)
                         for lemma in lemmas if source == 0 else [lemmas[source - 1]]:
                             wanted.append((lemma.split("(")[0].lower(), int(offset), target))
