@@ -142,6 +142,21 @@ def test_independent_names_joined_by_and_expand_into_nothing(hpo_matcher):
     assert {"Short stature", "hearing loss", "developmental delay"} <= {record["mention"] for record in records}
 
 
+def test_an_article_or_a_number_opens_no_conjunct(hpo_matcher):
+    from ontolink.steps.annotate import annotate_documents
+
+    # "a flat face" is a phrase of its own (not "anomaly face"); "2-3" names nothing ("mandible with 2-3")
+    for text in ("He had a vitreous anomaly and a flat face.",
+                 "A large mandible with prognathia, and 2-3 cps spike and wave activity in the EEG.",
+                 "Portal hypertension, hepatic fibrosis, and 1 death were reported."):
+        assert not _coordinated(annotate_documents([("d", text)], hpo_matcher)), text
+    # a number confirmed by a name still expands; an article after the conjunction of shared words before
+    # the conjuncts too
+    text = "Brachydactyly types A1 and C were seen, with aplasia of the radius and the ulna."
+    expansions = {expansion for *_, expansion in _coordinated(annotate_documents([("d", text)], hpo_matcher))}
+    assert expansions == {"Brachydactyly types C", "aplasia of the ulna"}
+
+
 def test_coordinations_are_deterministic(hpo_matcher):
     from ontolink.steps.annotate import annotate_documents
 

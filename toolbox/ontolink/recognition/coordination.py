@@ -245,6 +245,8 @@ class _Coordinations:
     def right_shared(self, first_end, middles, last_start):
         """A, B and C H -> A H, B H (C H is an ordinary match)."""
         best = []
+        if self.keyed[last_start - 1][3] in ARTICLES:
+            return best  # "a vitreous anomaly and a flat face": an article opens a phrase of its own
         # the longer adjacent conjunct first: of two equal readings, "branchial and external ear
         # malformations" shares "malformations", not "ear malformations"
         for last_length in range(MAX_CONJUNCT, 0, -1):
@@ -321,6 +323,12 @@ class _Coordinations:
                 found.append(self.expanded(first, last, head, shared_after, ids))
         if found or not options or not unnamed:
             return found
+        # no name confirms it: a conjunct of numbers only is none ("2-3" in "mandible with prognathia, and 2-3
+        # cps spikes"; "neurofibromatosis types 1 and 2" is confirmed by the name *Neurofibromatosis type 2*)
+        options = [option for option in options if any(not self.keyed[index][3].isdigit()
+                                                        for index in range(option[0], option[1] + 1))]
+        if not options:
+            return []
         # the conjunct's extent: the longest made of the ontology's words (before shared words after it, of
         # words that modify the names they occur in: "cranial", not "including cranial")
         if shared_after:
