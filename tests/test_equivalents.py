@@ -107,6 +107,24 @@ def test_wordnet_pertainyms_are_read_from_its_database_files(tmp_path):
     assert read_pertainyms(wordnet) == {"auricular": ["auricle"], "otic": ["ear"], "renal": ["kidney"]}
 
 
+def test_wordnet_is_read_from_a_zip_as_nltk_leaves_it(tmp_path):
+    import zipfile
+
+    wordnet = write_wordnet(tmp_path / "wordnet", {"ear": "the organ of hearing"}, {"otic": ["ear"]})
+    archive = tmp_path / "wordnet.zip"
+    with zipfile.ZipFile(archive, "w") as handle:
+        for name in ("data.adj", "data.noun"):
+            handle.write(wordnet / name, f"wordnet/{name}")
+    assert read_pertainyms(archive) == {"otic": ["ear"]}
+    with zipfile.ZipFile(tmp_path / "other.zip", "w") as handle:
+        handle.writestr("wordnet/data.adj", (wordnet / "data.adj").read_text())
+    with pytest.raises(InputError, match="no data.adj and data.noun in one folder"):
+        read_pertainyms(tmp_path / "other.zip")
+    (tmp_path / "broken.zip").write_bytes(archive.read_bytes()[:-40])
+    with pytest.raises(InputError, match="broken.zip"):
+        read_pertainyms(tmp_path / "broken.zip")
+
+
 def test_otic_finds_the_ear_with_wordnet(hpo, tmp_path):
     wordnet = write_wordnet(tmp_path / "wn", {"ear": "the organ of hearing"}, {"otic": ["ear"]})
     text = "Branchial, otic and renal anomalies."
@@ -127,6 +145,8 @@ def test_the_real_wordnet_gives_the_pertainyms_abstracts_use():
 def test_a_directory_without_wordnet_is_a_clear_error(tmp_path):
     with pytest.raises(InputError, match="not a WordNet database directory"):
         read_pertainyms(tmp_path)
+    with pytest.raises(InputError, match="not a WordNet database"):
+        read_pertainyms(tmp_path / "absent")
     wordnet = write_wordnet(tmp_path / "wn", {"ear": "x"}, {"otic": ["ear"]})
     with open(wordnet / "data.adj", "a", encoding="utf-8") as handle:
         handle.write("00000999 01 a zz otic\n")

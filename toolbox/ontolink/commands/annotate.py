@@ -47,10 +47,10 @@ def _readers():
               help="Also find a name with one word replaced by one the ontology uses for it: two names of one "
                    "entity that differ in that one word, in 15 entities or more (\"anomaly\" for "
                    "\"abnormality\", \"renal\" for \"kidney\").")
-@click.option("--wordnet", "wordnet_dir", type=click.Path(file_okay=False), envvar="ONTOLINK_WORDNET",
-              help="A WordNet database directory (data.adj, data.noun: /usr/share/wordnet of Debian's "
-                   "wordnet-base, NLTK's corpora/wordnet): its pertainyms are equivalent words too (\"otic\" "
-                   "for \"ear\").  [env: ONTOLINK_WORDNET]")
+@click.option("--wordnet", "wordnet_dir", type=click.Path(), envvar="ONTOLINK_WORDNET",
+              help="A WordNet database, a directory or a zip holding data.adj and data.noun (/usr/share/wordnet "
+                   "of Debian's wordnet-base; NLTK's corpora/wordnet.zip): its pertainyms are equivalent words "
+                   "too (\"otic\" for \"ear\").  [env: ONTOLINK_WORDNET]")
 @click.option("--shared-names", type=click.Choice(SHARED_NAMES), default="general", show_default=True,
               help="A name (once keyed) of an entity and of one of its ancestors: 'general' finds the ancestor only "
                    "(\"ear anomalies\": Abnormality of the ear, not also Abnormality of the outer ear); 'all' "

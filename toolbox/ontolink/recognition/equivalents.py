@@ -88,56 +88,84 @@ def variant_names(key_sets_by_entity, equivalents, existing):
     return variants
 
 
-def read_pertainyms(directory):
-    """{adjective: [nouns]} of a WordNet database directory (``data.adj``, ``data.noun``: the files of
-    Princeton WordNet 3.x, Debian's ``wordnet-base`` in /usr/share/wordnet, NLTK's ``corpora/wordnet``).
+def read_pertainyms(path):
+    """{adjective: [nouns]} of a WordNet database: a directory holding ``data.adj`` and ``data.noun`` (the files
+    of Princeton WordNet 3.x: Debian's ``wordnet-base`` in /usr/share/wordnet, an unzipped NLTK
+    ``corpora/wordnet``), or a zip file holding them (NLTK's ``corpora/wordnet.zip``, which its downloader
+    may leave zipped; an Open English WordNet release in that format).
 
     A pertainym pointer (``\\``) of an adjective synset names the noun one of its words pertains to; its
     source/target field says which word of each synset, and the target synset's offset is its byte offset
     in data.noun (wndb(5WN)). One-word lemmas only: a name's words are matched one by one.
     """
-    adjectives, nouns = (os.path.join(directory, name) for name in ("data.adj", "data.noun"))
-    for path in (adjectives, nouns):
-        if not os.path.isfile(path):
-            raise InputError(f"{directory}: not a WordNet database directory (no {os.path.basename(path)})")
+    adjectives, nouns, adjective_name, noun_name = _wordnet_files(str(path))
     wanted = []  # (adjective, noun synset offset, noun word number)
-    with open(adjectives, encoding="utf-8", errors="replace") as handle:
-        for line_number, line in enumerate(handle, 1):
-            if line.startswith("  ") or not line.strip():
-                continue  # the licence header
-            try:
-                fields = line.split(" | ", 1)[0].split()
-                count = int(fields[3], 16)
-                lemmas = [fields[4 + 2 * index] for index in range(count)]
-                at = 4 + 2 * count
-                for pointer in range(int(fields[at])):
-                    symbol, offset, part, words = fields[at + 1 + 4 * pointer: at + 5 + 4 * pointer]
-                    if symbol == "\\" and part == "n":
-                        if not (offset.isdigit() and len(words) == 4):  # int() would take "-5", seek() not
-                            raise ValueError(offset)
-                        source, target = int(words[:2], 16), int(words[2:], 16)
-                        for lemma in lemmas if source == 0 else [lemmas[source - 1]]:
-                            wanted.append((lemma.split("(")[0].lower(), int(offset), target))
-            except (ValueError, IndexError):
-                raise InputError(f"{adjectives}:{line_number}: not a WordNet data line") from None
+    for line_number, line in enumerate(adjectives.decode("utf-8", "replace").splitlines(), 1):
+        if line.startswith("  ") or not line.strip():
+            continue  # the licence header
+        try:
+            fields = line.split(" | ", 1)[0].split()
+            count = int(fields[3], 16)
+            lemmas = [fields[4 + 2 * index] for index in range(count)]
+            at = 4 + 2 * count
+            for pointer in range(int(fields[at])):
+                symbol, offset, part, words = fields[at + 1 + 4 * pointer: at + 5 + 4 * pointer]
+                if symbol == "\\" and part == "n":
+                    if not (offset.isdigit() and len(words) == 4):  # int() would take "-5"
+                        raise ValueError(offset)
+                    source, target = int(words[:2], 16), int(words[2:], 16)
+                    for lemma in lemmas if source == 0 else [lemmas[source - 1]]:
+                        wanted.append((lemma.split("(")[0].lower(), int(offset), target))
+        except (ValueError, IndexError):
+            raise InputError(f"{adjective_name}:{line_number}: not a WordNet data line") from None
     pertainyms = defaultdict(list)
-    with open(nouns, "rb") as handle:
-        for adjective, offset, target in wanted:
-            handle.seek(offset)
-            fields = handle.readline().decode("utf-8", "replace").split()
-            try:
-                if int(fields[0]) != offset:
-                    raise ValueError
-                count = int(fields[3], 16)
-                lemmas = [fields[4 + 2 * index].lower() for index in range(count)]
-                chosen = lemmas if target == 0 else [lemmas[target - 1]]
-            except (ValueError, IndexError):
-                raise InputError(f"{nouns}: no noun synset at byte {offset} (named in data.adj): not the same "
-                                 "WordNet as data.adj") from None
-            for noun in chosen:
-                if "_" not in adjective and "_" not in noun and noun not in pertainyms[adjective]:
-                    pertainyms[adjective].append(noun)
+    for adjective, offset, target in wanted:
+        end = nouns.find(b"\n", offset)
+        fields = nouns[offset:end if end >= 0 else len(nouns)].decode("utf-8", "replace").split()
+        try:
+            if int(fields[0]) != offset:
+                raise ValueError
+            count = int(fields[3], 16)
+            lemmas = [fields[4 + 2 * index].lower() for index in range(count)]
+            chosen = lemmas if target == 0 else [lemmas[target - 1]]
+        except (ValueError, IndexError):
+            raise InputError(f"{noun_name}: no noun synset at byte {offset} (named in data.adj): not the same "
+                             "WordNet as data.adj") from None
+        for noun in chosen:
+            if "_" not in adjective and "_" not in noun and noun not in pertainyms[adjective]:
+                pertainyms[adjective].append(noun)
     return {adjective: sorted(found) for adjective, found in sorted(pertainyms.items()) if found}
+
+
+def _wordnet_files(path):
+    """(data.adj bytes, data.noun bytes, and the names to give them in messages) of a WordNet directory or zip.
+    data.noun is read whole (16 MB in WordNet 3.0): its synsets are looked up by byte offset, and a zip
+    member cannot seek back cheaply."""
+    import zipfile
+
+    if os.path.isdir(path):
+        files = [os.path.join(path, name) for name in ("data.adj", "data.noun")]
+        for file in files:
+            if not os.path.isfile(file):
+                raise InputError(f"{path}: not a WordNet database directory (no {os.path.basename(file)})")
+        contents = []
+        for file in files:
+            with open(file, "rb") as handle:
+                contents.append(handle.read())
+        return contents[0], contents[1], files[0], files[1]
+    if not os.path.isfile(path) or not zipfile.is_zipfile(path):
+        raise InputError(f"{path}: not a WordNet database (a directory or a zip holding data.adj and data.noun)")
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = {os.path.basename(name): name for name in archive.namelist()
+                       if os.path.basename(name) in ("data.adj", "data.noun")}
+            if len(members) < 2 or os.path.dirname(members["data.adj"]) != os.path.dirname(members["data.noun"]):
+                raise InputError(f"{path}: not a WordNet database (no data.adj and data.noun in one folder of "
+                                 "the zip)")
+            return (archive.read(members["data.adj"]), archive.read(members["data.noun"]),
+                    f"{path}:{members['data.adj']}", f"{path}:{members['data.noun']}")
+    except (zipfile.BadZipFile, OSError, EOFError) as error:
+        raise InputError(f"{path}: unreadable zip ({error})") from None
 
 
 def pertainym_pairs(pertainyms, key):
