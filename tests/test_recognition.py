@@ -142,6 +142,26 @@ def test_independent_names_joined_by_and_expand_into_nothing(hpo_matcher):
     assert {"Short stature", "hearing loss", "developmental delay"} <= {record["mention"] for record in records}
 
 
+def test_coordinations_cost_linear_time_in_a_long_document(hpo_matcher):
+    import time
+
+    sentence = ("Palmar and plantar pits, renal hypoplasia/dysplasia or agenesis, cranial and spinal meningiomas, "
+                "short stature and hearing loss were seen. ")
+
+    def seconds(copies):
+        text = sentence * copies
+        best = float("inf")
+        for _ in range(2):
+            started = time.process_time()
+            spans = hpo_matcher.spans(text, nesting="ancestor")
+            best = min(best, time.process_time() - started)
+        assert sum(1 for span in spans if span[3] == "coordination") >= 4 * copies
+        return best
+
+    # every question about the matches once looked at all of them: 8 times the text took 60 times as long
+    assert seconds(1600) < 20 * seconds(200)
+
+
 def test_an_article_or_a_number_opens_no_conjunct(hpo_matcher):
     from ontolink.steps.annotate import annotate_documents
 

@@ -60,6 +60,25 @@ def _key_tables(matcher):
 class _Coordinations:
     def __init__(self, matcher, text, keyed, found):
         self.matcher, self.text, self.keyed, self.found = matcher, text, keyed, list(found)
+        # the matches indexed by token, so that each question about them costs the conjunct's length, not
+        # the number of matches (quadratic in a long document): the most words of a match on each span; the
+        # furthest end of a match starting at or before each token, for one and for two words or more; the
+        # earliest start of a match ending at each token, and the furthest end of one starting there
+        count = len(keyed)
+        self.span_words = {}
+        self.reach = {1: [-1] * count, 2: [-1] * count}
+        self.earliest_start, self.furthest_end = [count] * count, [-1] * count
+        for match in self.found:
+            span = (match.first, match.last)
+            self.span_words[span] = max(self.span_words.get(span, 0), match.words)
+            for min_words, reach in self.reach.items():
+                if match.words >= min_words:
+                    reach[match.first] = max(reach[match.first], match.last)
+            self.earliest_start[match.last] = min(self.earliest_start[match.last], match.first)
+            self.furthest_end[match.first] = max(self.furthest_end[match.first], match.last)
+        for reach in self.reach.values():
+            for index in range(1, count):
+                reach[index] = max(reach[index], reach[index - 1])
         self.gaps = [text[keyed[index][2]:keyed[index + 1][1]] for index in range(len(keyed) - 1)]
         self.contents = [token[0] is not None for token in keyed]
         self.sentence = []
@@ -189,18 +208,15 @@ class _Coordinations:
 
     def covered(self, first, last, min_words=1):
         """Whether one of the matcher's matches of at least ``min_words`` words covers tokens ``first``..``last``."""
-        return any(match.first <= first and last <= match.last and match.words >= min_words for match in self.found)
+        return self.reach[min_words][first] >= last
 
     def cut(self, first, last, shared_after):
         """Whether a match of the matcher runs from inside tokens ``first``..``last`` out on the side away
         from the shared words: the conjunct is then part of another phrase ("renal hypoplasia or
         malformations of the kidney": "malformations" is not a conjunct of "renal")."""
-        for match in self.found:
-            if shared_after and first <= match.last <= last and match.first < first:
-                return True
-            if not shared_after and first <= match.first <= last and match.last > last:
-                return True
-        return False
+        if shared_after:
+            return any(self.earliest_start[index] < first for index in range(first, last + 1))
+        return any(self.furthest_end[index] > last for index in range(first, last + 1))
 
     def modifying(self, first, last):
         """Whether the content words of tokens ``first``..``last`` all modify the names they occur in."""
@@ -261,7 +277,7 @@ class _Coordinations:
                 # confirmed by a name: the adjacent conjunct with the shared words, or shared words of two
                 # words or more alone, after modifiers ("cortical, or mixed lens opacities": *Cataract*)
                 if not self.name(range(last_start, head[1] + 1)) and not (
-                        any((match.first, match.last) == head and match.words >= 2 for match in self.found)
+                        self.span_words.get(head, 0) >= 2
                         and self.modifying(last_start, last_end)):
                     continue
                 firsts = [(first_end - length + 1, first_end) for length in range(MAX_CONJUNCT, 0, -1)
