@@ -82,8 +82,12 @@ def test_link_empty_input_is_empty_output(tfidf_index):
 
 
 def test_link_says_duplicate_ids_and_when_it_stopped_recording_them(tfidf_index, monkeypatch):
-    """The first duplicate named with its line and the first's, the rest counted; with a budget for ~27 ids
-    (ONTOLINK_DUPLICATE_IDS_BYTES) the summary says among how many records duplicates were looked for."""
+    """The first duplicate named with its line and the first's, the rest counted; with a budget for a few dozen
+    ids (ONTOLINK_DUPLICATE_IDS_BYTES) the summary says among how many records duplicates were looked for."""
+    from ontolink.seen_ids import SeenIds
+
+    capacity = SeenIds(budget=1024).capacity
+    assert 10 < capacity < 35
     mentions = [{"id": f"m{number}", "mention": "seizures"} for number in range(40)]
     mentions += [{"id": "m1", "mention": "fits"}, {"id": "m2", "mention": "fits"}, {"id": "m35", "mention": "fits"}]
     result = run("link", "--index", tfidf_index, "--top-k", 1, input=jsonl(mentions))
@@ -95,8 +99,9 @@ def test_link_says_duplicate_ids_and_when_it_stopped_recording_them(tfidf_index,
     assert result.exit_code == 0, result.stderr
     assert len(parse_jsonl(result.stdout)) == 43
     assert "<stdin>:41: duplicate id 'm1' (first at line 2)" in result.stderr
-    assert "<stdin>:28: duplicate ids are checked among the first 27 records only" in result.stderr
-    assert "read 43 records, 2 duplicate ids, duplicate ids checked among the first 27 records" in result.stderr
+    assert f"<stdin>:{capacity + 1}: duplicate ids are checked among the first {capacity} records only" in result.stderr
+    assert f"read 43 records, 2 duplicate ids, duplicate ids checked among the first {capacity} records" \
+        in result.stderr
     monkeypatch.setenv("ONTOLINK_DUPLICATE_IDS_BYTES", "lots")
     result = run("link", "--index", tfidf_index, "--top-k", 1, input=jsonl(mentions))
     assert result.exit_code == 1 and "ONTOLINK_DUPLICATE_IDS_BYTES='lots' is not a number of bytes" in result.stderr

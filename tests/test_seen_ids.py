@@ -14,11 +14,12 @@ from ontolink.seen_ids import BUDGET_VARIABLE, SeenIds, id_key
 
 
 def test_first_lines_are_those_a_dict_gives_across_merges():
-    """Random ids with repeats; a small budget so that the pending dict is merged into the arrays ~40 times."""
+    """Random ids with repeats; a small budget so that the pending dict is merged into the arrays (and the filter
+    made larger) ten times."""
     chooser = random.Random(7)
     ids = [f"PMID{chooser.randrange(1500)}:{chooser.randrange(3)}" for _ in range(6000)]
-    seen, first_seen = SeenIds(budget=160_000), {}
-    assert seen._pending_max < 300 and seen.capacity > len(set(ids))
+    seen, first_seen = SeenIds(budget=200_000), {}
+    assert seen._pending_max * 10 < len(set(ids)) < seen.capacity
     for line, value in enumerate(ids, start=1):
         expected = first_seen.setdefault(value, line)
         assert seen.first_line(value, line) == (expected if expected != line else None), (line, value)

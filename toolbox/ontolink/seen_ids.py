@@ -1,14 +1,15 @@
 """The ids a reader has seen, for reporting duplicates, in a bounded number of bytes.
 
-Each id is kept as an 8-byte BLAKE2b hash (``hashlib``: stable across runs and machines, unlike Python's
-salted ``hash()``) with the line it was first seen on: new ids go to a small dict, which is merged into
-two sorted numpy arrays (hashes, lines) whenever it fills, and looked up with a binary search. When the
-budget is spent no further id is recorded, but every id is still checked against those recorded.
+Each id is kept as an 8-byte BLAKE2b hash (``hashlib``: the same in every run and on every machine, unlike
+Python's salted ``hash()``) with the line it was first seen on: new ids go to a small dict, which is merged
+into two sorted numpy arrays (hashes, lines) whenever it fills. A bit filter over the merged hashes (16 bits an
+id) answers "never seen" for most new ids without a binary search. When the budget is spent no
+further id is recorded, but every id is still checked against those recorded.
 """
 
-import hashlib
 import math
 import os
+from hashlib import blake2b
 
 import numpy as np
 
@@ -17,12 +18,15 @@ from ontolink.errors import OntolinkError
 DEFAULT_BUDGET_BYTES = 64 << 20
 BUDGET_VARIABLE = "ONTOLINK_DUPLICATE_IDS_BYTES"
 
-# A recorded id costs 16 bytes in the sorted arrays (hash and line, int64 each), counted twice: a merge
-# copies both arrays before the old ones are freed.
-ARRAY_ENTRY_BYTES = 2 * 16
+# A recorded id costs 16 bytes in the sorted arrays (hash and line, int64 each), counted twice because a
+# merge copies both arrays before the old ones are freed, and at most 8 in the filter (16 bits an id, up
+# to twice that once rounded to a power of two, and the old filter while a larger one is made).
+ARRAY_ENTRY_BYTES = 2 * 16 + 8
+FILTER_BITS_PER_ID = 16
 # An id waiting in the dict: its table slots, the int key and the int line (measured at 16,384 entries).
 PENDING_ENTRY_BYTES = 150
 PENDING_MAX = 1 << 14
+_NOT_A_STRING = b"\xff"  # never in UTF-8: an id that is not a string never hashes the bytes of one
 
 
 def budget_bytes() -> int:
@@ -47,11 +51,9 @@ def id_key(value: object) -> int:
     is ``1``), anything else (null, an array, an object) its JSON with sorted keys."""
     if isinstance(value, str):
         data = value.encode("utf-8", "surrogatepass")
-        person = b"string"
     else:
-        data = _canonical_text(value).encode("utf-8", "surrogatepass")
-        person = b"value"
-    return int.from_bytes(hashlib.blake2b(data, digest_size=8, person=person).digest(), "little", signed=True)
+        data = _NOT_A_STRING + _canonical_text(value).encode("utf-8", "surrogatepass")
+    return int.from_bytes(blake2b(data, digest_size=8).digest(), "little", signed=True)
 
 
 def _canonical_text(value):
@@ -69,25 +71,34 @@ class SeenIds:
 
     def __init__(self, budget: int | None = None):
         self.budget = budget_bytes() if budget is None else budget
-        # the dict takes at most a quarter of the budget; the rest is the arrays'
+        # the dict takes at most a quarter of the budget; the rest is the arrays' and the filter's
         self._pending_max = min(PENDING_MAX, self.budget // 4 // PENDING_ENTRY_BYTES)
         self.capacity = max(0, (self.budget - self._pending_max * PENDING_ENTRY_BYTES) // ARRAY_ENTRY_BYTES)
         self._pending = {}
         self._hashes = np.empty(0, np.int64)  # sorted
         self._lines = np.empty(0, np.int64)
+        self._filter = bytearray(1)  # bit (hash & bits - 1) set for each merged hash
+        self._filter_mask = 0  # bytes - 1
         self.recorded = 0  # ids recorded (pending or merged)
         self.full = False  # an id came that there was no room for
 
     def first_line(self, value: object, line_number: int) -> int | None:
         """The line ``value`` was first seen on, or None when it is new: then it is recorded on
         ``line_number`` if there is room (``full`` says when there was not)."""
-        key = id_key(value)
+        if type(value) is str:  # id_key, inline: this runs once a record
+            try:
+                data = value.encode()
+            except UnicodeEncodeError:
+                data = value.encode("utf-8", "surrogatepass")
+            key = int.from_bytes(blake2b(data, digest_size=8).digest(), "little", signed=True)
+        else:
+            key = id_key(value)
         first = self._pending.get(key)
         if first is not None:
             return first
-        if len(self._hashes):
+        if self._filter[(key >> 3) & self._filter_mask] >> (key & 7) & 1:
             at = int(self._hashes.searchsorted(key))
-            if at < len(self._hashes) and self._hashes[at] == key:
+            if at < len(self._hashes) and int(self._hashes[at]) == key:
                 return int(self._lines[at])
         if self.recorded >= self.capacity:
             self.full = True
@@ -99,7 +110,8 @@ class SeenIds:
         return None
 
     def _merge(self):
-        """Move the pending ids into the sorted arrays."""
+        """Move the pending ids into the sorted arrays and the filter (made larger first when it is past
+        its bits an id)."""
         count = len(self._pending)
         keys = np.fromiter(self._pending.keys(), np.int64, count)
         lines = np.fromiter(self._pending.values(), np.int64, count)
@@ -109,3 +121,9 @@ class SeenIds:
         at = np.searchsorted(self._hashes, keys)
         self._hashes = np.insert(self._hashes, at, keys)
         self._lines = np.insert(self._lines, at, lines)
+        if len(self._filter) * 8 < FILTER_BITS_PER_ID * len(self._hashes):
+            size = 1 << math.ceil(math.log2(FILTER_BITS_PER_ID * len(self._hashes) / 8))
+            self._filter, self._filter_mask = bytearray(size), size - 1
+            keys = self._hashes  # every hash into the new filter
+        bits = np.frombuffer(self._filter, np.uint8)  # a view: the bytearray is written
+        np.bitwise_or.at(bits, (keys >> 3) & self._filter_mask, (1 << (keys & 7)).astype(np.uint8))
