@@ -3,13 +3,12 @@
 Below the steps: `link`, `annotate` and the ranker's features all search through it.
 """
 
-import os
 import sys
 from collections import OrderedDict
 
 import numpy as np
 
-from ontolink.errors import OntolinkError
+from ontolink.byte_budget import byte_budget
 
 DEFAULT_MEMO_BYTES = 64 << 20
 MEMO_BYTES_VARIABLE = "ONTOLINK_LINK_MEMO_BYTES"
@@ -18,17 +17,7 @@ MEMO_BYTES_VARIABLE = "ONTOLINK_LINK_MEMO_BYTES"
 def memo_bytes():
     """The link memo's budget: 64 MiB, or ``ONTOLINK_LINK_MEMO_BYTES`` (bytes, K/M/G suffix allowed; 0 turns
     the memo off)."""
-    text = os.environ.get(MEMO_BYTES_VARIABLE, "").strip()
-    if not text:
-        return DEFAULT_MEMO_BYTES
-    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1].upper(), 1)
-    try:
-        value = int(text[:-1] if scale > 1 else text) * scale
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise OntolinkError(f"{MEMO_BYTES_VARIABLE}={text!r} is not a number of bytes (e.g. 256M, or 0 for none)")
-    return value
+    return byte_budget(MEMO_BYTES_VARIABLE, DEFAULT_MEMO_BYTES, "256M, or 0 for none")
 
 
 class SearchMemo:

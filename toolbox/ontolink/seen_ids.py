@@ -8,12 +8,11 @@ further id is recorded, but every id is still checked against those recorded.
 """
 
 import math
-import os
 from hashlib import blake2b
 
 import numpy as np
 
-from ontolink.errors import OntolinkError
+from ontolink.byte_budget import byte_budget
 
 DEFAULT_BUDGET_BYTES = 64 << 20
 BUDGET_VARIABLE = "ONTOLINK_DUPLICATE_IDS_BYTES"
@@ -32,17 +31,7 @@ _NOT_A_STRING = b"\xff"  # never in UTF-8: an id that is not a string never hash
 def budget_bytes() -> int:
     """The budget of the record of ids: 64 MiB, or ``ONTOLINK_DUPLICATE_IDS_BYTES`` (bytes, K/M/G suffix
     allowed; 0 records none, so no duplicate is found)."""
-    text = os.environ.get(BUDGET_VARIABLE, "").strip()
-    if not text:
-        return DEFAULT_BUDGET_BYTES
-    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1].upper(), 1)
-    try:
-        value = int(text[:-1] if scale > 1 else text) * scale
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise OntolinkError(f"{BUDGET_VARIABLE}={text!r} is not a number of bytes (e.g. 256M)")
-    return value
+    return byte_budget(BUDGET_VARIABLE, DEFAULT_BUDGET_BYTES)
 
 
 def id_key(value: object) -> int:
