@@ -464,3 +464,25 @@ def test_the_words_a_matcher_remembers_are_bounded(hpo_matcher, monkeypatch):
     assert len(hpo_matcher._word_keys) == 50
     assert hpo_matcher.spans(text, "ancestor") == first == unbounded
     assert {text[start:end] for start, end, *_ in first} >= {"Seizures", "abnormalities of the eyes"}
+
+
+def test_what_the_matcher_keeps_per_word_of_the_text_is_bounded(hpo_matcher, monkeypatch):
+    # a corpus brings ever new words (numbers, typos, names): the stems the word forms remember are bounded as
+    # the keys are, and a word that is no name's anchor, or in no name, leaves nothing in the name table
+    import ontolink.recognition.wordforms as wordforms_module
+
+    words = " ".join(f"zqx{number}" for number in range(300))
+    conjuncts = " ".join(f"Renal cysts or zqy{number}." for number in range(20))  # each looked up in the names
+    text = f"{words}. {conjuncts} Seizures and abnormalities of the eyes."
+    table, forms = hpo_matcher.entries, hpo_matcher.forms
+    expected = hpo_matcher.spans(text, "ancestor")
+    hpo_matcher._word_keys.clear()
+    forms._keys.clear()
+    monkeypatch.setattr(wordforms_module, "MAX_WORDS_KEPT", len(forms._stems))
+    groups, holding, stems = len(table._groups), len(table._holding), len(forms._stems)
+    assert hpo_matcher.spans(text.replace("zq", "zw"), "ancestor") == [
+        (start, end, ids, source, expansion and expansion.replace("zq", "zw"))
+        for start, end, ids, source, expansion in expected]
+    assert (len(table._groups), len(table._holding), len(forms._stems)) == (groups, holding, stems)
+    assert len(forms._keys) <= stems
+    assert {text[start:end] for start, end, *_ in expected} >= {"Seizures", "abnormalities of the eyes"}

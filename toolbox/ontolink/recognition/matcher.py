@@ -411,6 +411,8 @@ class NameTable:
         """{key set: [ids, orders, has a conjunction]} of the names whose anchor is ``anchor``, in keying order."""
         group = self._groups.get(anchor)
         if group is None:
+            if anchor not in self._raw:
+                return {}  # most words of a text anchor no name: nothing kept for them (a corpus has ever new words)
             choose = self.choose_ids or (lambda ids: ids)
             group = self._groups[anchor] = {frozenset(keys): [choose(ids), {tuple(order) for order in orders},
                                                               conjunction]
@@ -432,7 +434,10 @@ class NameTable:
         """The numbers of the names (their places in keying order) that hold ``key``."""
         found = self._holding.get(key)
         if found is None:
-            found = self._holding[key] = frozenset(self.stored["holding"].get(key, ()))
+            numbers = self.stored["holding"].get(key)
+            if numbers is None:
+                return frozenset()  # a word of no name: nothing kept for it
+            found = self._holding[key] = frozenset(numbers)
         return found
 
     def as_dict(self):

@@ -23,6 +23,8 @@ which who whom whose than then so such via per upon over under about""".split())
 CONJUNCTIONS = frozenset(("and", "or", "nor"))
 # Short all-capital tokens are abbreviations ("ALL", "ASD"): kept case-sensitive, never stemmed.
 ABBREVIATION_LENGTH = 5
+# Words whose stems and keys are remembered (a long corpus brings ever new words: memory stays bounded).
+MAX_WORDS_KEPT = 1_000_000
 # A capital letter, a hyphen and digits is one designation, written either way ("type A-1", "type A1"):
 # one token, keyed without its hyphen; every other token is a run of letters and digits.
 _TOKEN = re.compile(r"\b[A-Z]-[0-9]+\b|[^\W_]+", re.UNICODE)
@@ -112,7 +114,9 @@ class WordForms:
             spelled = singular(unaccented(folded)).replace("ae", "e").replace("oe", "e")
             if spelled.endswith(("our", "ours")) and len(spelled) > 4:
                 spelled = spelled.replace("our", "or")
-            stem = self._stems[folded] = self._stemmer.stemWord(spelled)
+            stem = self._stemmer.stemWord(spelled)
+            if len(self._stems) < MAX_WORDS_KEPT:
+                self._stems[folded] = stem
         return stem
 
     @staticmethod
@@ -131,7 +135,7 @@ class WordForms:
         else:
             stem = self.stem(word)
             key = self.cluster_of.get(stem, stem)
-        if len(self._keys) < 1_000_000:  # bounded: a long corpus brings ever new words
+        if len(self._keys) < MAX_WORDS_KEPT:
             self._keys[word] = key
         return key
 
