@@ -486,3 +486,16 @@ def test_what_the_matcher_keeps_per_word_of_the_text_is_bounded(hpo_matcher, mon
     assert (len(table._groups), len(table._holding), len(forms._stems)) == (groups, holding, stems)
     assert len(forms._keys) <= stems
     assert {text[start:end] for start, end, *_ in expected} >= {"Seizures", "abnormalities of the eyes"}
+
+
+def test_a_damaged_cache_file_of_keyed_tables_is_built_again(hpo, tmp_path, monkeypatch):
+    # the cache is the user's disk: a file whose compressed bytes are damaged (zlib's own error, neither OSError
+    # nor ValueError) costs a rebuild, never a traceback
+    monkeypatch.setenv("ONTOLINK_CACHE_DIR", str(tmp_path))
+    built = ConceptMatcher(hpo, roots=["HP:0000478"])
+    (stored,) = (tmp_path / "matchers").iterdir()
+    damaged = bytearray(stored.read_bytes())
+    damaged[40:80] = bytes(byte ^ 0xFF for byte in damaged[40:80])
+    stored.write_bytes(bytes(damaged))
+    again = ConceptMatcher(hpo, roots=["HP:0000478"])
+    assert again.entries.as_dict() == built.entries.as_dict() and len(again.entries) > 100

@@ -458,6 +458,7 @@ def _cache_path(settings):
 def _cached_tables(settings):
     """The matcher's tables built before with ``settings`` (gzipped JSON in the user cache), or None."""
     import gzip
+    import zlib
 
     import orjson  # parses the tables in a third of the standard library's time
 
@@ -465,8 +466,8 @@ def _cached_tables(settings):
     try:
         with gzip.open(path, "rb") as handle:
             tables = orjson.loads(handle.read())
-    except (OSError, ValueError, EOFError):
-        return None  # absent, or unreadable: built again
+    except (OSError, ValueError, EOFError, zlib.error):
+        return None  # absent, or unreadable (damaged compressed bytes are zlib's own error): built again
     if not isinstance(tables, dict) or tables.get("settings") != settings or \
             not {"clusters", "modifiers", "variants", "names"} <= tables.keys():
         return None
