@@ -123,6 +123,17 @@ def test_wordnet_is_read_from_a_zip_as_nltk_leaves_it(tmp_path):
     (tmp_path / "broken.zip").write_bytes(archive.read_bytes()[:-40])
     with pytest.raises(InputError, match="broken.zip"):
         read_pertainyms(tmp_path / "broken.zip")
+    # a member whose compressed bytes are damaged: zlib's own error, which zipfile lets through
+    with zipfile.ZipFile(tmp_path / "deflated.zip", "w", zipfile.ZIP_DEFLATED) as handle:
+        for name in ("data.adj", "data.noun"):
+            handle.write(wordnet / name, f"wordnet/{name}")
+        member = handle.getinfo("wordnet/data.adj")
+    damaged = bytearray((tmp_path / "deflated.zip").read_bytes())
+    start = member.header_offset + 30 + len(member.filename)
+    damaged[start:start + 16] = bytes(byte ^ 0xFF for byte in damaged[start:start + 16])
+    (tmp_path / "damaged.zip").write_bytes(bytes(damaged))
+    with pytest.raises(InputError, match="damaged.zip"):
+        read_pertainyms(tmp_path / "damaged.zip")
 
 
 def test_otic_finds_the_ear_with_wordnet(hpo, tmp_path):

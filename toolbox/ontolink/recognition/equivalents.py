@@ -142,6 +142,7 @@ def _wordnet_files(path):
     data.noun is read whole (16 MB in WordNet 3.0): its synsets are looked up by byte offset, and a zip
     member cannot seek back cheaply."""
     import zipfile
+    import zlib
 
     if os.path.isdir(path):
         files = [os.path.join(path, name) for name in ("data.adj", "data.noun")]
@@ -164,7 +165,7 @@ def _wordnet_files(path):
                                  "the zip)")
             return (archive.read(members["data.adj"]), archive.read(members["data.noun"]),
                     f"{path}:{members['data.adj']}", f"{path}:{members['data.noun']}")
-    except (zipfile.BadZipFile, OSError, EOFError) as error:
+    except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as error:  # zlib's: damaged compressed bytes
         raise InputError(f"{path}: unreadable zip ({error})") from None
 
 
