@@ -326,6 +326,9 @@ class ConceptMatcher:
         if nesting != "none":
             used = [False] * len(keyed)
             kept = set()
+            # the kept inner matches of each outer one: a match around an inner one lies inside the same outer
+            # match (outer ones do not overlap), so only those are looked at (all of the document's: quadratic)
+            kept_inside = defaultdict(list)
             for outer_index, match in inside:
                 outer = chosen[outer_index]
                 if (match.first, match.last) in kept or (match.first, match.last) == (outer.first, outer.last):
@@ -337,13 +340,14 @@ class ConceptMatcher:
                         continue
                     # ... but an entity a kept match around it gives already says nothing new ("developmental
                     # delay" inside "global developmental delay": both Global developmental delay)
-                    if any(set(match.ids) <= set(around.ids) for around in [outer] + inner
+                    if any(set(match.ids) <= set(around.ids) for around in [outer] + kept_inside[outer_index]
                            if around.first <= match.first and match.last <= around.last):
                         continue
                 elif any(used[match.first:match.last + 1]):
                     continue
                 used[match.first:match.last + 1] = [True] * (match.last - match.first + 1)
                 kept.add((match.first, match.last))
+                kept_inside[outer_index].append(match)
                 inner.append(match)
         return chosen, inner
 
