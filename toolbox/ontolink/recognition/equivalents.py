@@ -24,6 +24,7 @@ import os
 from collections import Counter, defaultdict
 
 from ontolink.errors import InputError
+from ontolink.recognition.wordforms import one_apart
 
 # Entities that must show a pair of keys before the pair stands for one another (see the module docstring).
 MIN_ENTITIES = 15
@@ -38,13 +39,7 @@ def learned_pairs(key_sets, min_entities=MIN_ENTITIES, max_together=MAX_TOGETHER
     together; ``key_sets``: each entity's names (its preferred name and exact synonyms) as sets of keys."""
     shown = Counter()
     for sets in key_sets:
-        pairs = set()
-        for index, first in enumerate(sets):
-            for second in sets[index + 1:]:
-                only_first, only_second = first - second, second - first
-                if len(only_first) == 1 and len(only_second) == 1:
-                    (a,), (b,) = only_first, only_second
-                    pairs.add((a, b) if a < b else (b, a))
+        pairs = {(a, b) if a < b else (b, a) for a, b in one_apart(sets)}
         shown.update(pairs)  # an entity counts once for a pair, however many of its names show it
     candidates = {pair for pair, count in shown.items() if count >= min_entities}
     words = {key for pair in candidates for key in pair}

@@ -70,6 +70,16 @@ def unaccented(word):
                    if not unicodedata.combining(character))
 
 
+def spelled(word):
+    """``word`` (lowercase) spelled as most names are: British spellings as American ones (haemorrhage, oedema,
+    tumour), classical plurals as their singulars, accented letters as plain ones. Both keys (``WordForms``,
+    before stemming) and the light folding (``fold``) start from it."""
+    word = singular(unaccented(word)).replace("ae", "e").replace("oe", "e")
+    if len(word) > 4 and word.endswith(("our", "ours")):
+        word = word.replace("our", "or")
+    return word
+
+
 def is_abbreviation(word):
     """Short all-capital tokens, a single capital letter too: inside a name "A" is a designation ("Type A
     brachydactyly"), not the article, and "C" in "brachydactyly type C" is not "c"."""
@@ -109,12 +119,7 @@ class WordForms:
         folded = word.lower()
         stem = self._stems.get(folded)
         if stem is None:
-            # British spellings meet American ones before stemming: haemorrhage, oedema, tumour; classical
-            # plurals their singulars, accented letters plain ones
-            spelled = singular(unaccented(folded)).replace("ae", "e").replace("oe", "e")
-            if spelled.endswith(("our", "ours")) and len(spelled) > 4:
-                spelled = spelled.replace("our", "or")
-            stem = self._stemmer.stemWord(spelled)
+            stem = self._stemmer.stemWord(spelled(folded))
             if len(self._stems) < MAX_WORDS_KEPT:
                 self._stems[folded] = stem
         return stem
@@ -146,9 +151,7 @@ def fold(word):
     "cell", "cellular")."""
     if is_abbreviation(word):
         return word.replace("-", "")
-    word = singular(unaccented(word.lower())).replace("ae", "e").replace("oe", "e")
-    if len(word) > 4 and word.endswith(("our", "ours")):
-        word = word.replace("our", "or")
+    word = spelled(word.lower())
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
     if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
@@ -165,6 +168,16 @@ def _common_prefix(first, second):
     return length
 
 
+def one_apart(sets):
+    """(a, b) for each two of ``sets`` (a list) that differ in one item on each side: a synonym pair's words where
+    all else is shared ({renal, anomaly} and {kidney, anomaly}: renal, kidney)."""
+    for index, first in enumerate(sets):
+        for second in sets[index + 1:]:
+            only_first, only_second = first - second, second - first
+            if len(only_first) == 1 and len(only_second) == 1:
+                yield next(iter(only_first)), next(iter(only_second))
+
+
 def _learn_clusters(stemmed_names, min_prefix, rule_prefix, max_ending, min_pairs):
     """(stem -> cluster key, alternation -> synonym pairs showing it) from each entity's stemmed names."""
     alternation_count = Counter()
@@ -177,19 +190,14 @@ def _learn_clusters(stemmed_names, min_prefix, rule_prefix, max_ending, min_pair
             stem_set = frozenset(stems)
             if stem_set and stem_set not in sets:
                 sets.append(stem_set)
-        for index, first in enumerate(sets):
-            for second in sets[index + 1:]:
-                only_first, only_second = first - second, second - first
-                if len(only_first) != 1 or len(only_second) != 1:
-                    continue
-                (a,), (b,) = only_first, only_second
-                shared = _common_prefix(a, b)
-                if shared < min_prefix or len(a) - shared > max_ending or len(b) - shared > max_ending:
-                    continue
-                pair = (a, b) if a < b else (b, a)
-                if pair not in pairs:
-                    pairs.add(pair)
-                    alternation_count[tuple(sorted((a[shared:], b[shared:])))] += 1
+        for a, b in one_apart(sets):
+            shared = _common_prefix(a, b)
+            if shared < min_prefix or len(a) - shared > max_ending or len(b) - shared > max_ending:
+                continue
+            pair = (a, b) if a < b else (b, a)
+            if pair not in pairs:
+                pairs.add(pair)
+                alternation_count[tuple(sorted((a[shared:], b[shared:])))] += 1
     alternations = {pair: count for pair, count in alternation_count.items() if count >= min_pairs}
     by_prefix = defaultdict(set)
     for stem in vocabulary:
