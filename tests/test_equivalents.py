@@ -205,3 +205,23 @@ def test_names_with_equivalent_words_are_keyed_the_same_whatever_the_hash_seed(t
                              check=True)
         outputs.append(run.stdout.split())
     assert outputs[0] == outputs[1] and int(outputs[0][0]) > 50  # variants named by more than one entity
+
+
+def test_a_variant_never_takes_the_name_of_an_entity_outside_the_roots(tmp_path):
+    # "renal cyst" is the own name of an entity outside --roots: the variant of "Kidney cyst" (renal for kidney)
+    # inside them must not claim it, as it may not claim the name of an entity inside them
+    from ontolink.ontology import load_ontology
+
+    wordnet = write_wordnet(tmp_path / "wn", {"kidney": "an organ", "liver": "an organ"},
+                            {"renal": ["kidney"], "hepatic": ["liver"]})
+    entities = [{"id": "X:1", "name": "Phenotype", "parents": []},
+                {"id": "X:2", "name": "Kidney cyst", "parents": ["X:1"]},
+                {"id": "X:3", "name": "Liver cyst", "parents": ["X:1"]},
+                {"id": "X:9", "name": "Other findings", "parents": []},
+                {"id": "X:10", "name": "Renal cyst", "parents": ["X:9"]}]
+    path = tmp_path / "onto.jsonl"
+    path.write_text("".join(json.dumps(entity) + "\n" for entity in entities))
+    matcher = ConceptMatcher(load_ontology(str(path)), roots=["X:1"], pertainyms=read_pertainyms(wordnet),
+                             cache=False)
+    spans = found(matcher, "A renal cyst and a hepatic cyst.")
+    assert spans == {"hepatic cyst": ["X:3"]}

@@ -32,7 +32,7 @@ SHARED_NAMES = ("general", "all")  # a name of an entity and of its ancestor: th
 # Words whose keys a matcher remembers (a long corpus brings ever new words: memory stays bounded).
 MAX_WORDS_KEPT = 1_000_000
 # Bumped whenever keying changes: tables cached by an older version are built again.
-CACHE_VERSION = 7
+CACHE_VERSION = 8
 # How the cached tables are laid out (``NameTable``): another layout is another cache file, whatever the version.
 TABLE_LAYOUT = "names by anchor"
 
@@ -163,7 +163,9 @@ class ConceptMatcher:
         # in the ontology's order (``keep`` is a set, whose order the hash seed changes): a variant's ids keep it
         wanted = key_sets if keep is None else {entity_id: sets for entity_id, sets in key_sets.items()
                                                  if entity_id in keep}
-        variants = variant_names(wanted, equivalent_keys(pairs), set(self.entries))
+        # no variant takes a name of any entity's own, inside the roots or outside them (a text using it means that one)
+        own = set(self.entries).union(*key_sets.values())
+        variants = variant_names(wanted, equivalent_keys(pairs), own)
         for key_set, ids in variants.items():
             self.entries[key_set] = [ids, set(), False]  # no word order of its own: never "in order"
         self.variants = len(variants)
