@@ -3,14 +3,13 @@ in any word form, close together inside one clause of the text.
 
 "Absent speech" is found in "absence of speech", "Kidney malformation" in "malformations of the
 kidneys". Each name becomes the set of its content-word keys (``WordForms``: function words
-dropped, word forms joined); the text is keyed the same way and cut into clauses at sentence
+dropped, word forms joined; a name of one content word keeps that word, lightly folded: ``wordforms.fold``,
+"sinus" is no form of "sinusitis"); the text is keyed the same way and cut into clauses at sentence
 punctuation, commas and brackets. A name matches where a window of the clause holds all of its
 keys, with at most ``max_gaps`` other content words inside and no "and"/"or" unless the name has
 one (coordinations are expanded by ``recognition.coordination``). Overlapping matches: the one
 covering more words wins, then the one matching more name words (the more specific name), then
 a name in the text's own word order.
-
-Coordinations ("palmar and plantar pits") are expanded by ``recognition.coordination``.
 """
 
 from bisect import bisect_left
@@ -284,7 +283,7 @@ class ConceptMatcher:
         is "dictionary", "coordination" for a name expanded from a coordination (``expansion``: that
         name written out, "palmar pits"; its ids are empty when it is no name of the ontology), or
         "abbreviation" for a short form defined in ``text`` whose long form is a name (with
-        ``abbreviations``); expansion is None but for coordinations.
+        ``abbreviations``; ``expansion``: the long form); expansion is None for "dictionary".
 
         Overlapping matches keep the best (see the module docstring). ``nesting`` says which
         names inside a kept one stay too: "none", "all", or "ancestor": those whose entity is the
