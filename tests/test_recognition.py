@@ -520,3 +520,31 @@ def test_ancestor_nesting_costs_linear_time_in_a_long_document(hpo_matcher):
     # each inner name was once compared with every inner name kept before it in the document: 8 times the text
     # took 60 times as long
     assert seconds(4000) < 20 * seconds(500)
+
+
+def test_coordinations_cost_linear_time_in_one_long_list(hpo_matcher):
+    # one list of hundreds of items (a table pasted as text, a list of findings): every run of its joints was
+    # expanded, each as long as the list: 8 times the items took 60 times as long, and "or" chains longer still
+    import time
+
+    words = ["renal", "hepatic", "cardiac", "ocular"]
+
+    def seconds(text):
+        best = float("inf")
+        for _ in range(2):
+            started = time.process_time()
+            spans = hpo_matcher.spans(text, nesting="ancestor")
+            best = min(best, time.process_time() - started)
+        return best, sum(1 for span in spans if span[3] == "coordination")
+
+    def listed(count):
+        return seconds("Patients had " + ", ".join((words * count)[:count]) + " and pancreatic cysts.")
+
+    (short, short_found), (long, long_found) = listed(200), listed(1600)
+    assert (short_found, long_found) == (200, 1600)  # each item with "cysts", the long list too
+    assert long < 20 * short
+
+    def alternatives(count):
+        return seconds("Patients had " + " or ".join((words * count)[:count]) + " or pancreatic cysts.")[0]
+
+    assert alternatives(400) < 20 * alternatives(100)

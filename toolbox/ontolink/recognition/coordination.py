@@ -32,6 +32,10 @@ SENTENCE_BREAKS = frozenset(".;:!?()[]{}")
 PHRASE_BREAKS = SENTENCE_BREAKS | {","}
 MAX_CONJUNCT = 2  # content words in one conjunct
 MAX_SHARED = 4  # words shared by the conjuncts, function words included ("malformations of the")
+# A chain is tried from each of its first and last joints to each of its last and first, this many on each side:
+# every run of a list of hundreds of items, each run expanded, was quadratic in the list (cubic for "or" chains).
+# The longest chain of the GSC+ and NCBI-disease abstracts has 9 joints.
+MAX_TRIMMED = 16
 
 _tables = weakref.WeakKeyDictionary()  # matcher -> (key -> numbers of the names holding it, keys that modify, not head)
 # A word modifies (is no head of) the names it occurs in when it ends at most this share of them, in
@@ -47,6 +51,12 @@ def coordinated_matches(matcher, text, keyed, found=()):
     if "/" not in text and not any(token[3] in JOINING_WORDS for token in keyed):
         return []  # no coordination without a joining word or a slash: most sentences
     return _Coordinations(matcher, text, keyed, found).matches()
+
+
+def _trimmed(positions, count, first=0):
+    """Of ``positions`` (of ``first``..``first + count - 1``), the first and last ``MAX_TRIMMED``."""
+    return [position for position in positions
+            if position < first + MAX_TRIMMED or position >= first + count - MAX_TRIMMED]
 
 
 def _key_tables(matcher):
@@ -101,8 +111,9 @@ class _Coordinations:
             # hypoplasia/dysplasia or agenesis", "posterior subcapsular or capsular cataract and cortical
             # cataract"): of the chain and its shorter runs of joints, the one that expands best
             expanded = []
-            for start in range(len(chain)):
-                for end in range(len(chain), start, -1):
+            count = len(chain)
+            for start in _trimmed(range(count), count):
+                for end in _trimmed(range(count, start, -1), count, first=1):
                     if chain[end - 1][2] == "comma":
                         continue  # commas join a list only before its conjunction
                     candidate = self.expand(chain[start:end])
