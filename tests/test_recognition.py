@@ -17,6 +17,18 @@ def found(matcher, text, **options):
     return {text[start:end]: ids for start, end, ids in matcher.matches(text, **options)}
 
 
+def cpu_seconds(call):
+    """(the fewer CPU seconds of two calls of ``call``, what it returned): for costs compared as ratios."""
+    import time
+
+    best = float("inf")
+    for _ in range(2):
+        started = time.process_time()
+        result = call()
+        best = min(best, time.process_time() - started)
+    return best, result
+
+
 def test_word_forms_join_derivations_learned_from_synonyms(hpo):
     forms = WordForms([hpo.names(entity) for entity in hpo])
     assert forms.key("dysplastic") == forms.key("dysplasia") and forms.key("absent") == forms.key("absence")
@@ -143,18 +155,11 @@ def test_independent_names_joined_by_and_expand_into_nothing(hpo_matcher):
 
 
 def test_coordinations_cost_linear_time_in_a_long_document(hpo_matcher):
-    import time
-
     sentence = ("Palmar and plantar pits, renal hypoplasia/dysplasia or agenesis, cranial and spinal meningiomas, "
                 "short stature and hearing loss were seen. ")
 
     def seconds(copies):
-        text = sentence * copies
-        best = float("inf")
-        for _ in range(2):
-            started = time.process_time()
-            spans = hpo_matcher.spans(text, nesting="ancestor")
-            best = min(best, time.process_time() - started)
+        best, spans = cpu_seconds(lambda: hpo_matcher.spans(sentence * copies, nesting="ancestor"))
         assert sum(1 for span in spans if span[3] == "coordination") >= 4 * copies
         return best
 
@@ -502,18 +507,12 @@ def test_a_damaged_cache_file_of_keyed_tables_is_built_again(hpo, tmp_path, monk
 
 
 def test_ancestor_nesting_costs_linear_time_in_a_long_document(hpo_matcher):
-    import time
-
     sentence = "Bilateral vestibular schwannomas, ulcerative colitis and global developmental delay were seen. "
 
     def seconds(copies):
         keyed = hpo_matcher.keyed_tokens(sentence * copies)
         found = hpo_matcher.candidates(keyed)
-        best = float("inf")
-        for _ in range(2):
-            started = time.process_time()
-            _, inner = hpo_matcher.choose(keyed, found, "ancestor")
-            best = min(best, time.process_time() - started)
+        best, (_, inner) = cpu_seconds(lambda: hpo_matcher.choose(keyed, found, "ancestor"))
         assert len(inner) == 3 * copies  # "vestibular schwannomas", "schwannomas", "colitis" in each sentence
         return best
 
@@ -525,16 +524,10 @@ def test_ancestor_nesting_costs_linear_time_in_a_long_document(hpo_matcher):
 def test_coordinations_cost_linear_time_in_one_long_list(hpo_matcher):
     # one list of hundreds of items (a table pasted as text, a list of findings): every run of its joints was
     # expanded, each as long as the list: 8 times the items took 60 times as long, and "or" chains longer still
-    import time
-
     words = ["renal", "hepatic", "cardiac", "ocular"]
 
     def seconds(text):
-        best = float("inf")
-        for _ in range(2):
-            started = time.process_time()
-            spans = hpo_matcher.spans(text, nesting="ancestor")
-            best = min(best, time.process_time() - started)
+        best, spans = cpu_seconds(lambda: hpo_matcher.spans(text, nesting="ancestor"))
         return best, sum(1 for span in spans if span[3] == "coordination")
 
     def listed(count):
