@@ -541,3 +541,28 @@ def test_coordinations_cost_linear_time_in_one_long_list(hpo_matcher):
         return seconds("Patients had " + " or ".join((words * count)[:count]) + " or pancreatic cysts.")[0]
 
     assert alternatives(400) < 20 * alternatives(100)
+
+
+def test_dense_ngrams_of_a_long_document_are_asked_in_bounded_memory(hpo_matcher, tfidf_index):
+    # the candidate lists (20 a span under --roots) of all of a document's n-grams were held at once
+    import tracemalloc
+
+    from ontolink.artifacts.index import load_index
+    from ontolink.steps.annotate import annotate_documents
+
+    index = load_index(tfidf_index)
+    sentence = "Patients showed a marked tendency towards unusual findings in the clinic records kept by staff. "
+
+    def peak(copies):
+        tracemalloc.start()
+        try:
+            records = list(annotate_documents([("d", sentence * copies)], hpo_matcher, dense=index,
+                                              dense_threshold=0.95, context_characters=100))
+            used = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert records == []  # nothing in the sentence is a name: every n-gram is asked, and refused
+        return used
+
+    assert peak(600) < 2 * peak(150)  # 4 times the text: 4 times the memory, before
+

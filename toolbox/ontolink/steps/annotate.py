@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from ontolink.encoder_inputs import CONTEXT_CHARACTERS as CONTEXT
 from ontolink.formats import document_text
 from ontolink.recognition.matcher import ConceptMatcher
 from ontolink.recognition.ngrams import candidate_spans
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 
 LONG_DOCUMENT = 100_000  # characters: longer documents get bounded contexts
 LONG_CONTEXT = 5_000
+DENSE_BLOCK = 4_096  # n-grams asked of the index at once (as `link` asks its mentions)
 
 
 def annotate_documents(documents: Iterable[BioCDocument | tuple[str, str]], matcher: ConceptMatcher, entity_type: str = "Entity",
@@ -84,19 +86,25 @@ def _dense_spans(text, found, linker, loaded, threshold, max_words, allowed=None
     for start, end, *_ in found:
         taken[start:end] = [True] * (end - start)
     spans = candidate_spans(text, taken, max_words)
-    if span_scorer is not None and spans:
-        passed = span_scorer.scores([text[start:end] for start, end in spans]) >= span_scorer.threshold
-        spans = [span for span, keep in zip(spans, passed.tolist()) if keep]
-    if not spans:
-        return []
-    queries = [loaded.query_text({"mention": text[start:end], "context_left": text[:start],
-                                  "context_right": text[end:]}) for start, end in spans]
     scored = []
-    for (start, end), candidates in zip(spans, linker.candidates(queries)):
-        if allowed is not None:
-            candidates = [candidate for candidate in candidates if candidate["id"] in allowed][:1]
-        if candidates and candidates[0]["score"] >= threshold:
-            scored.append((candidates[0]["score"], end - start, start, end, candidates[0]["id"]))
+    # a block of n-grams at a time: the candidate lists of all of a long document's n-grams at once held 1 GB for
+    # 768,000 characters (20 a span under --roots)
+    for first in range(0, len(spans), DENSE_BLOCK):
+        block = spans[first:first + DENSE_BLOCK]
+        if span_scorer is not None:
+            passed = span_scorer.scores([text[start:end] for start, end in block]) >= span_scorer.threshold
+            block = [span for span, keep in zip(block, passed.tolist()) if keep]
+        if not block:
+            continue
+        # the context an encoder reads, not the whole text around each n-gram: copied for each n-gram of a long
+        # document, that was quadratic in its length
+        queries = [loaded.query_text({"mention": text[start:end], "context_left": text[max(0, start - CONTEXT):start],
+                                      "context_right": text[end:end + CONTEXT]}) for start, end in block]
+        for (start, end), candidates in zip(block, linker.candidates(queries)):
+            if allowed is not None:
+                candidates = [candidate for candidate in candidates if candidate["id"] in allowed][:1]
+            if candidates and candidates[0]["score"] >= threshold:
+                scored.append((candidates[0]["score"], end - start, start, end, candidates[0]["id"]))
     chosen = []
     for score, _, start, end, entity_id in sorted(scored, key=lambda item: (-item[0], -item[1], item[2])):
         if any(taken[start:end]):
