@@ -70,9 +70,10 @@ def annotate_documents(documents: Iterable[BioCDocument | tuple[str, str]], matc
             found += _dense_spans(text, found, linker, dense, dense_threshold, max_words, matcher.allowed,
                                   span_scorer)
         for start, end, ids, source, expansion in sorted(found, key=lambda span: span[:4] + (span[4] or "",)):
-            left, right = text[:start], text[end:]
-            if keep:
-                left, right = left[-keep:], right[:keep]
+            if keep:  # sliced to the context kept, not copied whole first: that was quadratic in a long document
+                left, right = text[max(0, start - keep):start], text[end:end + keep]
+            else:
+                left, right = text[:start], text[end:]
             record = {"id": f"{doc_id}:{start}-{end}", "doc_id": doc_id, "start": start, "end": end,
                       "mention": text[start:end], "context_left": left, "context_right": right, "type": entity_type,
                       "matched_by": source, "matched_ids": ids}
