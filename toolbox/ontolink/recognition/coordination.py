@@ -15,8 +15,11 @@ corpora such as GSC+, where "orofacial, articular, and auditory manifestations" 
 the matcher.
 
 An expanded name that is no name of the ontology ("dysgenesis of the vermis") is kept too, without
-ids, when its words all occur in one name (*Dysgenesis of the cerebellar vermis*) and its conjunct is
-not a name by itself: its ``expansion`` text is what `link` searches. Where shorter shared words or a shorter conjunct also
+ids, when its conjunct is not a name by itself and either its words all occur in one name (*Dysgenesis
+of the cerebellar vermis*) or its shape says it is a conjunct: a conjunct of words that modify the names
+they occur in, before shared words ("cranial" in "cranial and spinal meningiomas"), or one after shared
+words that end in a function word ("malformations of the ..."). Its ``expansion`` text is what `link`
+searches. Where shorter shared words or a shorter conjunct also
 make names ("bilateral cleft lip and palate": *Bilateral cleft palate*, and *Cleft palate* on "cleft
 lip and palate"), those are kept as well, as names inside names are.
 """
