@@ -20,7 +20,8 @@ from contextlib import contextmanager, nullcontext
 import orjson
 
 from ontolink import signal_guard
-from ontolink.errors import InputError, OntolinkError
+from ontolink.byte_budget import byte_budget
+from ontolink.errors import InputError
 
 
 def display_name(path):
@@ -42,17 +43,7 @@ _GUNZIP_SIZE = 1 << 20  # output per decompression call: a gzip bomb is inflated
 def max_line_bytes():
     """The longest input line accepted, in bytes: 64 MiB, or ``ONTOLINK_MAX_LINE_BYTES`` (a number, with an
     optional K, M or G suffix). A longer line is bad data, so that one line cannot take all memory."""
-    text = os.environ.get(MAX_LINE_BYTES_VARIABLE, "").strip()
-    if not text:
-        return DEFAULT_MAX_LINE_BYTES
-    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1].upper(), 1)
-    try:
-        value = int(text[:-1] if scale > 1 else text) * scale
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise OntolinkError(f"{MAX_LINE_BYTES_VARIABLE}={text!r} is not a positive number of bytes (e.g. 256M)")
-    return value
+    return byte_budget(MAX_LINE_BYTES_VARIABLE, DEFAULT_MAX_LINE_BYTES, minimum=1)
 
 
 class OverlongLine(bytes):
