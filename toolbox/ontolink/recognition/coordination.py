@@ -72,7 +72,7 @@ def _key_tables(matcher):
 
 class _Coordinations:
     def __init__(self, matcher, text, keyed, found):
-        self.matcher, self.text, self.keyed, self.found = matcher, text, keyed, list(found)
+        self.matcher, self.text, self.keyed = matcher, text, keyed
         # the matches indexed by token, so that each question about them costs the conjunct's length, not
         # the number of matches (quadratic in a long document): the most words of a match on each span; the
         # furthest end of a match starting at or before each token, for one and for two words or more; the
@@ -81,7 +81,7 @@ class _Coordinations:
         self.span_words = {}
         self.reach = {1: [-1] * count, 2: [-1] * count}
         self.earliest_start, self.furthest_end = [count] * count, [-1] * count
-        for match in self.found:
+        for match in found:
             span = (match.first, match.last)
             self.span_words[span] = max(self.span_words.get(span, 0), match.words)
             for min_words, reach in self.reach.items():
