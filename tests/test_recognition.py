@@ -295,14 +295,16 @@ def test_annotate_on_ray_writes_what_local_writes(small_ontology_path, tmp_path)
     from conftest import run
 
     docs = tmp_path / "docs.txt"
-    docs.write_text("".join(f"d{n}\tThe boy had seizures and abnormalities of the eyes ({n}).\n" for n in range(40))
-                    + "empty\t \n")
-    local = run("annotate", "--ontology", small_ontology_path, "-i", docs)
+    docs.write_text("".join(f"d{n}\tThe boy had seizures and abnormalities of the eyes ({n}), and fits.\n"
+                            for n in range(40)) + "empty\t \n")
+    aliases = tmp_path / "aliases.jsonl"  # the workers build their matchers with the aliases too
+    aliases.write_text('{"id": "HP:0001250", "aliases": ["fits"]}\n')
+    local = run("annotate", "--ontology", small_ontology_path, "-i", docs, "--aliases", aliases)
     assert local.exit_code == 0, local.stderr
     on_ray = run("annotate", "--ontology", small_ontology_path, "-i", docs, "--engine", "ray", "--workers", 2,
-                 "--batch-size", 7)
+                 "--batch-size", 7, "--aliases", aliases)
     assert on_ray.exit_code == 0, on_ray.stderr
-    assert on_ray.stdout == local.stdout and len(local.stdout.splitlines()) >= 80
+    assert on_ray.stdout == local.stdout and len(local.stdout.splitlines()) >= 120
     assert "1 document without text" in on_ray.stderr
 
 

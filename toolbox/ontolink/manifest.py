@@ -29,6 +29,12 @@ def file_sha256(path):
     return digest.hexdigest()
 
 
+def json_sha256(value):
+    """Content hash of a JSON-able table (WordNet's pertainyms, an alias file's names): what caches are keyed
+    by and artifacts record."""
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
+
+
 def library_versions(*packages):
     versions = {"ontolink": __version__, "python": platform.python_version()}
     for package in packages:

@@ -171,6 +171,14 @@ def ontology_option(required=True, help_text="Ontology: a file (.obo, .owl, .jso
     return decorator
 
 
+def aliases_option(function):
+    """--aliases FILE (repeatable), given to the command as ``alias_files``: names from outside the ontology
+    (``ontolink.recognition.extra_names``), for `annotate` and `index` alike."""
+    return click.option("--aliases", "alias_files", multiple=True, type=click.Path(dir_okay=False),
+                        help="Aliases JSONL ({\"id\", \"aliases\": [...]} a line: `gen-aliases` or `filter` output, "
+                             "or a lexicon of your own; repeatable): each alias is a name of its entity too.")(function)
+
+
 def device_option(function):
     return click.option("--device", default="auto", show_default=True,
                         help="auto (CUDA when torch sees it), cpu, cuda or cuda:N.")(function)

@@ -73,6 +73,18 @@ def validate_alias_record(record):
     _optional_string_list(record, "aliases")
 
 
+def alias_record_validator(ontology):
+    """``validate_alias_record`` for records whose entity must be in ``ontology`` (an alt_id or an obsolete id
+    that resolves to a live entity counts): names to add to it (`annotate --aliases`, `index --aliases`)."""
+
+    def validate(record):
+        validate_alias_record(record)
+        if not ontology.resolve(record["id"]):
+            raise ValueError(f"entity {record['id']!r} is not in the ontology {ontology.label}")
+
+    return validate
+
+
 def validate_pair(record):
     """A Pair record (make-pairs output): a Mention plus the pseudo label "entity_id"."""
     validate_mention(record)

@@ -4,8 +4,8 @@ import click
 
 from ontolink.io import plural, warn as summary
 from ontolink.progress import counting
-from ontolink.options import config_option, device_option, engine_options, input_options, ontology_option, \
-    output_option
+from ontolink.options import aliases_option, config_option, device_option, engine_options, input_options, \
+    ontology_option, output_option
 from ontolink.recognition.matcher import NESTING_RULES, SHARED_NAMES
 from ontolink.registry import LazyChoice
 
@@ -51,6 +51,7 @@ def _readers():
               help="A WordNet database, a directory or a zip holding data.adj and data.noun (/usr/share/wordnet "
                    "of Debian's wordnet-base; NLTK's corpora/wordnet.zip): its pertainyms are equivalent words "
                    "too (\"otic\" for \"ear\").  [env: ONTOLINK_WORDNET]")
+@aliases_option
 @click.option("--shared-names", type=click.Choice(SHARED_NAMES), default="general", show_default=True,
               help="A name (once keyed) of an entity and of one of its ancestors: 'general' finds the ancestor only "
                    "(\"ear anomalies\": Abnormality of the ear, not also Abnormality of the outer ear); 'all' "
@@ -82,7 +83,8 @@ def _readers():
 @engine_options
 @config_option
 def command(input_path, skip_invalid, output_path, source_format, ontology, roots, min_chars, nesting, nested,
-            any_order, word_forms, max_gaps, optional_modifiers, equivalent_words, wordnet_dir, shared_names, coordination, abbreviations, text_field, entity_type, index_dir, dense_threshold,
+            any_order, word_forms, max_gaps, optional_modifiers, equivalent_words, wordnet_dir, alias_files,
+            shared_names, coordination, abbreviations, text_field, entity_type, index_dir, dense_threshold,
             span_scorer_dir, max_words, context_chars, batch_size, device, start_engine):
     """Find mentions of an ontology's names in documents: Mention JSONL for `link`.
 
@@ -115,6 +117,7 @@ def command(input_path, skip_invalid, output_path, source_format, ontology, root
       ontolink annotate --ontology hpo --from jsonl --text-field abstract < docs.jsonl > mentions.jsonl
       ontolink annotate --ontology hpo -i abstracts.txt --engine ray --workers 4 -o mentions.jsonl
       ontolink annotate --ontology hpo --index idx/hpo --dense-threshold 0.92 -i abstracts.txt
+      ontolink annotate --ontology hpo --aliases kept.jsonl -i abstracts.txt | ontolink link --index idx/hpo-aliases
     """
     from ontolink.formats import Counted, Problems, document_format, resolve_format
     from ontolink.gc_pause import collection_paused
@@ -142,6 +145,10 @@ def command(input_path, skip_invalid, output_path, source_format, ontology, root
         from ontolink.recognition.equivalents import read_pertainyms
 
         matcher_options["pertainyms"] = read_pertainyms(wordnet_dir)
+    if alias_files:
+        from ontolink.recognition.extra_names import read_extra_names
+
+        matcher_options["extra_names"] = read_extra_names(alias_files, loaded)
     options = dict(entity_type=entity_type, nesting="all" if nested else nesting, coordination=coordination,
                    abbreviations=abbreviations, dense_threshold=dense_threshold, max_words=max_words,
                    context_characters=context_chars)
@@ -189,8 +196,12 @@ def command(input_path, skip_invalid, output_path, source_format, ontology, root
     # distinct forms they fold to, which is what the matcher holds
     looked_for = [entity for entity in loaded if matcher.allowed is None or entity.id in matcher.allowed]
     names = sum(len(loaded.named(entity)) for entity in looked_for)
+    extra_names = matcher_options.get("extra_names", {})
+    aliases = sum(len(extra_names.get(entity.id, ())) for entity in looked_for)
+    with_aliases = f" and {plural(aliases, 'alias', 'aliases')}" if aliases else ""
     summary(f"found {plural(writer.count, 'mention')} in {plural(documents.count, 'document')} ({plural(names, 'name')} "
-            f"of {plural(len(looked_for), 'entity', 'entities')}, {matcher.size} distinct once folded"
+            f"of {plural(len(looked_for), 'entity', 'entities')}{with_aliases}, "
+            f"{matcher.size} distinct once folded"
             f"{f', {matcher.variants} more with equivalent words' if matcher.variants else ''}) in {seconds:.1f} s"
             f"{skipped}")
 

@@ -6,7 +6,8 @@ from ontolink.backends.encoders import runtime_names
 from ontolink.backends.engines import ENGINES
 from ontolink.backends.indexes import NAME_INDEXES
 from ontolink.io import warn as summary
-from ontolink.options import config_option, device_option, engine_options, force_option, ontology_option, seed_option
+from ontolink.options import aliases_option, config_option, device_option, engine_options, force_option, \
+    ontology_option, seed_option
 from ontolink.registry import LazyChoice, registry_choice
 
 
@@ -20,6 +21,7 @@ def _faiss_types():
 @force_option("index")
 @click.argument("directory", type=click.Path(file_okay=False))
 @ontology_option()
+@aliases_option
 @click.option("--method", type=registry_choice(NAME_INDEXES), default="dense", show_default=True,
               help="dense: sentence encoder + FAISS; tfidf: character 3-gram TF-IDF (lexical baseline); "
                    "multivector: every word piece of every name in FAISS, for late-interaction linking "
@@ -57,7 +59,7 @@ def _faiss_types():
 @seed_option
 @engine_options
 @config_option
-def command(directory, ontology, method, model, multivector, token_k, device, precision, runtime, no_cache,
+def command(directory, ontology, alias_files, method, model, multivector, token_k, device, precision, runtime, no_cache,
             faiss_type, hnsw_m, ef_search, nlist, pq_m, nprobe, min_df, seed, start_engine, force):
     """Build a name index of an ontology in DIRECTORY.
 
@@ -73,7 +75,9 @@ def command(directory, ontology, method, model, multivector, token_k, device, pr
     or {"text", "scope"} objects with scope EXACT, RELATED, NARROW or
     BROAD), "parents", "alt_ids" and "replaced_by" (lists of ids),
     "obsolete" (true/false). --field maps other field names; scispaCy's
-    KB JSONL (concept_id, canonical_name, aliases) is read as it is.
+    KB JSONL (concept_id, canonical_name, aliases) is read as it is. --aliases
+    adds the aliases of Aliases records (gen-aliases or filter output, or a
+    lexicon) as names of kind "alias".
 
     \b
     Examples:
@@ -85,6 +89,7 @@ def command(directory, ontology, method, model, multivector, token_k, device, pr
       ontolink index --ontology hpo --method multivector --model models/xtr idx/hpo-xtr
       ontolink index --ontology hpo --method multivector --model models/xtr --faiss ivfpq --pq-m 16 idx/hpo-xtr-pq
       ontolink index --ontology hpo --engine ray --ray-address auto --workers 8 idx/hpo
+      ontolink index --ontology hpo --aliases kept.jsonl idx/hpo-aliases
     """
     from ontolink.errors import InputError
     from ontolink.steps.index import build_index
@@ -96,6 +101,11 @@ def command(directory, ontology, method, model, multivector, token_k, device, pr
             raise InputError(f"--multivector (now --method multivector) does not combine with --method {method}")
         method = "multivector"
     loaded = ontology.load()
+    extra_names = None
+    if alias_files:
+        from ontolink.recognition.extra_names import read_extra_names
+
+        extra_names = read_extra_names(alias_files, loaded)
     faiss_options = {key: value for key, value in dict(hnsw_m=hnsw_m, ef_search=ef_search, ivf_nlist=nlist,
                                                        pq_m=pq_m, nprobe=nprobe).items() if value is not None}
     index_type = NAME_INDEXES.get(method)
@@ -104,7 +114,8 @@ def command(directory, ontology, method, model, multivector, token_k, device, pr
                          "this process only (use --engine local)")
     if index_type.tokens:
         manifest = build_index(loaded, directory, method=method, model=model, device=device, precision=precision,
-                               faiss_type=faiss_type, token_k=token_k, seed=seed, force=force, **faiss_options)
+                               faiss_type=faiss_type, token_k=token_k, seed=seed, force=force,
+                               extra_names=extra_names, **faiss_options)
         summary(f"indexed {manifest['index']['tokens']} tokens of {manifest['names']} names of "
                 f"{manifest['entities']} entities (multi-vector, {manifest['index']['faiss']['bytes_per_token']} "
                 f"bytes per token) into {directory} in {time.perf_counter() - started:.1f} s")
@@ -115,9 +126,11 @@ def command(directory, ontology, method, model, multivector, token_k, device, pr
     else:
         options = dict(model=model, min_df=min_df)
     with start_engine(device) as engine:
-        manifest = build_index(loaded, directory, method=method, engine=engine, force=force, **options)
+        manifest = build_index(loaded, directory, method=method, engine=engine, force=force, extra_names=extra_names,
+                               **options)
     encoded = manifest.get("encoded") or {}
     reused = f"; {encoded['encoded']} encoded, {encoded['reused']} from the embedding cache" \
         if encoded.get("reused") else ""
-    summary(f"indexed {manifest['names']} names of {manifest['entities']} entities ({method}) into {directory} "
+    aliases = f" ({manifest['aliases']['names']} of them aliases)" if "aliases" in manifest else ""
+    summary(f"indexed {manifest['names']} names{aliases} of {manifest['entities']} entities ({method}) into {directory} "
             f"in {time.perf_counter() - started:.1f} s{reused}")

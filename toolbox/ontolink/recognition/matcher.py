@@ -59,7 +59,7 @@ class ConceptMatcher:
 
     def __init__(self, ontology, roots=None, min_characters=3, max_gaps=0, word_forms=True, any_order=True,
                  optional_modifiers=False, min_modifier_entities=25, cache=True, shared_names="general",
-                 equivalents=True, pertainyms=None):
+                 equivalents=True, pertainyms=None, extra_names=None):
         self.ontology = ontology
         self.max_gaps = max_gaps
         self.any_order = any_order
@@ -70,10 +70,11 @@ class ConceptMatcher:
                     "min_characters": min_characters, "word_forms": word_forms,
                     "optional_modifiers": optional_modifiers, "min_modifier_entities": min_modifier_entities,
                     "equivalents": MIN_ENTITIES if equivalents else None,
-                    "pertainyms": _fingerprint(pertainyms) if pertainyms else None}
+                    "pertainyms": _fingerprint(pertainyms) if pertainyms else None,
+                    "extra_names": _fingerprint(extra_names) if extra_names else None}
         with collection_paused():  # tens of thousands of small lists: see gc_pause
             self._load_or_build(settings, cache, ontology, keep, min_characters, word_forms, optional_modifiers,
-                                min_modifier_entities, equivalents, pertainyms)
+                                min_modifier_entities, equivalents, pertainyms, extra_names)
         self.size = len(self.entries) - self.variants  # the ontology's own names (once keyed)
         self._ancestors = {}
         self._abbreviations = None
@@ -82,7 +83,7 @@ class ConceptMatcher:
             self.entries.choose_ids = self._general_ids
 
     def _load_or_build(self, settings, cache, ontology, keep, min_characters, word_forms, optional_modifiers,
-                       min_modifier_entities, equivalents, pertainyms):
+                       min_modifier_entities, equivalents, pertainyms, extra_names):
         cached = _cached_tables(settings) if cache else None
         if cached is not None:
             self.forms = WordForms(clusters=False)
@@ -92,7 +93,7 @@ class ConceptMatcher:
             self.entries = NameTable(cached["names"])
         else:
             self._build(ontology, keep, min_characters, word_forms, optional_modifiers, min_modifier_entities,
-                        equivalents, pertainyms)
+                        equivalents, pertainyms, extra_names)
             self.entries = NameTable.from_entries(self.entries)
             if cache:
                 _store_tables(settings, {"clusters": self.forms.cluster_of, "modifiers": sorted(self.modifiers),
@@ -114,10 +115,14 @@ class ConceptMatcher:
         return ids
 
     def _build(self, ontology, keep, min_characters, word_forms, optional_modifiers, min_modifier_entities,
-               equivalents=True, pertainyms=None):
-        words_of = {entity.id: [[word for word, _, _ in tokens(name)] for name in ontology.names(entity)
-                                if len(name.strip()) >= min_characters] for entity in ontology}
-        self.forms = WordForms(list(words_of.values()), clusters=word_forms)
+               equivalents=True, pertainyms=None, extra_names=None):
+        def name_words(names):
+            return [[word for word, _, _ in tokens(name)] for name in names if len(name.strip()) >= min_characters]
+
+        words_of = {entity.id: name_words(ontology.names(entity)) for entity in ontology}
+        self.forms = WordForms(list(words_of.values()), clusters=word_forms)  # learned from the ontology's names
+        for entity_id, names in (extra_names or {}).items():  # ``recognition.extra_names``: looked for alike
+            words_of[entity_id] = words_of[entity_id] + name_words(names)
         self.entries = {}  # frozenset of keys -> [ids, set of key orders, has a conjunction]
         self.variants = 0  # of which names with an equivalent word (``_add_equivalent_names``)
         for entity_id, names in words_of.items():
@@ -497,12 +502,12 @@ def _store_tables(settings, tables):
         pass  # a read-only cache costs the next run a rebuild, nothing else
 
 
-def _fingerprint(pertainyms):
-    """A digest of {adjective: [nouns]}: another WordNet is another cache file."""
-    import hashlib
-    import json
+def _fingerprint(table):
+    """A short digest of a table of words ({adjective: [nouns]}, {entity id: [extra names]}): another WordNet or
+    alias file is another cache file."""
+    from ontolink.manifest import json_sha256
 
-    return hashlib.sha256(json.dumps(pertainyms, sort_keys=True).encode()).hexdigest()[:16]
+    return json_sha256(table)[:16]
 
 
 def _nearest(positions, at):

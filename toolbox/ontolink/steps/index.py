@@ -10,7 +10,7 @@ from ontolink.artifacts.index import ARTIFACT, NAMES_FILE, write_names
 from ontolink.backends.indexes import NAME_INDEXES
 from ontolink.errors import InputError
 from ontolink.io import warn
-from ontolink.manifest import artifact_directory, library_versions
+from ontolink.manifest import artifact_directory, json_sha256, library_versions
 from ontolink.progress import progress_bar
 
 if TYPE_CHECKING:
@@ -18,11 +18,13 @@ if TYPE_CHECKING:
     from ontolink.ontology.model import Ontology
 
 
-def index_rows(ontology: Ontology) -> list[tuple[str, str]]:
-    """(name texts, entity row of each name, kind of each name): name-based KB rows."""
+def index_rows(ontology: Ontology, extra_names: dict[str, list[str]] | None = None) -> list[tuple[str, str]]:
+    """(name texts, entity row of each name, kind of each name): name-based KB rows; an entity's
+    ``extra_names`` (``ontolink.recognition.extra_names``) follow its own, of kind "alias"."""
     texts, owners, kinds = [], [], []
+    extra_names = extra_names or {}
     for row, entity in enumerate(ontology):
-        for text, kind in ontology.named(entity):
+        for text, kind in ontology.named(entity) + [(alias, "alias") for alias in extra_names.get(entity.id, ())]:
             texts.append(text)
             owners.append(row)
             kinds.append(kind)
@@ -32,20 +34,23 @@ def index_rows(ontology: Ontology) -> list[tuple[str, str]]:
 def build_index(ontology: Ontology, directory: str | Path, method: str = "dense", model: str | None = None,
                 device: str = "auto", precision: str = "auto", faiss_type: str = "flat", min_df: int = 1, seed: int = 0,
                 runtime: str = "auto", cache: bool = True, engine: Engine | None = None, force: bool = False,
-                **index_options: Any) -> dict[str, Any]:
+                extra_names: dict[str, list[str]] | None = None, **index_options: Any) -> dict[str, Any]:
     """Build and write an index directory; returns its manifest.
 
     ``method`` is a registered index method; ``runtime`` the registered encoder of ``model`` (methods
     that encode names; ``auto``: ONNX on CPU, PyTorch otherwise); a multi-vector method reads ``model``
     as a token model. ``cache``: reuse and keep name vectors in the persistent embedding cache
     (batch-invariant encoders), so a rebuild encodes only names it has not seen. ``engine``: where the
-    names to encode are encoded (the driver keeps the cache, the only writer).
+    names to encode are encoded (the driver keeps the cache, the only writer). ``extra_names``: {entity id:
+    [alias, ...]} indexed as names of kind "alias" (`index --aliases`; single-vector methods).
     """
     index_type = NAME_INDEXES.get(method)
     if index_type.tokens:
+        if extra_names:
+            raise InputError(f"--aliases applies to the single-vector methods, not --method {method}")
         return build_multivector_index(ontology, directory, model=model, device=device, precision=precision,
                                        faiss_type=faiss_type, seed=seed, force=force, **index_options)
-    texts, owners, kinds = index_rows(ontology)
+    texts, owners, kinds = index_rows(ontology, extra_names)
     # an encoder counts in tokens (sets the total itself): names come sorted by length, so names/s falls
     with progress_bar(total=None if index_type.uses_encoder else len(texts), desc=f"index ({method})",
                       unit="token" if index_type.uses_encoder else "name") as progress:
@@ -78,6 +83,7 @@ def build_index(ontology: Ontology, directory: str | Path, method: str = "dense"
                     for field in ("encoded", "reused")},
         "names": len(texts),
         "entities": len(ontology),
+        **({"aliases": {"names": kinds.count("alias"), "sha256": json_sha256(extra_names)}} if extra_names else {}),
         "files": [NAMES_FILE, *name_index.files],
         "versions": library_versions("torch", "transformers", "sentence-transformers", "onnxruntime", "faiss-cpu",
                                      "faiss-gpu", "scikit-learn"),
