@@ -25,9 +25,13 @@ each one's median and the median of the per-round ratios. Memory: each step's pe
 the NCBI abstracts once and repeated each of --memory-copies times (annotate alone; with --memory-pipe
 also annotate and link each in the pipe). --speed-only runs these two parts alone and writes
 benchmarks/results/bench_annotate_speed.md, leaving the whole run's file (and its GSC+ tables) as it was.
+--ontology runs the GSC+ tables with another HPO release (both tools, and the gold ids resolved in it; written
+to bench_annotate_ontology.md), --aliases adds a row with an alias file (bench_annotate_aliases.md); neither
+measures speed.
 
     python benchmarks/bench_annotate.py [--workdir DIR] [--peer-python PY] [--rounds N] [--memory-copies N[,N...]]
                                         [--memory-pipe] [--speed-only] [--dense-threshold T [--span-scorer]]
+                                        [--ontology HP.OBO] [--aliases ALIASES.JSONL]
 """
 
 import argparse
@@ -265,6 +269,12 @@ def main():
                                         "installed; '' for none)")
     parser.add_argument("--dense-threshold", type=float, default=None,
                         help="also a row with annotate --index (dense n-grams) at this threshold")
+    parser.add_argument("--ontology", default=None,
+                        help="another HPO release (an hp.obo) for both tools and the gold ids, e.g. the one the corpus "
+                             "was annotated with; the GSC+ tables only, written to bench_annotate_ontology.md")
+    parser.add_argument("--aliases", default=None,
+                        help="also a row with an alias file (gen-aliases / filter output): annotate --aliases FILE | "
+                             "link over an index built with --aliases FILE; written to bench_annotate_aliases.md")
     parser.add_argument("--span-scorer", action="store_true",
                         help="with --dense-threshold: also a row whose n-grams a span scorer gates (`train span-scorer` "
                              "on the NCBI abstracts, HPO names under the roots; its fit is timed apart)")
@@ -274,7 +284,7 @@ def main():
         return
     from ontolink.ontology import load_ontology
 
-    hpo = load_ontology("hpo")
+    hpo = load_ontology(args.ontology or "hpo")
     gold, _ = gold_mentions(args.mentions, hpo)
     gsc_docs, ncbi_docs = work / "gscplus_docs.txt", work / "ncbi_docs.txt"
     n_docs, n_mentions = rebuild_documents(args.mentions, gsc_docs)
@@ -282,13 +292,18 @@ def main():
     coordinated = sum(any(mark in f" {m} " for mark in COORDINATED) for spans in gold.values() for *_, m in spans)
     print(f"GSC+ (public split): {n_docs} abstracts, {n_mentions} gold mentions ({coordinated} coordinated), "
           f"rebuilt without spans; NCBI-disease: {n_ncbi} abstracts")
-    index = hpo_index(work / "idx-hpo")
+    if args.ontology:  # its own index and FastHPOCR index (the peer keeps one per work folder)
+        work = work / f"ontology-{hpo.content_hash[:12]}"
+        work.mkdir(exist_ok=True)
+        print(f"ontology: {args.ontology} (sha256 {hpo.content_hash[:12]}, {len(hpo)} live terms)")
+    index = hpo_index(work / "idx-hpo", args.ontology or "hpo")
     link = ONTOLINK + ["link", "--index", str(index), "--top-k", "5"]
-    annotate = ONTOLINK + ["annotate", "--ontology", "hpo"] + ROOTS
+    annotate = ONTOLINK + ["annotate", "--ontology", args.ontology or "hpo"] + ROOTS
     obo = Path(hpo.source)
     if not args.speed_only:
         quality(args, work, gold, gsc_docs, ncbi_docs, index, link, annotate, obo)
-    speed_and_memory(args, work, ncbi_docs, n_ncbi, link, annotate, obo)
+    if not (args.ontology or args.aliases):
+        speed_and_memory(args, work, ncbi_docs, n_ncbi, link, annotate, obo)
 
 
 def quality(args, work, gold, gsc_docs, ncbi_docs, index, link, annotate, obo):
@@ -308,6 +323,12 @@ def quality(args, work, gold, gsc_docs, ncbi_docs, index, link, annotate, obo):
                 ("  link without annotate's ids (link --no-annotate-ids)", [], ["--no-annotate-ids"])]
     if args.wordnet:
         settings.append((f"  + WordNet pertainyms (--wordnet {args.wordnet})", ["--wordnet", args.wordnet]))
+    if args.aliases:
+        aliased = work / "idx-aliases"
+        subprocess.run(ONTOLINK + ["index", "--ontology", str(obo), "--aliases", args.aliases, "--force",
+                                   str(aliased)], check=True)
+        settings.append((f"  + aliases (--aliases {args.aliases}; an index with them)", ["--aliases", args.aliases],
+                         ["--index", str(aliased)]))
     if args.dense_threshold is not None:
         dense = ["--index", str(index), "--dense-threshold", str(args.dense_threshold)]
         settings.append((f"  + dense n-grams >= {args.dense_threshold} (--index)", dense))
@@ -420,4 +441,8 @@ def speed_and_memory(args, work, ncbi_docs, n_ncbi, link, annotate, obo):
 
 
 if __name__ == "__main__":
-    sys.exit(run_and_record(main, __file__, "bench_annotate_speed" if "--speed-only" in sys.argv[1:] else None))
+    given = sys.argv[1:]
+    name = next((f"bench_annotate_{part}" for part in ("ontology", "aliases")
+                 if any(arg == f"--{part}" or arg.startswith(f"--{part}=") for arg in given)),
+                "bench_annotate_speed" if "--speed-only" in given else None)
+    sys.exit(run_and_record(main, __file__, name))

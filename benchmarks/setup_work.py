@@ -21,9 +21,9 @@ def working_folder(workdir, *required):
     return work
 
 
-def hpo_index(path):
-    """``path``, holding a default HPO index (`ontolink index --ontology hpo`) built there if absent."""
+def hpo_index(path, ontology="hpo"):
+    """``path``, holding a default index of ``ontology`` (`ontolink index --ontology hpo`) built there if absent."""
     path = Path(path)
     if not (path / "manifest.json").exists():
-        subprocess.run(ONTOLINK + ["index", "--ontology", "hpo", str(path)], check=True)
+        subprocess.run(ONTOLINK + ["index", "--ontology", str(ontology), str(path)], check=True)
     return path
