@@ -59,8 +59,8 @@ def _faiss_types():
 @seed_option
 @engine_options
 @config_option
-def command(directory, ontology, alias_files, method, model, multivector, token_k, device, precision, runtime, no_cache,
-            faiss_type, hnsw_m, ef_search, nlist, pq_m, nprobe, min_df, seed, start_engine, force):
+def command(directory, ontology, alias_files, method, model, multivector, token_k, device, precision, runtime,
+            no_cache, faiss_type, hnsw_m, ef_search, nlist, pq_m, nprobe, min_df, seed, start_engine, force):
     """Build a name index of an ontology in DIRECTORY.
 
     Every name and synonym of every entity is indexed (name-based: an entity
@@ -132,5 +132,5 @@ def command(directory, ontology, alias_files, method, model, multivector, token_
     reused = f"; {encoded['encoded']} encoded, {encoded['reused']} from the embedding cache" \
         if encoded.get("reused") else ""
     aliases = f" ({manifest['aliases']['names']} of them aliases)" if "aliases" in manifest else ""
-    summary(f"indexed {manifest['names']} names{aliases} of {manifest['entities']} entities ({method}) into {directory} "
-            f"in {time.perf_counter() - started:.1f} s{reused}")
+    summary(f"indexed {manifest['names']} names{aliases} of {manifest['entities']} entities ({method}) into "
+            f"{directory} in {time.perf_counter() - started:.1f} s{reused}")
