@@ -26,8 +26,8 @@ the NCBI abstracts once and repeated each of --memory-copies times (annotate alo
 also annotate and link each in the pipe). --speed-only runs these two parts alone and writes
 benchmarks/results/bench_annotate_speed.md, leaving the whole run's file (and its GSC+ tables) as it was.
 --ontology runs the GSC+ tables with another HPO release (both tools, and the gold ids resolved in it; written
-to bench_annotate_ontology.md), --aliases adds a row with an alias file (bench_annotate_aliases.md); neither
-measures speed.
+to bench_annotate_ontology.md), --aliases adds a row with an alias file (bench_annotate_aliases.md; both:
+bench_annotate_ontology_aliases.md); neither measures speed.
 
     python benchmarks/bench_annotate.py [--workdir DIR] [--peer-python PY] [--rounds N] [--memory-copies N[,N...]]
                                         [--memory-pipe] [--speed-only] [--dense-threshold T [--span-scorer]]
@@ -442,7 +442,7 @@ def speed_and_memory(args, work, ncbi_docs, n_ncbi, link, annotate, obo):
 
 if __name__ == "__main__":
     given = sys.argv[1:]
-    name = next((f"bench_annotate_{part}" for part in ("ontology", "aliases")
-                 if any(arg == f"--{part}" or arg.startswith(f"--{part}=") for arg in given)),
-                "bench_annotate_speed" if "--speed-only" in given else None)
+    parts = [part for part in ("ontology", "aliases")
+             if any(arg == f"--{part}" or arg.startswith(f"--{part}=") for arg in given)]
+    name = "_".join(["bench_annotate", *parts]) if parts else "bench_annotate_speed" if "--speed-only" in given else None
     sys.exit(run_and_record(main, __file__, name))

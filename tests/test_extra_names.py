@@ -44,6 +44,31 @@ def test_an_alias_is_found_as_a_name_of_its_entity_on_a_livestock_ontology(tmp_p
     assert matcher.forms.cluster_of == plain.forms.cluster_of
 
 
+def test_an_alias_never_takes_another_entitys_name(hpo, tmp_path, capsys):
+    # "Visual impairment" is HP:0000505's own name; offered for its parent Abnormality of vision (HP:0000504), as
+    # such, and reordered and inflected, it would name the parent instead (the shared-name rule keeps ancestors)
+    aliases = write_jsonl(tmp_path / "aliases.jsonl", [
+        {"id": "HP:0000504", "aliases": ["visual impairment", "impairments visual", "vision trouble"]}])
+    extra = read_extra_names([aliases], hpo)
+    assert extra == {"HP:0000504": ["impairments visual", "vision trouble"]}
+    assert ("1 alias left out, each another entity's name (the first: 'visual impairment' for HP:0000504 is a name "
+            "of HP:0000505)") in capsys.readouterr().err
+    matcher = ConceptMatcher(hpo, roots=["HP:0000118"], cache=False, extra_names=extra)
+    text = "Visual impairment, impairments visual and vision trouble."
+    assert {text[start:end]: ids for start, end, ids in matcher.matches(text)} == {
+        "Visual impairment": ["HP:0000505"], "impairments visual": ["HP:0000505"], "vision trouble": ["HP:0000504"]}
+
+
+def test_optional_modifiers_are_learned_from_the_ontologys_names_only(hpo):
+    # 40 aliases "longstanding <the parent's name>": had they counted, "longstanding" would be a learned modifier
+    children = [entity for entity in hpo if entity.parents and entity.parents[0] in hpo][:40]
+    extra = {entity.id: ["longstanding " + hpo[entity.parents[0]].name] for entity in children}
+    plain = ConceptMatcher(hpo, cache=False, optional_modifiers=True)
+    with_aliases = ConceptMatcher(hpo, cache=False, optional_modifiers=True, extra_names=extra)
+    assert with_aliases.forms.key("longstanding") not in with_aliases.modifiers
+    assert with_aliases.modifiers == plain.modifiers
+
+
 def test_annotate_and_index_take_the_same_aliases_end_to_end(small_ontology_path, tmp_path):
     aliases = write_jsonl(tmp_path / "aliases.jsonl", [{"id": "HP:0000478", "aliases": ["ocular manifestations"]}])
     docs = tmp_path / "docs.txt"
@@ -57,7 +82,9 @@ def test_annotate_and_index_take_the_same_aliases_end_to_end(small_ontology_path
     # the matcher's tables are cached per alias file: a run without it finds no alias, one with it does
     without = run("annotate", "--ontology", small_ontology_path, "-i", docs)
     assert "ocular manifestations" not in {m["mention"] for m in parse_jsonl(without.stdout)}
-    annotated = run("annotate", "--ontology", small_ontology_path, "-i", docs, "--aliases", aliases)
+    config = tmp_path / "annotate.yaml"  # one file as a config value of the repeatable option
+    config.write_text(f"aliases: {aliases}\n")
+    annotated = run("annotate", "--ontology", small_ontology_path, "-i", docs, "--config", config)
     assert annotated.exit_code == 0, annotated.stderr
     assert "and 1 alias," in annotated.stderr
     mentions = {m["mention"]: m for m in parse_jsonl(annotated.stdout)}

@@ -65,6 +65,8 @@ def _config_value(ctx, param, path, key, value):
         raise click.BadParameter(f"{path}: {key!r} takes one value, got a {kind} ({value!r})", ctx=ctx, param=param)
     if isinstance(value, list) and any(isinstance(item, (list, dict)) for item in value):
         raise click.BadParameter(f"{path}: {key!r} takes a list of values, got nested lists", ctx=ctx, param=param)
+    if getattr(option, "multiple", False) and not isinstance(value, list):
+        return [value]  # click iterates a repeatable option's value: a lone string would be its characters
     return value
 
 

@@ -43,9 +43,9 @@ def _parse_cached(path, fmt, content_hash, use_cache, fields=None):
 
     mapped = ""
     if fields:  # another mapping of the same file is another parse
-        import hashlib
+        from ontolink.manifest import json_sha256
 
-        mapped = "." + hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:12]
+        mapped = "." + json_sha256(fields)[:12]
     cached = cache_dir("ontologies") / f"{content_hash}.{fmt}{mapped}.v{PARSED_FORMAT_VERSION}.json"
     if cached.exists():
         try:

@@ -119,31 +119,48 @@ class ConceptMatcher:
         def name_words(names):
             return [[word for word, _, _ in tokens(name)] for name in names if len(name.strip()) >= min_characters]
 
-        words_of = {entity.id: name_words(ontology.names(entity)) for entity in ontology}
-        self.forms = WordForms(list(words_of.values()), clusters=word_forms)  # learned from the ontology's names
-        for entity_id, names in (extra_names or {}).items():  # ``recognition.extra_names``: looked for alike
-            words_of[entity_id] = words_of[entity_id] + name_words(names)
+        own_words = {entity.id: name_words(ontology.names(entity)) for entity in ontology}
+        self.forms = WordForms(list(own_words.values()), clusters=word_forms)  # learned from the ontology's names
         self.entries = {}  # frozenset of keys -> [ids, set of key orders, has a conjunction]
         self.variants = 0  # of which names with an equivalent word (``_add_equivalent_names``)
-        for entity_id, names in words_of.items():
-            if keep is not None and entity_id not in keep:
-                continue
-            for words in names:
-                content = [word for word in words if self.forms.key(word) is not None]
-                if not content:
-                    continue
-                keys = (WHOLE_WORD + fold(content[0]),) if len(content) == 1 else \
-                    tuple(self.forms.key(word) for word in content)
-                entry = self.entries.setdefault(frozenset(keys), [[], set(), False])
-                if entity_id not in entry[0]:
-                    entry[0].append(entity_id)
-                entry[1].add(keys)
-                entry[2] = entry[2] or any(word.lower() in CONJUNCTIONS for word in words)
+        for entity_id, names in own_words.items():
+            if keep is None or entity_id in keep:
+                for words in names:
+                    self._add_name(entity_id, words)
+        words_of = own_words
+        if extra_names:  # ``recognition.extra_names``: looked for as the entity's own names are
+            # but never under a key the ontology gives a name of any entity, inside the roots or outside them: an
+            # alias "visual impairment" on Abnormality of vision would otherwise take Visual impairment's own name
+            taken = {frozenset(keys) for names in own_words.values() for keys in map(self._name_keys, names) if keys}
+            words_of = dict(own_words)
+            for entity_id, names in extra_names.items():
+                aliases = [words for words in name_words(names) if frozenset(self._name_keys(words) or ()) not in taken]
+                words_of[entity_id] = own_words[entity_id] + aliases
+                if keep is None or entity_id in keep:
+                    for words in aliases:
+                        self._add_name(entity_id, words)
         if equivalents or pertainyms:
             self._add_equivalent_names(ontology, words_of, keep, equivalents, pertainyms)
         self.modifiers = set()
-        if optional_modifiers:
-            self._add_without_modifiers(ontology, words_of, keep, min_modifier_entities)
+        if optional_modifiers:  # learned from, and applied to, the ontology's own names only
+            self._add_without_modifiers(ontology, own_words, keep, min_modifier_entities)
+
+    def _name_keys(self, words):
+        """The keys a name is looked up by (its content words' keys; a one-word name's folded word), or None."""
+        content = [word for word in words if self.forms.key(word) is not None]
+        if not content:
+            return None
+        return (WHOLE_WORD + fold(content[0]),) if len(content) == 1 else tuple(map(self.forms.key, content))
+
+    def _add_name(self, entity_id, words):
+        keys = self._name_keys(words)
+        if keys is None:
+            return
+        entry = self.entries.setdefault(frozenset(keys), [[], set(), False])
+        if entity_id not in entry[0]:
+            entry[0].append(entity_id)
+        entry[1].add(keys)
+        entry[2] = entry[2] or any(word.lower() in CONJUNCTIONS for word in words)
 
     def _add_equivalent_names(self, ontology, words_of, keep, learned, pertainyms):
         """Names with one word replaced by an equivalent (``recognition.equivalents``): learned from the
@@ -457,12 +474,10 @@ class NameTable:
 
 
 def _cache_path(settings):
-    import hashlib
-    import json
-
     from ontolink.cache import cache_dir
+    from ontolink.manifest import json_sha256
 
-    digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:32]
+    digest = json_sha256(settings)[:32]
     return cache_dir("matchers") / f"{digest}.json.gz"
 
 

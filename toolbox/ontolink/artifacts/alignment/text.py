@@ -8,13 +8,13 @@ another's vectors. The encoder is loaded only when some text is missing.
 """
 
 import hashlib
-import json
 import os
 import uuid
 
 import numpy as np
 
 from ontolink.backends.encoders.model_files import DEFAULT_ENCODER
+from ontolink.manifest import json_sha256
 
 DEFAULT_MAX_LENGTH = 256
 
@@ -51,7 +51,7 @@ class TextEmbedder:
 
     def key(self):
         description = {"model": self.model, "precision": self.precision, "max_length": self.max_length}
-        return hashlib.sha256(json.dumps(description, sort_keys=True).encode()).hexdigest()
+        return json_sha256(description)
 
     def describe(self):
         if self._encoder is not None:
