@@ -444,5 +444,6 @@ if __name__ == "__main__":
     given = sys.argv[1:]
     parts = [part for part in ("ontology", "aliases")
              if any(arg == f"--{part}" or arg.startswith(f"--{part}=") for arg in given)]
-    name = "_".join(["bench_annotate", *parts]) if parts else "bench_annotate_speed" if "--speed-only" in given else None
+    name = "_".join(["bench_annotate", *parts]) if parts else \
+        "bench_annotate_speed" if "--speed-only" in given else None
     sys.exit(run_and_record(main, __file__, name))

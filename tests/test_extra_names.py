@@ -17,7 +17,8 @@ def write_jsonl(path, records):
 def test_aliases_resolve_retired_ids_and_leave_out_the_entitys_own_names(hpo, tmp_path):
     aliases = write_jsonl(tmp_path / "aliases.jsonl", [
         # an Aliases record as `filter` writes it: aliases[] holds the kept ones
-        {"id": "HP:0000478", "name": "Abnormality of the eye", "aliases": ["ocular manifestations", "Abnormality of the EYE"],
+        {"id": "HP:0000478", "name": "Abnormality of the eye",
+         "aliases": ["ocular manifestations", "Abnormality of the EYE"],
          "decisions": [{"alias": "eye socket deviation", "kept": False}]},
         {"id": "HP:0004715", "aliases": ["cystic kidney dysplasia, multiple"]},  # an alt_id of HP:0000003
         {"id": "HP:0000598", "aliases": []},
