@@ -15,8 +15,9 @@ if [ -n "${2:-}" ]; then
   # the aliases' digest names the index: another or an edited file gets an index of its own
   index="$index-aliases-$(sha256sum < "$2" | cut -c1-12)"
 fi
-[ -f "$index/manifest.json" ] || ontolink index --ontology hpo "${aliases[@]}" "$index"
-ontolink annotate --ontology hpo --roots HP:0000118 "${aliases[@]}" -i "${1:--}" --from text \
+# ${aliases[@]+...}: an empty array under `set -u` is an unbound variable to bash before 4.4 (macOS's 3.2)
+[ -f "$index/manifest.json" ] || ontolink index --ontology hpo ${aliases[@]+"${aliases[@]}"} "$index"
+ontolink annotate --ontology hpo --roots HP:0000118 ${aliases[@]+"${aliases[@]}"} -i "${1:--}" --from text \
   | ontolink link --index "$index" --top-k 1 \
   | python3 -c '
 import json, sys
