@@ -48,17 +48,17 @@ def main():
 
     if arguments.threads:
         torch.set_num_threads(arguments.threads)
-    from ontolink.artifacts.alignment.compose import Composer
-    from ontolink.artifacts.kg_embeddings import load_kg_embeddings
-    from ontolink.io import read_records
-    from ontolink.records import triple_pair_validator
-    from ontolink.steps.align import retrieve
-    from ontolink.steps.align.cv import grouped_holdout
-    from ontolink.steps.align.fit_heads import TrainOptions, train_alignment_model
-    from ontolink.artifacts.alignment.pairs import group_of, pair_triple
-    from ontolink.artifacts.alignment.scorers import AlignedScorer
-    from ontolink.artifacts.alignment.text import TextEmbedder
-    from ontolink.steps.eval_retrieval import retrieval_metrics
+    from ontolink.kg.alignment.compose import Composer
+    from ontolink.kg.embeddings import load_kg_embeddings
+    from ontolink.core.io import read_records
+    from ontolink.core.records import triple_pair_validator
+    from ontolink.kg.alignment.workflows import retrieve
+    from ontolink.kg.alignment.cv import grouped_holdout
+    from ontolink.kg.alignment.fit_heads import TrainOptions, train_alignment_model
+    from ontolink.kg.alignment.pairs import group_of, pair_triple
+    from ontolink.kg.alignment.scorers import AlignedScorer
+    from ontolink.kg.alignment.text import TextEmbedder
+    from ontolink.evaluation.retrieval import retrieval_metrics
 
     rows = []
     kg = load_kg_embeddings(arguments.kg_embeddings)

@@ -150,7 +150,7 @@ def predictions(path):
 
 
 def gold_mentions(path, ontology):
-    from ontolink.steps.eval import hit_ids
+    from ontolink.evaluation.evaluate import hit_ids
 
     gold = defaultdict(list)
     texts = {}

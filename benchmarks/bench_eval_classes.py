@@ -40,13 +40,13 @@ def ontolink(*args, quiet=False):
 
 
 def import_profile(arguments):
-    """(median ms of importing ontolink.cli over 5 runs, whether matplotlib was imported) for one command."""
+    """(median ms of importing ontolink.cli.main over 5 runs, whether matplotlib was imported) for one command."""
     times, loaded = [], False
     for _ in range(5):
         result = subprocess.run([sys.executable, "-X", "importtime", "-m", "ontolink", *map(str, arguments)],
                                 capture_output=True, text=True)
         for line in result.stderr.splitlines():
-            if line.rstrip().endswith("| ontolink.cli"):
+            if line.rstrip().endswith("| ontolink.cli.main"):
                 times.append(int(line.split("|")[1]) / 1000)
         loaded |= "matplotlib" in result.stderr
     return (statistics.median(times) if times else float("nan")), loaded
@@ -97,7 +97,7 @@ def main():
     print("\n" + ontolink("eval", "--spans", spans, "--gold", gscplus, "--ontology", "hpo", "--format", "markdown",
                           "--table", "errors", quiet=True))
 
-    print("\nimport of ontolink.cli (median of 5, ms), and whether matplotlib is loaded:")
+    print("\nimport of ontolink.cli.main (median of 5, ms), and whether matplotlib is loaded:")
     for arguments in (["eval", "--help"], ["eval", files[0], "--ontology", "hpo", "-o", work / "report.json"],
                       ["eval", files[0], "--ontology", "hpo", "-o", work / "report.json", "--plot", work / "one.svg"]):
         milliseconds, loaded = import_profile(arguments)

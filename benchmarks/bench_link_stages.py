@@ -28,8 +28,8 @@ BATCH = 256
 
 def stage_times(loaded, texts):
     """Seconds per stage, linking ``texts`` in batches of BATCH as `link` does (repeats from the memo)."""
-    from ontolink.backends.indexes.flat_search import flat_search
-    from ontolink.steps.link import LinkBatches
+    from ontolink.indexes.flat_search import flat_search
+    from ontolink.linking.link import LinkBatches
 
     name_index = loaded.name_index
     link_batch = LinkBatches(loaded)
@@ -59,8 +59,8 @@ def stage_times(loaded, texts):
 
 def session_ratio(texts, chunk=100):
     """Seconds to encode ``texts`` in chunks: sessions side by side, then one session split across threads."""
-    import ontolink.onnx_sessions as onnx_sessions
-    from ontolink.backends.encoders.onnx import OnnxSentenceEncoder
+    import ontolink.encoders.onnx_sessions as onnx_sessions
+    from ontolink.encoders.onnx import OnnxSentenceEncoder
 
     side_by_side = OnnxSentenceEncoder()
     shipped_limit = onnx_sessions.MAX_SESSIONS
@@ -91,8 +91,8 @@ def main():
         return 0
     from tabulate import tabulate
 
-    from ontolink.artifacts.index import load_index
-    from ontolink.backends.encoders.base import token_key
+    from ontolink.indexes.artifact import load_index
+    from ontolink.encoders.base import token_key
 
     loaded = load_index(args.index or hpo_index(work / "idx-hpo"))
     texts = [json.loads(line)["mention"].strip() for path in (ncbi, gsc) for line in open(path, encoding="utf-8")]

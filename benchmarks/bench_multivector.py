@@ -29,16 +29,16 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from ontolink.artifacts.index import load_index
-from ontolink.io import read_records
+from ontolink.indexes.artifact import load_index
+from ontolink.core.io import read_records
 from ontolink.ontology import load_ontology
-from ontolink.records import pair_validator
-from ontolink.steps.eval import file_metrics, score_file
-from ontolink.steps.index import build_index, build_multivector_index
-from ontolink.steps.link import link_mentions
-from ontolink.steps.make_pairs import build_matcher, make_pairs
-from ontolink.steps.fine_tune_multivector import train_multivector
-from ontolink.steps.fine_tune_retriever import train_retriever
+from ontolink.core.records import pair_validator
+from ontolink.evaluation.evaluate import file_metrics, score_file
+from ontolink.indexes.build import build_index, build_multivector_index
+from ontolink.linking.link import link_mentions
+from ontolink.aliases.pairs import build_matcher, make_pairs
+from ontolink.training.multivector import train_multivector
+from ontolink.training.retriever import train_retriever
 
 from setup_work import working_folder  # beside this script
 from results_file import run_and_record  # beside this script

@@ -30,7 +30,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 def main():
     from bench_pseudo_pairs import convert_scizsel_mentions
 
-    from ontolink.steps.nil import mark_nil, nil_metrics
+    from ontolink.linking.nil import mark_nil, nil_metrics
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workdir", default="/tmp/ontolink-bench-nil")
@@ -76,7 +76,7 @@ def main():
 def _hit_ids(records):
     """Gold ids with their alt ids resolved, as `eval --ontology hpo` counts hits."""
     from ontolink.ontology import load_ontology
-    from ontolink.steps.eval import hit_ids
+    from ontolink.evaluation.evaluate import hit_ids
 
     ontology = load_ontology("hpo")
     return {record["id"]: hit_ids(record["gold"], ontology) for record in records}

@@ -127,7 +127,7 @@ def main():
 
 def _hit_ids(ontology_spec):
     from ontolink.ontology import load_ontology
-    from ontolink.steps.eval import hit_ids
+    from ontolink.evaluation.evaluate import hit_ids
 
     ontology = load_ontology(ontology_spec)
     return lambda gold: hit_ids(gold, ontology)

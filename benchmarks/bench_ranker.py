@@ -39,7 +39,7 @@ def linked_by(features_found, records, entity_ids, scorer=None):
 
 
 def metrics_row(label, linked, ontology):
-    from ontolink.steps.eval import file_metrics, score_file
+    from ontolink.evaluation.evaluate import file_metrics, score_file
 
     metrics = file_metrics(*score_file(list(linked), ontology=ontology))
     row = [label]
@@ -66,8 +66,8 @@ def bridged_pairs(ontology):
     """Distinct (mention, entity) pairs of the BC5CDR and BioRED disease mentions whose MeSH concept
     `make-pairs --sources concept` bridges to ``ontology``."""
     from ontolink.formats import read_documents
-    from ontolink.steps.convert import document_mentions
-    from ontolink.steps.make_pairs import build_matcher, concept_bridge, distinct_pairs, make_pairs
+    from ontolink.formats.convert import document_mentions
+    from ontolink.aliases.pairs import build_matcher, concept_bridge, distinct_pairs, make_pairs
 
     raw = SHARED / "align" / "raw"
     mentions = []
@@ -81,8 +81,8 @@ def bridged_pairs(ontology):
 
 
 def main():
-    from ontolink.artifacts.index import load_index
-    from ontolink.io import read_records
+    from ontolink.indexes.artifact import load_index
+    from ontolink.core.io import read_records
     from ontolink.ontology import load_ontology
     from ontolink.ranking.features import CandidateFeatures
     from ontolink.ranking.fit import fit_conditional_logit, fit_gate, training_matrix
@@ -91,10 +91,10 @@ def main():
     from ontolink.ranking.margin import top_margin
     from ontolink.ranking.queries import pair_queries
     from ontolink.ranking.priors import load_prior
-    from ontolink.steps.index import build_index
-    from ontolink.steps.link import link_mentions
-    from ontolink.steps.make_pairs import build_matcher, make_pairs
-    from ontolink.steps.train_ranker import ranker_queries
+    from ontolink.indexes.build import build_index
+    from ontolink.linking.link import link_mentions
+    from ontolink.aliases.pairs import build_matcher, make_pairs
+    from ontolink.ranking.train import ranker_queries
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workdir", default="/tmp/ontolink-bench-ranker")
@@ -294,7 +294,7 @@ def main():
                                       "NO MRR", "R@64"]))
 
     # speed: the rankers saved, then timed in link_speed
-    from ontolink.artifacts.ranker import save_ranker
+    from ontolink.ranking.ranker import save_ranker
 
     both = [*DEFAULT, "overlap", "hierarchy"]
     for name, groups, weights in (
@@ -326,8 +326,8 @@ SPEED_RANKERS = (("retrieval + ranker", "ranker"), ("retrieval + ranker + overla
 def link_speed(work, index, corpora, repeats=3):
     """Link each corpus (label -> mentions) with and without each ranker saved in ``work``, alternating, in this
     process."""
-    from ontolink.artifacts.ranker import Ranker
-    from ontolink.steps.link import link_mentions
+    from ontolink.ranking.ranker import Ranker
+    from ontolink.linking.link import link_mentions
 
     rankers = {}
     for label, name in SPEED_RANKERS:

@@ -46,7 +46,7 @@ def ray_start_up_seconds():
     """Seconds to start a local cluster, to run one trivial batch through the engine's Ray Data pipeline
     (an execution: planning, one actor started, the result back; each window of batches and each shard
     pays it), and to shut the cluster down."""
-    code = ("import time; from ontolink.backends.engines import open_engine; t = time.perf_counter(); "
+    code = ("import time; from ontolink.engines import open_engine; t = time.perf_counter(); "
             "engine = open_engine('ray', workers=1, device='cpu'); u = time.perf_counter(); "
             "assert list(engine.map(len, [[1, 2]])) == [2]; v = time.perf_counter(); engine.close(); "
             "print(u - t, v - u, time.perf_counter() - v)")

@@ -63,7 +63,7 @@ def _isolated_cache(tmp_path_factory):
 @pytest.fixture(scope="session")
 def default_encoder():
     """The default CPU encoder (all-MiniLM-L6-v2 from its PyPI package, ONNX int8), loaded once for the session."""
-    from ontolink.backends.encoders import load_encoder
+    from ontolink.encoders import load_encoder
 
     return load_encoder(device="cpu")
 
@@ -102,7 +102,7 @@ def small_ontology_path(hpo, tmp_path_factory):
 @pytest.fixture(scope="session")
 def tfidf_index(small_ontology_path, tmp_path_factory):
     from ontolink.ontology import load_ontology
-    from ontolink.steps.index import build_index
+    from ontolink.indexes.build import build_index
 
     directory = tmp_path_factory.mktemp("idx") / "tfidf"
     build_index(load_ontology(small_ontology_path), directory, method="tfidf")
@@ -113,7 +113,7 @@ def tfidf_index(small_ontology_path, tmp_path_factory):
 def dense_index(small_ontology_path, tmp_path_factory):
     """A real all-MiniLM-L6-v2 (PyPI package) index over the slice."""
     from ontolink.ontology import load_ontology
-    from ontolink.steps.index import build_index
+    from ontolink.indexes.build import build_index
 
     directory = tmp_path_factory.mktemp("idx") / "dense"
     build_index(load_ontology(small_ontology_path), directory, method="dense", device="cpu")
@@ -124,7 +124,7 @@ def dense_index(small_ontology_path, tmp_path_factory):
 def hashed_index(small_ontology_path, tmp_path_factory):
     """A dense index over the slice with the test encoder (hashed 3-grams, no model loaded)."""
     from ontolink.ontology import load_ontology
-    from ontolink.steps.index import build_index
+    from ontolink.indexes.build import build_index
 
     directory = tmp_path_factory.mktemp("idx") / "hashed"
     build_index(load_ontology(small_ontology_path), directory, method="dense", runtime="hashed-3grams")
@@ -149,7 +149,7 @@ def run(*args, input=None):
     """Invoke the ontolink CLI in-process (arguments stringified), stdout and stderr kept apart."""
     from click.testing import CliRunner
 
-    from ontolink.cli import cli
+    from ontolink.cli.main import cli
 
     return CliRunner().invoke(cli, [str(arg) for arg in args], input=input)
 
@@ -237,7 +237,7 @@ def selected(hpo, *ids, mention_count=2):
 def cache_path(tmp_path, monkeypatch):
     """Each test gets its own LLM response cache."""
     path = tmp_path / "completions.sqlite3"
-    monkeypatch.setattr("ontolink.backends.llm.response_cache.default_cache_path", lambda: path)
+    monkeypatch.setattr("ontolink.aliases.llm.response_cache.default_cache_path", lambda: path)
     return path
 
 
@@ -250,7 +250,7 @@ def onto(small_ontology_path):
 @pytest.fixture(scope="session")
 def loaded_dense_index(dense_index):
     """The slice's all-MiniLM-L6-v2 index, loaded once (what the ranker's feature groups are computed on)."""
-    from ontolink.artifacts.index import load_index
+    from ontolink.indexes.artifact import load_index
 
     return load_index(dense_index, device="cpu")
 

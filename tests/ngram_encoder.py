@@ -9,7 +9,7 @@ import zlib
 
 import numpy as np
 
-from ontolink.backends.encoders import ENCODERS, Encoder
+from ontolink.encoders import ENCODERS, Encoder
 
 
 @ENCODERS.register("hashed-3grams")

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from conftest import parse_jsonl, run, shared_path, shared_slice
-from ontolink.backends.encoders.model_files import DEFAULT_ENCODER
-from ontolink.errors import InputError
+from ontolink.encoders.model_files import DEFAULT_ENCODER
+from ontolink.core.errors import InputError
 
 # The alignment learning check (measured on this slice, seed 0: held-out MRR 0.055 at step 0, 0.124 after
 # 20 epochs of 6 steps; chance among the 63 held-out pairs is about 0.075).
@@ -35,8 +35,8 @@ def pairs(pairs_path):
 @pytest.fixture(scope="module")
 def kg_dir(pairs_path, tmp_path_factory):
     """Tiny RDF2Vec embeddings of the KG around the pairs: their own triples plus 400 edges of kg.tsv."""
-    from ontolink.steps.embed_kg import embed_kg
-    from ontolink.triples import read_triples
+    from ontolink.kg.embed import embed_kg
+    from ontolink.formats.triples import read_triples
 
     triples = list(read_triples(pairs_path)) + list(read_triples(shared_path("align", "kg.tsv")))[:400]
     directory = tmp_path_factory.mktemp("emb") / "rdf2vec"
@@ -56,8 +56,8 @@ def model_dir(pairs_path, kg_dir, tmp_path_factory):
 # --- records, cache, composition, heads -----------------------------------------------------------
 
 def test_pair_checks_and_verbalisation():
-    from ontolink.artifacts.alignment.pairs import predicate_label, verbalize
-    from ontolink.records import validate_triple_pair
+    from ontolink.kg.alignment.pairs import predicate_label, verbalize
+    from ontolink.core.records import validate_triple_pair
 
     record = {"pair_id": "p", "text": "t", "subject": {"id": "S", "name": "aspirin"}, "predicate":
               "Chemical_Induced_Disease", "object": {"id": "O", "name": "ulcer"}, "group": 7}
@@ -74,7 +74,7 @@ def test_pair_checks_and_verbalisation():
 
 @pytest.mark.slow
 def test_text_vectors_are_cached_by_content_hash():
-    from ontolink.artifacts.alignment.text import TextEmbedder
+    from ontolink.kg.alignment.text import TextEmbedder
 
     tag = int(np.random.default_rng().integers(1 << 30))  # texts no other test of this session encoded
     texts = [f"seizures {tag}", f"myopia {tag}", f"seizures {tag}"]
@@ -102,7 +102,7 @@ class _KG:
 def test_compositions(compose, dimension):
     import torch
 
-    from ontolink.artifacts.alignment.compose import Composer
+    from ontolink.kg.alignment.compose import Composer
 
     kg = _KG(8, 3)  # TuckER-like: relations in another dimension
     composer = Composer(kg, compose, seed=1)
@@ -122,7 +122,7 @@ def test_compositions(compose, dimension):
 def test_heads_map_dimensions(head):
     import torch
 
-    from ontolink.artifacts.alignment.heads import make_head
+    from ontolink.kg.alignment.heads import make_head
 
     module = make_head(head, 12, 7)
     assert module(torch.randn(5, 12)).shape == (5, 7)
@@ -135,7 +135,7 @@ def test_heads_map_dimensions(head):
 def test_hard_negatives_corrupt_only_their_columns(mode, columns):
     import torch
 
-    from ontolink.artifacts.alignment.encoding import corrupt
+    from ontolink.kg.alignment.encoding import corrupt
 
     rows = torch.tensor([[0, 0, 1], [2, 1, 3], [4, 2, 0]])
     negatives = corrupt(rows, mode, 4, n_entities=5, n_relations=3, generator=torch.Generator().manual_seed(0))
@@ -149,8 +149,8 @@ def test_hard_negatives_corrupt_only_their_columns(mode, columns):
 
 def test_linear_text2kg_learns_a_linear_relation():
     """Documents that are a fixed linear function of their triples: the linear head finds them."""
-    from ontolink.artifacts.alignment.compose import Composer
-    from ontolink.steps.align.fit_heads import TrainOptions, train_alignment_model, validation_mrr
+    from ontolink.kg.alignment.compose import Composer
+    from ontolink.kg.alignment.fit_heads import TrainOptions, train_alignment_model, validation_mrr
 
     rng = np.random.default_rng(0)
     kg = _KG(16, 16)
@@ -202,7 +202,7 @@ def test_retrieve_writes_ranked_records_for_both_directions(model_dir, pairs_pat
 
 @pytest.mark.slow
 def test_verbalized_baseline_ranks_a_verbalised_text_first(pairs_path, pairs, tmp_path):
-    from ontolink.artifacts.alignment.pairs import verbalize
+    from ontolink.kg.alignment.pairs import verbalize
 
     echo = dict(pairs[0], pair_id="echo", text=verbalize(pairs[0]), predicate="Bind",
                 subject={"id": "X:1", "name": "zyxin"}, object={"id": "X:2", "name": "quorum"})
@@ -242,8 +242,8 @@ def test_pairs_whose_entity_or_relation_has_no_embedding(pairs_path, kg_dir, tmp
 
 @pytest.mark.slow
 def test_retrieve_refuses_other_kg_embeddings(model_dir, pairs_path, tmp_path):
-    from ontolink.steps.embed_kg import embed_kg
-    from ontolink.triples import read_triples
+    from ontolink.kg.embed import embed_kg
+    from ontolink.formats.triples import read_triples
 
     embed_kg(list(read_triples(pairs_path)), tmp_path / "other", dim=16, walks=2, epochs=1)
     result = run("align", "retrieve", "--model", model_dir, "--kg-embeddings", tmp_path / "other", "-i", pairs_path)
@@ -259,8 +259,8 @@ def test_retrieve_refuses_other_kg_embeddings(model_dir, pairs_path, tmp_path):
     ("linear", "text2kg", "l1", "object"),
 ])
 def test_train_variants_run_and_reload(pairs_path, kg_dir, tmp_path, head, direction, compose, hard):
-    from ontolink.artifacts.alignment.text import TextEmbedder
-    from ontolink.artifacts.alignment import load_alignment
+    from ontolink.kg.alignment.text import TextEmbedder
+    from ontolink.kg.alignment import load_alignment
 
     result = run("align", "train", tmp_path / "m", "-i", pairs_path, "--kg-embeddings", kg_dir, "--head", head,
                  "--direction", direction, "--compose", compose, "--hard-negatives", hard, "--max-epochs", 2)
@@ -276,12 +276,12 @@ def test_alignment_head_beats_its_untrained_self_on_held_out_pairs(pairs, kg_dir
     that stops reading the KG vector, or stops learning, stays at chance and fails."""
     import torch
 
-    from ontolink.artifacts.alignment.compose import Composer
-    from ontolink.steps.align.cv import grouped_holdout
-    from ontolink.artifacts.alignment.pairs import group_of, pair_triple
-    from ontolink.artifacts.alignment.text import TextEmbedder
-    from ontolink.steps.align.fit_heads import TrainOptions, train_alignment_model, validation_mrr
-    from ontolink.artifacts.kg_embeddings import load_kg_embeddings
+    from ontolink.kg.alignment.compose import Composer
+    from ontolink.kg.alignment.cv import grouped_holdout
+    from ontolink.kg.alignment.pairs import group_of, pair_triple
+    from ontolink.kg.alignment.text import TextEmbedder
+    from ontolink.kg.alignment.fit_heads import TrainOptions, train_alignment_model, validation_mrr
+    from ontolink.kg.embeddings import load_kg_embeddings
 
     texts = TextEmbedder(device="cpu").encode([pair["text"] for pair in pairs])
     composer = Composer(load_kg_embeddings(kg_dir), "concat", seed=0)
@@ -301,7 +301,7 @@ def test_alignment_head_beats_its_untrained_self_on_held_out_pairs(pairs, kg_dir
 # --- cross-validation -----------------------------------------------------------------------------
 
 def test_grouped_folds_never_split_a_group():
-    from ontolink.steps.align.cv import grouped_folds, grouped_holdout
+    from ontolink.kg.alignment.cv import grouped_folds, grouped_holdout
 
     groups = [f"g{i // 3}" for i in range(60)] + [f"big{i // 10}" for i in range(20)]
     folds = grouped_folds(groups, 5, seed=0)
@@ -362,9 +362,9 @@ def test_cv_baseline_and_an_empty_fold(pairs_path, tmp_path):
 # --- metrics of Retrieved records -----------------------------------------------------------------
 
 def test_retrieval_metrics_and_fold_aggregation():
-    from ontolink.records import validate_retrieved
-    from ontolink.report import render
-    from ontolink.steps.eval_retrieval import aggregate_folds, render_retrieval, retrieval_metrics
+    from ontolink.core.records import validate_retrieved
+    from ontolink.evaluation.report import render
+    from ontolink.evaluation.retrieval import aggregate_folds, render_retrieval, retrieval_metrics
 
     records = [
         {"direction": "d2t", "predicate": "A", "rank": 1, "candidates": [], "pool": 100},
@@ -406,10 +406,10 @@ def test_retrieval_metrics_and_fold_aggregation():
 def test_minilm_verbalized_baseline_on_real_pairs(pairs):
     """The real default encoder (PyPI all-MiniLM-L6-v2): entity names occur in these texts, so the
     verbalised baseline is strong (measured on the 240 pairs: D2T MRR about 0.6)."""
-    from ontolink.artifacts.alignment.scorers import VerbalizedScorer
-    from ontolink.artifacts.alignment.text import TextEmbedder
-    from ontolink.steps.align import retrieve
-    from ontolink.steps.eval_retrieval import retrieval_metrics
+    from ontolink.kg.alignment.scorers import VerbalizedScorer
+    from ontolink.kg.alignment.text import TextEmbedder
+    from ontolink.kg.alignment.workflows import retrieve
+    from ontolink.evaluation.retrieval import retrieval_metrics
 
     scorer = VerbalizedScorer(TextEmbedder(device="cpu"))
     metrics = retrieval_metrics(list(retrieve(pairs, pairs, scorer)))

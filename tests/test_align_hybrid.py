@@ -27,8 +27,8 @@ def pairs(pairs_path):
 @pytest.fixture(scope="module")
 def kg_dir(pairs_path, tmp_path_factory):
     """Tiny RDF2Vec embeddings of the pairs' own triples."""
-    from ontolink.steps.embed_kg import embed_kg
-    from ontolink.triples import read_triples
+    from ontolink.kg.embed import embed_kg
+    from ontolink.formats.triples import read_triples
 
     directory = tmp_path_factory.mktemp("emb") / "rdf2vec"
     embed_kg(list(read_triples(pairs_path)), directory, method="rdf2vec", dim=16, walks=10, epochs=2)
@@ -37,7 +37,7 @@ def kg_dir(pairs_path, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def embedder():
-    from ontolink.artifacts.alignment.text import TextEmbedder
+    from ontolink.kg.alignment.text import TextEmbedder
 
     return TextEmbedder(device="cpu")
 
@@ -45,11 +45,11 @@ def embedder():
 def test_untrained_residual_heads_rank_as_the_verbalised_baseline(pairs, kg_dir, embedder):
     """Zero-initialised residual heads: before training, verbalized and hybrid (either combination, either
     direction) give exactly the baseline's ranks."""
-    from ontolink.artifacts.alignment.encoding import triple_encoding
-    from ontolink.artifacts.alignment.scorers import AlignedScorer, VerbalizedScorer
-    from ontolink.artifacts.alignment.model import alignment_model
-    from ontolink.steps.align import retrieve
-    from ontolink.artifacts.kg_embeddings import load_kg_embeddings
+    from ontolink.kg.alignment.encoding import triple_encoding
+    from ontolink.kg.alignment.scorers import AlignedScorer, VerbalizedScorer
+    from ontolink.kg.alignment.model import alignment_model
+    from ontolink.kg.alignment.workflows import retrieve
+    from ontolink.kg.embeddings import load_kg_embeddings
 
     kg = load_kg_embeddings(kg_dir)
     baseline = [record["rank"] for record in retrieve(pairs, pairs, VerbalizedScorer(embedder), top_k=0)]
@@ -74,8 +74,8 @@ def _d2t_mrr(records):
 
 @pytest.mark.parametrize("combine, direction", [("concat", "text2kg"), ("gate", "both")])
 def test_hybrid_trains_beyond_the_baseline_and_reloads(pairs_path, pairs, kg_dir, tmp_path, combine, direction):
-    from ontolink.artifacts.alignment import load_alignment
-    from ontolink.steps.align import retrieve
+    from ontolink.kg.alignment import load_alignment
+    from ontolink.kg.alignment.workflows import retrieve
 
     result = run("align", "train", tmp_path / "m", "-i", pairs_path, "--kg-embeddings", kg_dir, "--device", "cpu",
                  "--triple-encoding", "hybrid", "--combine", combine, "--direction", direction,
@@ -120,8 +120,8 @@ def test_verbalized_encoding_reads_no_kg(pairs_path, kg_dir, tmp_path):
 def test_hard_negatives_of_text_encodings_are_other_triples_encoded_once(pairs, kg_dir, embedder):
     import torch
 
-    from ontolink.artifacts.alignment.encoding import triple_encoding
-    from ontolink.artifacts.kg_embeddings import load_kg_embeddings
+    from ontolink.kg.alignment.encoding import triple_encoding
+    from ontolink.kg.embeddings import load_kg_embeddings
 
     encoding = triple_encoding("hybrid", load_kg_embeddings(kg_dir), embedder)
     rows = encoding.rows(pairs)
@@ -226,7 +226,7 @@ def test_align_refuses_kg_embeddings_of_another_ontology_version(ontology_pairs,
 
 
 def test_resolve_entities_follows_alt_ids_and_leaves_unknown_ids_empty(hpo):
-    from ontolink.steps.align import resolve_entities
+    from ontolink.kg.alignment.workflows import resolve_entities
 
     alt_id, live = next((alt, entity.id) for entity in hpo for alt in entity.alt_ids)
     record = {"subject": {"id": alt_id}, "object": {"id": "MESH:D003920"}}

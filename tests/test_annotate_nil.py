@@ -118,8 +118,8 @@ def test_link_nil_threshold_marks_and_eval_reports_nil(tfidf_index, tmp_path):
 
 
 def test_calibration_is_deterministic(tfidf_index):
-    from ontolink.artifacts.index import load_index
-    from ontolink.steps.nil import calibrate_nil_threshold
+    from ontolink.indexes.artifact import load_index
+    from ontolink.linking.nil import calibrate_nil_threshold
 
     loaded = load_index(tfidf_index)
     first, details = calibrate_nil_threshold(loaded, queries=100, seed=3)
@@ -171,9 +171,9 @@ def test_link_keeps_the_entity_annotate_found_over_the_span(small_ontology_path,
 def test_no_annotate_ids_leaves_annotate_out_with_a_ranker_too(small_ontology_path, tfidf_index, tmp_path):
     """With --ranker, annotate's entities are only marked "matched_by": "annotate" (the ranker orders them):
     --no-annotate-ids leaves that mark out, as it does without a ranker and with a reranker."""
-    from ontolink.artifacts.index import load_index
+    from ontolink.indexes.artifact import load_index
     from ontolink.ranking.queries import synonym_queries
-    from ontolink.steps.train_ranker import train_ranker
+    from ontolink.ranking.train import train_ranker
 
     loaded = load_index(tfidf_index)
     train_ranker(loaded, tmp_path / "ranker", synonym_queries(loaded, 200, seed=0), groups=["dense", "lexical"],

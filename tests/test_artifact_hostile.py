@@ -141,8 +141,8 @@ def test_every_index_file_gets_the_same_permissions(tfidf_index):
 def test_a_damaged_embedding_cache_names_the_file_and_no_cache(tmp_path, content):
     """What `ontolink index` opens (``EmbeddingCache``, in ONTOLINK_CACHE_DIR) when the encoder's vectors can be
     reused: a file that is not SQLite, or whose header is cut."""
-    from ontolink.embedding_cache import EmbeddingCache
-    from ontolink.errors import InputError
+    from ontolink.encoders.embedding_cache import EmbeddingCache
+    from ontolink.core.errors import InputError
 
     damaged = tmp_path / "embeddings.sqlite"
     damaged.write_bytes(content)
@@ -155,7 +155,7 @@ def test_a_damaged_embedding_cache_names_the_file_and_no_cache(tmp_path, content
 
 REPLACER = """
 import sys
-from ontolink.manifest import artifact_directory
+from ontolink.core.manifest import artifact_directory
 for number in range(int(sys.argv[2])):
     with artifact_directory(sys.argv[1], {"artifact": "index"}) as directory:
         (directory / "names.json").write_text(str(number))
@@ -209,8 +209,8 @@ def _crafted(directory, artifact, tensors_file, tensors, **files):
 
 
 def test_a_ranker_with_integer_weights_or_no_intercept_is_refused(tmp_path):
-    from ontolink.artifacts.ranker import ARTIFACT, WEIGHTS_FILE, Ranker
-    from ontolink.errors import InputError
+    from ontolink.ranking.ranker import ARTIFACT, WEIGHTS_FILE, Ranker
+    from ontolink.core.errors import InputError
 
     weights = {"mean": np.zeros(2, np.float32), "scale": np.ones(2, np.float32),
                "coefficients": np.ones(2, np.float32)}
@@ -225,8 +225,8 @@ def test_a_ranker_with_integer_weights_or_no_intercept_is_refused(tmp_path):
 
 
 def test_kg_embeddings_whose_ids_point_at_dev_zero_are_refused(tmp_path):
-    from ontolink.artifacts.kg_embeddings import ARTIFACT, IDS, TENSORS, load_kg_embeddings
-    from ontolink.errors import InputError
+    from ontolink.kg.embeddings import ARTIFACT, IDS, TENSORS, load_kg_embeddings
+    from ontolink.core.errors import InputError
 
     directory = _crafted(tmp_path / "kg", ARTIFACT, TENSORS, {"entity": np.zeros((2, 4), np.float32),
                                                               "relation": np.zeros((1, 4), np.float32)})
@@ -245,8 +245,8 @@ def _token_files(directory, offsets):
     import faiss
     from safetensors.numpy import save_file
 
-    from ontolink.backends.encoders import load_encoder
-    from ontolink.backends.indexes.multivector import OFFSETS_FILE, TOKENS_FILE
+    from ontolink.encoders import load_encoder
+    from ontolink.indexes.multivector import OFFSETS_FILE, TOKENS_FILE
 
     encoder = load_encoder(runtime="hashed-3grams", device="cpu")
     tokens = faiss.IndexFlatIP(encoder.dimension)
@@ -261,8 +261,8 @@ def test_unsigned_token_offsets_that_fall_back_are_refused(tmp_path, offsets):
     """A multi-vector index's token offsets stored as uint64: a difference that falls back wraps to a large
     positive number, so [0, 20, 10] passed the check that they grow, and np.repeat failed on them as int64 (a
     traceback)."""
-    from ontolink.backends.indexes.multivector import OFFSETS_FILE, MultiVectorNameIndex
-    from ontolink.errors import InputError
+    from ontolink.indexes.multivector import OFFSETS_FILE, MultiVectorNameIndex
+    from ontolink.core.errors import InputError
 
     encoder = _token_files(tmp_path, offsets)
     manifest = {"index": {"faiss": {"type": "flat"}, "token_k": 16}}
@@ -275,8 +275,8 @@ def test_unsigned_token_offsets_that_fall_back_are_refused(tmp_path, offsets):
 def test_a_multivector_manifest_without_a_token_depth_is_refused(tmp_path, token_k, words):
     """'index.token_k', the token vectors each mention token retrieves: missing it was a KeyError, a string a
     TypeError at the first search (tracebacks)."""
-    from ontolink.backends.indexes.multivector import MultiVectorNameIndex
-    from ontolink.errors import InputError
+    from ontolink.indexes.multivector import MultiVectorNameIndex
+    from ontolink.core.errors import InputError
 
     encoder = _token_files(tmp_path, [0, 4, 10])
     manifest = {"index": {"faiss": {"type": "flat"}, **({} if token_k is None else {"token_k": token_k})}}

@@ -6,7 +6,7 @@ import json
 import pytest
 from conftest import run
 
-from ontolink.errors import InputError
+from ontolink.core.errors import InputError
 
 
 def _user_directory(tmp_path):
@@ -73,7 +73,7 @@ def test_a_file_at_the_path_is_refused(small_ontology_path, tmp_path):
 
 def test_the_library_writer_refuses_too(small_ontology_path, tmp_path):
     from ontolink.ontology import load_ontology
-    from ontolink.steps.index import build_index
+    from ontolink.indexes.build import build_index
 
     directory = _user_directory(tmp_path)
     with pytest.raises(InputError, match="not an ontolink artifact"):

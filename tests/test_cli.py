@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from conftest import interruptible, jsonl, parse_jsonl, run, shared_path
-from ontolink.cli import cli
+from ontolink.cli.main import cli
 
 MENTIONS = [
     {"id": "m1", "mention": "seizures", "context_left": "The child had ", "context_right": ".", "doc": "d1"},
@@ -84,7 +84,7 @@ def test_link_empty_input_is_empty_output(tfidf_index):
 def test_link_says_duplicate_ids_and_when_it_stopped_recording_them(tfidf_index, monkeypatch):
     """The first duplicate named with its line and the first's, the rest counted; with a budget for a few dozen
     ids (ONTOLINK_DUPLICATE_IDS_BYTES) the summary says among how many records duplicates were looked for."""
-    from ontolink.seen_ids import SeenIds
+    from ontolink.core.seen_ids import SeenIds
 
     capacity = SeenIds(budget=1024).capacity
     assert 10 < capacity < 35
@@ -331,7 +331,7 @@ def test_shell_completion_offers_registered_names_and_paths(words, expected):
 
     env = {**os.environ, "_ONTOLINK_COMPLETE": "bash_complete", "COMP_WORDS": words,
            "COMP_CWORD": str(len(words.split()) - (0 if words.endswith(" ") else 1))}
-    result = subprocess.run([sys.executable, "-c", "from ontolink.cli import main; main()"], env=env,
+    result = subprocess.run([sys.executable, "-c", "from ontolink.cli.main import main; main()"], env=env,
                             capture_output=True, text=True, timeout=60)
     assert set(result.stdout.split()) == expected, result.stderr
 
@@ -360,14 +360,14 @@ def test_running_one_command_imports_that_command_only(small_ontology_path, tmp_
     # other commands' modules (nor numpy, which they and the indexes import)
     docs = tmp_path / "docs.txt"
     docs.write_text("d1\tThe boy had seizures.\n", encoding="utf-8")
-    code = ("import sys; from ontolink.cli import main; sys.argv = ['ontolink', 'annotate', '--ontology', sys.argv[1], "
+    code = ("import sys; from ontolink.cli.main import main; sys.argv = ['ontolink', 'annotate', '--ontology', sys.argv[1], "
             "'-i', sys.argv[2]]\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
-            "print(sorted(m for m in sys.modules if m.startswith('ontolink.commands.')), 'numpy' in sys.modules, "
+            "print(sorted(m for m in sys.modules if m.startswith('ontolink.cli.commands.')), 'numpy' in sys.modules, "
             "file=sys.stderr)")
     result = subprocess.run([sys.executable, "-c", code, str(small_ontology_path), str(docs)], capture_output=True,
                             text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert '"mention": "seizures"' in result.stdout or '"mention":"seizures"' in result.stdout
-    assert result.stderr.strip().splitlines()[-1] == "['ontolink.commands.annotate'] False"
+    assert result.stderr.strip().splitlines()[-1] == "['ontolink.cli.commands.annotate'] False"
     assert list(cli.commands) == ["convert", "annotate", "index", "link", "eval", "select-entities", "gen-aliases",
                                   "filter", "make-pairs", "train", "embed-kg", "align", "cache"]  # all, when listed

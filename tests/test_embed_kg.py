@@ -6,9 +6,9 @@ import json
 import pytest
 
 from conftest import run, shared_path
-from ontolink.errors import InputError
-from ontolink.io import ReadStats
-from ontolink.triples import Triple, TripleSet, read_triples
+from ontolink.core.errors import InputError
+from ontolink.core.io import ReadStats
+from ontolink.formats.triples import Triple, TripleSet, read_triples
 
 TINY = {"epochs": 2}
 
@@ -60,7 +60,7 @@ def test_triple_set_maps_dedupes_and_hashes_independent_of_order():
 # --- RDF2Vec ------------------------------------------------------------------------------------
 
 def embed_kg_step(triples, directory, **options):
-    from ontolink.steps.embed_kg import embed_kg
+    from ontolink.kg.embed import embed_kg
 
     return embed_kg(triples, directory, **options)
 
@@ -98,7 +98,7 @@ def test_cli_bad_inputs(tmp_path, kg_slice):
 
 
 def test_load_refuses_altered_or_truncated_embeddings(kg_slice, tmp_path):
-    from ontolink.artifacts.kg_embeddings import load_kg_embeddings
+    from ontolink.kg.embeddings import load_kg_embeddings
 
     embed_kg_step(list(read_triples(kg_slice)), tmp_path / "emb", dim=4, walks=2, epochs=1)
     tensors = tmp_path / "emb" / "embeddings.safetensors"

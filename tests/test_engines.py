@@ -4,8 +4,8 @@ import pickle
 
 import pytest
 
-from ontolink.backends.engines.ray import actor_resources, check_actor_device, windows
-from ontolink.errors import InputError
+from ontolink.engines.ray import actor_resources, check_actor_device, windows
+from ontolink.core.errors import InputError
 
 
 @pytest.mark.parametrize("device, cluster_gpus, gpus", [

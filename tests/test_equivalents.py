@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ontolink.errors import InputError
+from ontolink.core.errors import InputError
 from ontolink.recognition.equivalents import equivalent_keys, learned_pairs, read_pertainyms, variant_names
 from ontolink.recognition.matcher import ConceptMatcher
 from ontolink.recognition.wordforms import WordForms, words

@@ -8,7 +8,7 @@ import pytest
 from conftest import jsonl, parse_jsonl, run
 
 from ontolink.ontology.hierarchy import Hierarchy
-from ontolink.rank_metrics import NOT_FOUND, diagonal_ranks, first_rank, mean_reciprocal_rank, rank_by_score, \
+from ontolink.evaluation.rank_metrics import NOT_FOUND, diagonal_ranks, first_rank, mean_reciprocal_rank, rank_by_score, \
     recall_at
 
 # (gold, predicted, class, steps up from gold to the common ancestor, steps down to the prediction), each
@@ -66,8 +66,8 @@ def test_one_ranking_metrics_module():
 
 
 def test_retrieval_and_linking_metrics_agree_on_the_same_ranks():
-    from ontolink.steps.eval import metrics_from_ranks as linking
-    from ontolink.steps.eval_retrieval import metrics_from_ranks as retrieval
+    from ontolink.evaluation.evaluate import metrics_from_ranks as linking
+    from ontolink.evaluation.retrieval import metrics_from_ranks as retrieval
 
     ranks = [1, 2, 5, NOT_FOUND, 1, 12]
     left, right = linking(np.asarray(ranks, dtype=float), ks=(1, 10)), retrieval(ranks, ks=(1, 10))
@@ -86,7 +86,7 @@ PUBTATOR = ("1|t|Delirium and hypertension after surgery.\n1|a|No cardiomyopathy
 def mesh_linked(tmp_path_factory):
     """Mentions of a PubTator file linked by an index whose ids are prefixed (MESH:D...)."""
     from ontolink.ontology import load_ontology
-    from ontolink.steps.index import build_index
+    from ontolink.indexes.build import build_index
 
     directory = tmp_path_factory.mktemp("mesh")
     ontology = directory / "mesh.jsonl"
@@ -209,7 +209,7 @@ def test_span_classes_of_predictions_and_gold(small_ontology_path, tmp_path):
 
 
 def test_the_nil_threshold_drawn_is_the_one_the_marks_imply():
-    from ontolink.steps.eval_files import inferred_nil_threshold
+    from ontolink.evaluation.files import inferred_nil_threshold
 
     # link --nil-threshold T marks a mention NIL when its top score is below T: T is in (0.45, 0.6]
     top_scores = [(0.9, True, False), (0.45, False, True), (0.6, True, False), (0.3, False, True)]

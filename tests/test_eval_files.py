@@ -1,11 +1,11 @@
-"""ontolink.steps.eval_files: eval's choice of file kind, Ks and report, called as a library."""
+"""ontolink.evaluation.files: eval's choice of file kind, Ks and report, called as a library."""
 
 import json
 
 import pytest
 
-from ontolink.errors import InputError
-from ontolink.steps.eval_files import default_ks, evaluate_files, parse_ks
+from ontolink.core.errors import InputError
+from ontolink.evaluation.files import default_ks, evaluate_files, parse_ks
 
 
 def write_jsonl(path, records):

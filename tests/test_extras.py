@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from ontolink.extras import EXTRA_OF_MODULE, MissingExtra, missing_extra, require
+from ontolink.core.extras import EXTRA_OF_MODULE, MissingExtra, missing_extra, require
 
 BLOCKER = '''
 import os, sys

@@ -20,15 +20,15 @@ TESTS = Path(__file__).resolve().parent
 PACKAGE_DIR = TESTS.parent / "toolbox"
 MENTIONS = '{"id": "m1", "mention": "seizures"}\n{"id": "m2", "mention": "cataract"}\n'
 # `ontolink link` in a child that knows the tests' encoder
-CHILD = ("import sys; sys.path.insert(0, sys.argv.pop(1)); import ngram_encoder; from ontolink.cli import main; "
+CHILD = ("import sys; sys.path.insert(0, sys.argv.pop(1)); import ngram_encoder; from ontolink.cli.main import main; "
          "sys.argv[0] = 'ontolink'; main()")
 # in one child, each index loaded and searched in turn: one line each, its error or "searched"
 LOADS = """
 import sys
 sys.path.insert(0, sys.argv[1])
 import ngram_encoder
-from ontolink.artifacts.index import load_index
-from ontolink.errors import InputError
+from ontolink.indexes.artifact import load_index
+from ontolink.core.errors import InputError
 for directory in sys.argv[2:]:
     try:
         load_index(directory, device="cpu").name_index.search(["seizures", "cataract"], 3)
@@ -65,7 +65,7 @@ def _refusals(indexes):
 def _dense_index(small_ontology_path, tmp_path_factory, faiss_type, **options):
     """A dense index of ``faiss_type`` over the HPO slice, with the tests' hashed 3-gram encoder."""
     from ontolink.ontology import load_ontology
-    from ontolink.steps.index import build_index
+    from ontolink.indexes.build import build_index
 
     directory = tmp_path_factory.mktemp("idx") / faiss_type
     build_index(load_ontology(small_ontology_path), directory, method="dense", runtime="hashed-3grams",
@@ -298,7 +298,7 @@ def test_a_faiss_file_is_checked_and_read_holding_it_once(tmp_path):
     peak = """
 import sys
 from pathlib import Path
-from ontolink.backends.indexes.faiss_file import read_checked
+from ontolink.indexes.faiss_file import read_checked
 def high_water():
     return int(next(line for line in open('/proc/self/status') if line.startswith('VmHWM:')).split()[1]) / 1024
 before = high_water()

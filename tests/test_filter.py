@@ -1,4 +1,4 @@
-"""`filter` (steps/filter_aliases.py): the tau threshold, drift to a neighbour, siblings, the counts, and the
+"""`filter` (aliases/filter.py): the tau threshold, drift to a neighbour, siblings, the counts, and the
 command. The library tests use the session's default encoder (all-MiniLM-L6-v2, ONNX int8: a text gets the same
 vector in any batch), so a threshold can be set exactly at a similarity the test computed itself."""
 
@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from conftest import jsonl, parse_jsonl, run
-from ontolink.errors import InputError
+from ontolink.core.errors import InputError
 from ontolink.ontology import load_ontology
-from ontolink.steps.filter_aliases import FilterStats, filter_aliases
+from ontolink.aliases.filter import FilterStats, filter_aliases
 
 SEIZURE = "HP:0001250"
 ALIASES = ["Seizures", "seizure", "epileptic fits", "Abnormality of the eye"]

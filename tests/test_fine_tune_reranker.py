@@ -1,4 +1,4 @@
-"""`ontolink train reranker` (ontolink.steps.fine_tune_reranker): training groups, the head's own learning
+"""`ontolink train reranker` (ontolink.reranking.train_cross_encoder): training groups, the head's own learning
 rate, and a trained cross-encoder reordering `link`'s candidates."""
 
 import json
@@ -8,12 +8,12 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import jsonl, parse_jsonl
-from ontolink.cli import cli
+from ontolink.cli.main import cli
 from ontolink.ontology import load_ontology
 
 
 def test_training_candidates_inject_the_gold():
-    from ontolink.steps.fine_tune_reranker import training_candidates
+    from ontolink.reranking.train_cross_encoder import training_candidates
 
     rng = np.random.default_rng(0)
     retrieved = [{"id": f"E{n}"} for n in range(5)]
@@ -66,7 +66,7 @@ def test_reranker_trains_and_reorders(small_ontology_path, tfidf_index, tmp_path
 def test_the_reranker_head_gets_its_own_learning_rate():
     from transformers import BertConfig, BertForSequenceClassification
 
-    from ontolink.steps.fine_tune_reranker import head_and_body
+    from ontolink.reranking.train_cross_encoder import head_and_body
 
     model = BertForSequenceClassification(BertConfig(vocab_size=50, hidden_size=8, num_hidden_layers=1,
                                                      num_attention_heads=2, intermediate_size=16, num_labels=1))

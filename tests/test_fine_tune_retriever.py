@@ -8,12 +8,12 @@ import torch
 from click.testing import CliRunner
 
 from conftest import interrupt_at_call, jsonl, parse_jsonl
-from ontolink.cli import cli
-from ontolink.errors import InputError
+from ontolink.cli.main import cli
+from ontolink.core.errors import InputError
 from ontolink.ontology import load_ontology
-from ontolink.io import read_records
-from ontolink.records import pair_validator
-from ontolink.steps.fine_tune_retriever import batch_columns, column_masks, multi_positive_loss
+from ontolink.core.io import read_records
+from ontolink.core.records import pair_validator
+from ontolink.training.retriever import batch_columns, column_masks, multi_positive_loss
 
 # root R with children A, B; A has children A1, A2; B has child B1.
 TOY = [{"id": "T:R", "name": "root"}, {"id": "T:A", "name": "alpha", "parents": ["T:R"]},
@@ -100,7 +100,7 @@ def test_train_resume_index_and_link(small_ontology_path, tmp_path):
     train(straight, "--epochs", "2")
 
     # Interrupt a 2-epoch run in its second epoch, then resume: the same weights must come out.
-    import ontolink.steps.fine_tune_retriever as module
+    import ontolink.training.retriever as module
 
     resumed = tmp_path / "resumed"
     with pytest.MonkeyPatch.context() as patch:
@@ -150,8 +150,8 @@ def test_train_resume_index_and_link(small_ontology_path, tmp_path):
 def test_span_pooling_averages_the_mention_and_the_name_only():
     from transformers import AutoTokenizer
 
-    from ontolink.backends.encoders.model_files import DEFAULT_ENCODER, resolve_model_path
-    from ontolink.encoder_inputs import SPECIAL_TOKENS, span_pool
+    from ontolink.encoders.model_files import DEFAULT_ENCODER, resolve_model_path
+    from ontolink.core.encoder_inputs import SPECIAL_TOKENS, span_pool
 
     tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(DEFAULT_ENCODER))
     tokenizer.add_special_tokens({"additional_special_tokens": SPECIAL_TOKENS})
@@ -178,7 +178,7 @@ SYNONYMS = [{"id": "S:A", "name": "alpha", "synonyms": [{"text": "first", "scope
 
 def test_split_is_grouped_answerable_and_seeded(tmp_path):
     from ontolink.ontology import normalize
-    from ontolink.steps.fine_tune_retriever import split_pairs
+    from ontolink.training.retriever import split_pairs
 
     path = tmp_path / "syn.jsonl"
     path.write_text(jsonl(SYNONYMS))
@@ -200,9 +200,9 @@ def test_split_is_grouped_answerable_and_seeded(tmp_path):
 
 
 def test_bare_step_zero_is_the_frozen_encoder():
-    from ontolink.backends.encoders.model_files import DEFAULT_ENCODER
-    from ontolink.backends.encoders.sentence import SentenceEncoder
-    from ontolink.steps.fine_tune_retriever import build_model, encode_texts
+    from ontolink.encoders.model_files import DEFAULT_ENCODER
+    from ontolink.encoders.sentence import SentenceEncoder
+    from ontolink.training.retriever import build_model, encode_texts
 
     texts = ["Seizures", "abnormality of the eye", "generalized tonic-clonic seizure", "BDA2"]
     frozen = SentenceEncoder(DEFAULT_ENCODER, device="cpu", precision="fp32").encode(texts)
@@ -255,7 +255,7 @@ def test_bare_mode_falls_back_to_the_frozen_encoder(small_ontology_path, tmp_pat
 @pytest.mark.slow
 def test_bare_mode_resumes_with_its_validation_history(small_ontology_path, tmp_path):
     """Killed in epoch 2 and resumed: the same validation history, kept epoch and weights as a straight run."""
-    import ontolink.steps.fine_tune_retriever as module
+    import ontolink.training.retriever as module
     from safetensors.numpy import load_file
 
     ontology = load_ontology(small_ontology_path)
@@ -285,7 +285,7 @@ def test_bare_mode_resumes_with_its_validation_history(small_ontology_path, tmp_
 def saved_for_backward(model, texts):
     """(bytes the autograd graph keeps for backward beyond the weights, the pooled vectors) of one training
     forward pass."""
-    from ontolink.steps.fine_tune_retriever import encode_batch
+    from ontolink.training.retriever import encode_batch
 
     weights = {parameter.untyped_storage().data_ptr() for parameter in model.parameters()}
     kept = {}
@@ -307,8 +307,8 @@ def test_training_keeps_only_each_layers_input_for_backward():
     included, ~275 KB a token on MiniLM-L6) one step peaked above 6.9 GB (killed there; 11-13 GB in the
     grid) against 5.6 GB with activation checkpointing. Fails when training keeps every activation again;
     and checkpointing must not change what is learnt (same gradients, dropout replayed)."""
-    from ontolink.backends.encoders.model_files import DEFAULT_ENCODER
-    from ontolink.steps.fine_tune_retriever import build_model
+    from ontolink.encoders.model_files import DEFAULT_ENCODER
+    from ontolink.training.retriever import build_model
 
     texts = ["word " * 200] * 2  # truncated to 64 tokens each
     model = build_model(DEFAULT_ENCODER, "cpu", 64, "bare")

@@ -1,4 +1,4 @@
-"""ontolink.fine_tuning, the loop every trainer shares: accumulated batches and checkpoints."""
+"""ontolink.training.loop, the loop every trainer shares: accumulated batches and checkpoints."""
 
 import ctypes
 import subprocess
@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 import torch
 
-from ontolink.errors import InputError
+from ontolink.core.errors import InputError
 
 
 def test_accumulated_batches_make_the_same_update(tmp_path):
     """The reranker runs a batch a few pairs at a time: the summed gradients equal the whole batch's."""
-    from ontolink.fine_tuning import Checkpoints, run_epochs
+    from ontolink.training.loop import Checkpoints, run_epochs
 
     inputs, targets = torch.randn(12, 5, generator=torch.Generator().manual_seed(1)), torch.arange(12) % 3
 
@@ -38,7 +38,7 @@ def test_accumulated_batches_make_the_same_update(tmp_path):
 
 
 def test_a_checkpoint_of_another_backbone_is_refused(tmp_path):
-    from ontolink.fine_tuning import Checkpoints
+    from ontolink.training.loop import Checkpoints
 
     model = torch.nn.Linear(2, 2)
     made = Checkpoints(tmp_path / "model", "retriever", {"backbone": "sentence-transformers/all-MiniLM-L6-v2"})
@@ -51,7 +51,7 @@ def test_a_checkpoint_of_another_backbone_is_refused(tmp_path):
 
 FREED_MEMORY_SCRIPT = """
 import ctypes, sys, tempfile, torch
-from ontolink.fine_tuning import Checkpoints, run_epochs
+from ontolink.training.loop import Checkpoints, run_epochs
 
 class MallInfo2(ctypes.Structure):
     _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",

@@ -4,8 +4,8 @@ import numpy as np
 import onnx
 import pytest
 
-from ontolink.backends.indexes.best_k import _best_columns_by_sort, best_columns
-from ontolink.backends.indexes.flat_search import Int8NameScan, exact_search, flat_search, int8_scan_model
+from ontolink.indexes.best_k import _best_columns_by_sort, best_columns
+from ontolink.indexes.flat_search import Int8NameScan, exact_search, flat_search, int8_scan_model
 
 
 def unit_rows(count, dimension, seed):

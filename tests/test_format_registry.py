@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from conftest import run
-from ontolink.errors import InputError
+from ontolink.core.errors import InputError
 from ontolink.formats import DOCUMENT_FORMATS, document_format, guess_format, reader_names, writer_names
 from ontolink.ontology.loaders import ONTOLOGY_FORMATS
-from ontolink.triples import TRIPLE_FORMATS
+from ontolink.formats.triples import TRIPLE_FORMATS
 
 TESTS = Path(__file__).resolve().parent
 REGISTRIES = {"document": DOCUMENT_FORMATS, "ontology": ONTOLOGY_FORMATS, "triple": TRIPLE_FORMATS}

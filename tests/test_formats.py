@@ -5,7 +5,7 @@ import json
 import pytest
 
 from conftest import jsonl, parse_jsonl, run, shared_path
-from ontolink.steps.convert import parse_id_prefixes, parse_ids
+from ontolink.formats.convert import parse_id_prefixes, parse_ids
 
 
 def pubtator_slice(directory, documents, *parts):

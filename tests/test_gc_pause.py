@@ -1,10 +1,10 @@
-"""ontolink.gc_pause: the collector paused while tables are built, as it was afterwards."""
+"""ontolink.core.gc_pause: the collector paused while tables are built, as it was afterwards."""
 
 import gc
 
 import pytest
 
-from ontolink.gc_pause import collection_paused
+from ontolink.core.gc_pause import collection_paused
 
 
 def test_collection_paused_restores_the_collector_nested_and_on_error():
@@ -29,7 +29,7 @@ def test_collection_paused_restores_the_collector_nested_and_on_error():
 
 
 def test_freeze_only_in_the_ontolink_program(monkeypatch):
-    import ontolink.gc_pause as gc_pause
+    import ontolink.core.gc_pause as gc_pause
 
     before = gc.get_freeze_count()
     with collection_paused(freeze=True):  # a library caller or test runner: nothing frozen

@@ -5,11 +5,11 @@ import pytest
 from click.testing import CliRunner
 from conftest import HYPERTELORISM, MICROCEPHALY, SCOLIOSIS, SEIZURE, jsonl, parse_jsonl, selected
 
-from ontolink.backends.llm import LLM_BACKENDS, base
-from ontolink.cli import cli
-from ontolink.errors import OntolinkError
-from ontolink.backends.llm.response_cache import ResponseCache
-from ontolink.steps.gen_aliases import (
+from ontolink.aliases.llm import LLM_BACKENDS, base
+from ontolink.cli.main import cli
+from ontolink.core.errors import OntolinkError
+from ontolink.aliases.llm.response_cache import ResponseCache
+from ontolink.aliases.generate import (
     ExamplePool,
     GenerationStats,
     build_messages,
@@ -27,7 +27,7 @@ CLI = ["--device", "cpu", "--max-new-tokens", str(TOKENS)]
 @pytest.fixture(scope="session")
 def smollm2():
     """One TransformersBackend on the packaged SmolLM2 for the session."""
-    from ontolink.backends.llm.transformers_local import TransformersBackend
+    from ontolink.aliases.llm.transformers_local import TransformersBackend
 
     return TransformersBackend(device="cpu", max_new_tokens=TOKENS)
 
@@ -229,7 +229,7 @@ def test_rerun_resumes_after_an_interrupted_run(hpo, smollm2, cache_path):
 
 @pytest.mark.slow  # SmolLM2 decoding: 10-90 CPU seconds on a 2-core machine
 def test_cache_key_covers_model_and_decoding_options(hpo, smollm2, cache_path):
-    from ontolink.backends.llm.response_cache import cache_key
+    from ontolink.aliases.llm.response_cache import cache_key
 
     records = selected(hpo, SEIZURE)
     with ResponseCache() as cache:

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from conftest import jsonl
-from ontolink.artifacts.index import load_index
+from ontolink.indexes.artifact import load_index
 from ontolink.ontology import load_ontology
 from ontolink.ranking.features import CandidateFeatures
 from ontolink.ranking.groups import FEATURE_GROUPS
-from ontolink.steps.index import build_index
+from ontolink.indexes.build import build_index
 
 SHARED = "renal lesion"  # a synonym of five entities in a chain and a fork: they tie for first place
 # id, name, parents, synonyms. X:4 has two parents (a DAG); X:3 -> X:8 -> X:9 is a chain below X:3.

@@ -5,9 +5,9 @@ import sys
 import pytest
 
 from conftest import shared_path
-from ontolink.errors import InputError
-from ontolink.io import ReadStats, RecordWriter, read_records
-from ontolink.records import validate_mention
+from ontolink.core.errors import InputError
+from ontolink.core.io import ReadStats, RecordWriter, read_records
+from ontolink.core.records import validate_mention
 
 
 def read(name, **options):
@@ -89,7 +89,7 @@ def test_gzipped_stdin_is_recognised(monkeypatch):
 
 
 def test_tsv_rows_name_file_and_line(tmp_path):
-    from ontolink.io import read_tsv
+    from ontolink.core.io import read_tsv
 
     path = tmp_path / "rows.tsv"
     path.write_text("a\tb\n\nc\n")
@@ -106,7 +106,7 @@ def test_tsv_rows_name_file_and_line(tmp_path):
 
 
 def test_first_record_is_peeked_without_consuming_stdin(tmp_path, monkeypatch):
-    from ontolink.io import peek_first_record
+    from ontolink.core.io import peek_first_record
 
     path = tmp_path / "x.jsonl.gz"
     with gzip.open(path, "wt") as handle:
@@ -131,7 +131,7 @@ def test_eval_output_ending_in_gz_is_gzip(tfidf_index, tmp_path):
 
 
 def test_a_cache_file_is_replaced_whole_or_not_at_all(tmp_path):
-    from ontolink.cache import write_atomically
+    from ontolink.core.cache import write_atomically
 
     target = tmp_path / "vectors.json"
     write_atomically(target, lambda temporary: temporary.write_text("old"))

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from conftest import interruptible, jsonl, parse_jsonl, run
-from ontolink.errors import InputError
-from ontolink.io import ReadStats, read_records
-from ontolink.records import validate_mention
+from ontolink.core.errors import InputError
+from ontolink.core.io import ReadStats, read_records
+from ontolink.core.records import validate_mention
 
 MAX_LINE_BYTES_VARIABLE = "ONTOLINK_MAX_LINE_BYTES"
 DATA = Path(__file__).parent / "data" / "hostile"
@@ -170,7 +170,7 @@ def test_a_closed_standard_stream_is_a_clean_message(tfidf_index, closed, words)
 
 WRITER = """
 import random, sys
-from ontolink.io import RecordWriter
+from ontolink.core.io import RecordWriter
 words = random.Random(0).choices(["seizure", "myopia", "fever", "ataxia", "the", "of", "and"], k=20000)
 with RecordWriter(sys.argv[1]) as writer:
     for number in range(10 ** 9):

@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 
 from conftest import jsonl
-from ontolink.artifacts.index import load_index
-from ontolink.io import read_records
+from ontolink.indexes.artifact import load_index
+from ontolink.core.io import read_records
 from ontolink.ontology import load_ontology
-from ontolink.steps.eval import file_metrics, score_file
-from ontolink.steps.index import build_index, build_multivector_index
-from ontolink.steps.link import link_mentions
-from ontolink.records import pair_validator
+from ontolink.evaluation.evaluate import file_metrics, score_file
+from ontolink.indexes.build import build_index, build_multivector_index
+from ontolink.linking.link import link_mentions
+from ontolink.core.records import pair_validator
 
 pytestmark = pytest.mark.slow
 
@@ -67,7 +67,7 @@ def held_out_metrics(held_out, loaded_index, ontology, **options):
 
 def test_retriever_learns(synonym_split, tmp_path):
     """A bi-encoder, base negatives, 8 steps of 16 pairs (measured: held-out MRR 0.375 at step 0, 0.454)."""
-    from ontolink.steps.fine_tune_retriever import train_retriever
+    from ontolink.training.retriever import train_retriever
 
     ontology, _, pairs_path, held_out = synonym_split
     pairs = read_pairs(pairs_path, ontology)
@@ -92,8 +92,8 @@ def test_bare_retriever_keeps_its_best_epoch(synonym_split, tmp_path):
     import numpy as np
     from safetensors.numpy import load_file
 
-    from ontolink.backends.encoders.model_files import DEFAULT_ENCODER, resolve_model_path
-    from ontolink.steps.fine_tune_retriever import train_retriever, validation_key
+    from ontolink.encoders.model_files import DEFAULT_ENCODER, resolve_model_path
+    from ontolink.training.retriever import train_retriever, validation_key
 
     ontology, _, pairs_path, _ = synonym_split
     pairs = read_pairs(pairs_path, ontology)
@@ -131,8 +131,8 @@ def test_bare_retriever_keeps_its_best_epoch(synonym_split, tmp_path):
 def test_reranker_learns(synonym_split, tmp_path):
     """A cross-encoder over a TF-IDF retriever's top 8 names, 16 steps of 8 pairs (measured: held-out MRR 0.174
     at step 0, whose scoring head is random, 0.357)."""
-    from ontolink.artifacts.reranker import Reranker
-    from ontolink.steps.fine_tune_reranker import train_reranker
+    from ontolink.reranking.cross_encoder import Reranker
+    from ontolink.reranking.train_cross_encoder import train_reranker
 
     ontology, _, pairs_path, held_out = synonym_split
     pairs = read_pairs(pairs_path, ontology)
@@ -156,8 +156,8 @@ def test_res_reranker_learns(synonym_split, tmp_path, reading, epochs):
     """ReS over a TF-IDF retriever's top 8 names, batches of 8 pairs (measured: held-out MRR, step 0 (a random
     selecting transformer with its rank embedding) -> trained: frozen reading, 64 steps, 0.198 -> 0.397; cross
     reading, 16 steps, 0.140 -> 0.433)."""
-    from ontolink.artifacts.reranker import load_reranker
-    from ontolink.steps.res_reranker import train_res_reranker
+    from ontolink.reranking.cross_encoder import load_reranker
+    from ontolink.reranking.train_read_and_select import train_res_reranker
 
     ontology, _, pairs_path, held_out = synonym_split
     pairs = read_pairs(pairs_path, ontology)
@@ -179,7 +179,7 @@ def test_res_reranker_learns(synonym_split, tmp_path, reading, epochs):
 def test_multivector_model_learns(synonym_split, tmp_path):
     """A late-interaction model (name-based KB, learned temperature, 4 mined hard negatives), 16 steps of 8
     pairs (measured: held-out MRR 0.423 at step 0, whose projection is random, 0.498)."""
-    from ontolink.steps.fine_tune_multivector import train_multivector
+    from ontolink.training.multivector import train_multivector
 
     ontology, _, pairs_path, held_out = synonym_split
     examples = read_pairs(pairs_path, ontology, accept_gold=True)

@@ -3,8 +3,8 @@ and 100,000 remembered lists reached 5 GB. Remembered or not, a mention gets the
 
 import numpy as np
 
-from ontolink.artifacts.index import load_index
-from ontolink.linker import Linker, SearchMemo
+from ontolink.indexes.artifact import load_index
+from ontolink.linking.linker import Linker, SearchMemo
 
 
 def _texts(count):

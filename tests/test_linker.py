@@ -5,8 +5,8 @@ import numpy as np
 
 
 def test_a_short_query_searched_again_gets_the_deep_result(dense_index):
-    from ontolink.artifacts.index import load_index
-    from ontolink.linker import Linker
+    from ontolink.indexes.artifact import load_index
+    from ontolink.linking.linker import Linker
 
     loaded = load_index(dense_index, device="cpu")
     texts = ["seizures", "generalized tonic-clonic seizures", "abnormality of the eye", "myopia", "blindness",

@@ -2,8 +2,8 @@ from pathlib import Path
 
 import click
 
-from ontolink.cli import cli
-from ontolink.manpages import write_man_pages
+from ontolink.cli.main import cli
+from ontolink.cli.manpages import write_man_pages
 
 MAN = Path(__file__).resolve().parents[1] / "man"
 
@@ -22,7 +22,7 @@ def test_man_pages_are_current(tmp_path):
     assert set(fresh) == page_names(cli)
     stale = sorted(name for name in fresh if committed.get(name) != fresh[name])
     extra = sorted(set(committed) - set(fresh))
-    assert not stale and not extra, f"man/ is stale ({stale}, extra {extra}): run `python -m ontolink.manpages`"
+    assert not stale and not extra, f"man/ is stale ({stale}, extra {extra}): run `python -m ontolink.cli.manpages`"
 
 
 def test_pages_have_whole_names_exit_status_environment_see_also_and_unwrapped_examples():

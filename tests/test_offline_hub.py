@@ -52,7 +52,7 @@ def _index_naming(dense_index, tmp_path, model):
 def _hf_cache_with_the_packaged_model(home):
     """HF_HOME/hub holding the packaged all-MiniLM-L6-v2 as the hub model HUB_NAME, laid out as
     huggingface_hub caches a download (refs/main naming a snapshot)."""
-    from ontolink.backends.encoders.model_files import resolve_model_path
+    from ontolink.encoders.model_files import resolve_model_path
 
     source = Path(resolve_model_path("all-MiniLM-L6-v2"))
     repository = home / "hub" / f"models--{HUB_NAME.replace('/', '--')}"

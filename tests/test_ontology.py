@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ontolink.errors import InputError
+from ontolink.core.errors import InputError
 from ontolink.ontology import (
     ALL_SYNONYM_SCOPES,
     DEFAULT_SYNONYM_SCOPES,

@@ -7,7 +7,7 @@ from importlib import util
 import pytest
 from conftest import parse_jsonl, run
 
-from ontolink.errors import InputError
+from ontolink.core.errors import InputError
 from ontolink.ontology import load_ontology
 
 

@@ -7,8 +7,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from ontolink.backends.llm.openai_http import OpenAIBackend
-from ontolink.errors import OntolinkError
+from ontolink.aliases.llm.openai_http import OpenAIBackend
+from ontolink.core.errors import OntolinkError
 
 KEY = "sk-test-0123456789abcdefghijklmnopqrstuvwxyz"
 MESSAGES = [[{"role": "user", "content": "Other names of 'Seizure'?"}]]

@@ -7,7 +7,7 @@ from tqdm import tqdm
 
 
 def test_encoding_counts_tokens_when_the_bar_is_in_tokens():
-    from ontolink.backends.encoders import load_encoder
+    from ontolink.encoders import load_encoder
 
     encoder = load_encoder(None, device="cpu")
     names = ["Seizure", "Abnormality of the eye", "Generalized non-motor (absence) seizure", "Myopia"]
@@ -21,7 +21,7 @@ def test_encoding_counts_tokens_when_the_bar_is_in_tokens():
 
 
 def test_first_batches_are_small_and_double():
-    from ontolink.io import record_batches
+    from ontolink.core.io import record_batches
 
     sizes = [len(batch) for batch in record_batches(range(5000), 4096, first_size=256)]
     assert sizes == [256, 512, 1024, 2048, 1160]

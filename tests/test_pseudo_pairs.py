@@ -5,8 +5,8 @@ import pytest
 
 from conftest import jsonl, parse_jsonl, run, shared_path
 from ontolink.ontology import load_ontology
-from ontolink.steps.make_pairs import PairStats, build_matcher, make_pairs
-from ontolink.steps.select_entities import select_entities
+from ontolink.aliases.pairs import PairStats, build_matcher, make_pairs
+from ontolink.aliases.select import select_entities
 
 MENTIONS = [
     {"id": "m1", "mention": "Seizure"},          # exact name of HP:0001250
@@ -25,7 +25,7 @@ def slice_ontology(small_ontology_path):
 @pytest.mark.slow
 def test_select_entities_exact_and_biencoder(slice_ontology, dense_index):
     """E_EM ∪ E_BT with the frozen dense index (all-MiniLM-L6-v2), as the zero-shot pipe selects."""
-    from ontolink.artifacts.index import load_index
+    from ontolink.indexes.artifact import load_index
 
     selection = select_entities(MENTIONS, slice_ontology, loaded_index=load_index(dense_index, device="cpu"))
     records = {record["id"]: record for record in selection.records()}
@@ -112,7 +112,7 @@ CONCEPT_MENTIONS = [
 
 
 def test_concept_pairs_bridge_a_foreign_vocabulary_by_agreeing_names(slice_ontology):
-    from ontolink.steps.make_pairs import concept_bridge, distinct_pairs
+    from ontolink.aliases.pairs import concept_bridge, distinct_pairs
 
     assert concept_bridge(CONCEPT_MENTIONS, slice_ontology) == {"MESH:D1": ("HP:0001250", "Seizure")}
     assert concept_bridge(CONCEPT_MENTIONS, slice_ontology, min_votes=1)["MESH:D2"] == ("HP:0000545", "Myopia")
@@ -148,7 +148,7 @@ def test_make_pairs_cli_concept_source(small_ontology_path, tmp_path):
 
 @pytest.mark.slow
 def test_filter_keeps_anchored_aliases_and_drops_drift(small_ontology_path, slice_ontology):
-    from ontolink.backends.encoders.sentence import SentenceEncoder
+    from ontolink.encoders.sentence import SentenceEncoder
 
     entity = slice_ontology["HP:0001250"]
     aliases = ["Seizures", "seizure", "Abnormality of the eye"]

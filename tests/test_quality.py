@@ -6,11 +6,11 @@ measured on the current code. A change that moves either by more fails here; whe
 import pytest
 
 from conftest import shared_path
-from ontolink.artifacts.index import load_index
-from ontolink.io import read_records
-from ontolink.steps.eval import file_metrics, score_file
-from ontolink.steps.index import build_index
-from ontolink.steps.link import link_mentions
+from ontolink.indexes.artifact import load_index
+from ontolink.core.io import read_records
+from ontolink.evaluation.evaluate import file_metrics, score_file
+from ontolink.indexes.build import build_index
+from ontolink.linking.link import link_mentions
 
 pytestmark = pytest.mark.slow
 
@@ -46,9 +46,9 @@ RANKER_GAIN = 0.008  # R@1 over the frozen index it reorders: a ranker that stop
 
 
 def test_gscplus_ranker(hpo, tmp_path):
-    from ontolink.artifacts.ranker import Ranker
-    from ontolink.steps.train_ranker import ranker_queries, train_ranker
-    from ontolink.steps.make_pairs import build_matcher, make_pairs
+    from ontolink.ranking.ranker import Ranker
+    from ontolink.ranking.train import ranker_queries, train_ranker
+    from ontolink.aliases.pairs import build_matcher, make_pairs
 
     mentions = list(read_records(shared_path("gscplus", "mentions.jsonl")))
     corpus = read_records(shared_path("ncbi_disease", "unlabeled_mentions.jsonl"))
@@ -69,8 +69,8 @@ def test_the_int8_scan_finds_every_exact_top_name_on_gscplus(hpo, tmp_path):
     the depth `link` searches (with SCAN_MARGIN 0 it fails)."""
     import numpy as np
 
-    from ontolink.backends.indexes.flat_search import exact_search, flat_search
-    from ontolink.linker import Linker
+    from ontolink.indexes.flat_search import exact_search, flat_search
+    from ontolink.linking.linker import Linker
 
     build_index(hpo, tmp_path / "dense", method="dense", device="cpu")
     loaded = load_index(tmp_path / "dense", ontology=hpo, device="cpu")

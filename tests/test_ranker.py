@@ -8,17 +8,17 @@ import numpy as np
 import pytest
 
 from conftest import assert_has_own_test, jsonl, parse_jsonl, run
-from ontolink.artifacts.index import load_index
-from ontolink.artifacts.ranker import Ranker
+from ontolink.indexes.artifact import load_index
+from ontolink.ranking.ranker import Ranker
 from ontolink.ontology import normalize
 from ontolink.ranking.abbreviations import AbbreviationExpander
-from ontolink.errors import InputError
+from ontolink.core.errors import InputError
 from ontolink.ranking.features import CandidateFeatures
 from ontolink.ranking.fit import fit_conditional_logit, top1_accuracy, training_matrix
 from ontolink.ranking.groups import FEATURE_GROUPS, FeatureGroup, check_groups, default_groups, group_names
 from ontolink.ranking.priors import hpo_annotation_counts, load_prior
 from ontolink.ranking.queries import pair_queries, synonym_queries
-from ontolink.steps.train_ranker import train_ranker
+from ontolink.ranking.train import train_ranker
 
 ALL_GROUPS = group_names()
 
@@ -304,7 +304,7 @@ def test_link_refuses_ranker_with_reranker_and_old_indexes(dense_index, tmp_path
 def test_ranker_survives_pickling_for_engine_workers(loaded, tmp_path):
     import pickle
 
-    from ontolink.steps.link import LinkBatches
+    from ontolink.linking.link import LinkBatches
 
     train_ranker(loaded, tmp_path / "ranker", synonym_queries(loaded, 100), groups=["dense", "lexical", "kind"],
                  prior="none")

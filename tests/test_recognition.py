@@ -23,7 +23,7 @@ def cpu_seconds(call):
     run, what all earlier tests left), so they cost more the later a test runs, not with the code measured."""
     import time
 
-    from ontolink.gc_pause import collection_paused
+    from ontolink.core.gc_pause import collection_paused
 
     best = float("inf")
     for _ in range(2):
@@ -122,7 +122,7 @@ def _coordinated(records):
 
 
 def test_each_coordination_pattern_through_the_step(hpo_matcher):
-    from ontolink.steps.annotate import annotate_documents
+    from ontolink.recognition.annotate import annotate_documents
 
     for number, (text, span, ids, expansion) in enumerate(COORDINATIONS):
         records = list(annotate_documents([(f"d{number}", text)], hpo_matcher))
@@ -147,7 +147,7 @@ def test_each_coordination_pattern_through_the_step(hpo_matcher):
 
 
 def test_independent_names_joined_by_and_expand_into_nothing(hpo_matcher):
-    from ontolink.steps.annotate import annotate_documents
+    from ontolink.recognition.annotate import annotate_documents
 
     text = ("Short stature and hearing loss were noted, with hypotonia, seizures, and developmental delay; "
             "distal arthrogryposis and contractural arachnodactyly; cystic fibrosis and short stature.")
@@ -173,7 +173,7 @@ def test_coordinations_cost_linear_time_in_a_long_document(hpo_matcher):
 
 
 def test_an_article_or_a_number_opens_no_conjunct(hpo_matcher):
-    from ontolink.steps.annotate import annotate_documents
+    from ontolink.recognition.annotate import annotate_documents
 
     # "a flat face" is a phrase of its own (not "anomaly face"); "2-3" names nothing ("mandible with 2-3")
     for text in ("He had a vitreous anomaly and a flat face.",
@@ -188,7 +188,7 @@ def test_an_article_or_a_number_opens_no_conjunct(hpo_matcher):
 
 
 def test_coordinations_are_deterministic(hpo_matcher):
-    from ontolink.steps.annotate import annotate_documents
+    from ontolink.recognition.annotate import annotate_documents
 
     documents = [(f"d{number}", text) for number, (text, *_) in enumerate(COORDINATIONS)]
     once = list(annotate_documents(documents, hpo_matcher))
@@ -204,7 +204,7 @@ def kidney_index(hpo, tmp_path_factory):
     import json
 
     from ontolink.ontology import load_ontology
-    from ontolink.steps.index import build_index
+    from ontolink.indexes.build import build_index
 
     keep = {"HP:0010610", "HP:0010612", "HP:0000175", "HP:0100337", "HP:0001407", "HP:0001737", "HP:0009795",
             "HP:0009796", "HP:0100336", "HP:0410030"}
@@ -554,8 +554,8 @@ def test_dense_ngrams_of_a_long_document_are_asked_in_bounded_memory(hpo_matcher
     # the candidate lists (20 a span under --roots) of all of a document's n-grams were held at once
     import tracemalloc
 
-    from ontolink.artifacts.index import load_index
-    from ontolink.steps.annotate import annotate_documents
+    from ontolink.indexes.artifact import load_index
+    from ontolink.recognition.annotate import annotate_documents
 
     index = load_index(tfidf_index)
     sentence = "Patients showed a marked tendency towards unusual findings in the clinic records kept by staff. "
@@ -579,7 +579,7 @@ def test_dense_ngrams_of_a_long_document_are_asked_in_bounded_memory(hpo_matcher
 def test_the_mentions_of_a_long_document_cost_linear_time(hpo_matcher):
     # a long document's mentions keep bounded contexts, which were sliced from copies of the whole text before and
     # after each mention: quadratic (a 2 MB document of 128,000 mentions took 20.7 s, now 3.0)
-    from ontolink.steps.annotate import LONG_CONTEXT, annotate_documents
+    from ontolink.recognition.annotate import LONG_CONTEXT, annotate_documents
 
     sentence = "Seizures and ataxia were seen. "
 

@@ -1,11 +1,11 @@
-"""Record validators: all in ontolink.records, sharing their field checks; each refuses what it must."""
+"""Record validators: all in ontolink.core.records, sharing their field checks; each refuses what it must."""
 
 import ast
 from pathlib import Path
 
 import pytest
 
-from ontolink import records
+from ontolink.core import records
 
 PACKAGE = Path(records.__file__).resolve().parent
 # (module, function) validators kept outside records.py, each with its reason

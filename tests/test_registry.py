@@ -6,13 +6,13 @@ import sys
 import pytest
 from conftest import assert_has_own_test, own_test_file, run
 
-from ontolink.backends.encoders import ENCODERS
-from ontolink.backends.engines import ENGINES
-from ontolink.backends.indexes import NAME_INDEXES
-from ontolink.backends.kg import KG_EMBEDDERS
-from ontolink.backends.llm import LLM_BACKENDS
-from ontolink.errors import InputError
-from ontolink.registry import Registry
+from ontolink.encoders import ENCODERS
+from ontolink.engines import ENGINES
+from ontolink.indexes import NAME_INDEXES
+from ontolink.kg.embedders import KG_EMBEDDERS
+from ontolink.aliases.llm import LLM_BACKENDS
+from ontolink.core.errors import InputError
+from ontolink.core.registry import Registry
 
 REGISTRIES = (ENCODERS, NAME_INDEXES, LLM_BACKENDS, KG_EMBEDDERS, ENGINES)
 
@@ -55,13 +55,13 @@ def test_a_class_must_subclass_the_family_base():
 def test_entry_points_add_backends(tmp_path, monkeypatch):
     """Another distribution's ``ontolink.backends`` entry point ``engine.NAME`` registers a backend."""
     (tmp_path / "my_engines.py").write_text(
-        "from ontolink.backends.engines.local import LocalEngine\n\nclass MyEngine(LocalEngine):\n    pass\n")
+        "from ontolink.engines.local import LocalEngine\n\nclass MyEngine(LocalEngine):\n    pass\n")
     dist_info = tmp_path / "my_engines-1.0.dist-info"
     dist_info.mkdir()
     (dist_info / "METADATA").write_text("Metadata-Version: 2.1\nName: my-engines\nVersion: 1.0\n")
     (dist_info / "entry_points.txt").write_text("[ontolink.backends]\nengine.mine = my_engines:MyEngine\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    engines = Registry("engine", "engine", "ontolink.backends.engines", ENGINES.base)
+    engines = Registry("engine", "engine", "ontolink.engines", ENGINES.base)
     assert "mine" in engines.names() and "my_engines" not in sys.modules  # imported only when chosen
     assert engines.get("mine").__name__ == "MyEngine"
 

@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from conftest import interrupt_at_call, jsonl, parse_jsonl, run
-from ontolink.artifacts.reranker import load_reranker
-from ontolink.artifacts.res_reranker import ResReranker
+from ontolink.reranking.cross_encoder import load_reranker
+from ontolink.reranking.read_and_select import ResReranker
 from ontolink.ontology import load_ontology
 
 
@@ -91,7 +91,7 @@ def test_the_selecting_stage_attends_across_candidates(frozen_res, tfidf_index, 
 def test_selector_scores_depend_on_the_other_candidates():
     """The bare module, seeded: a candidate's score moves when another candidate's vector or rank changes, and
     only the ranks matter, not the order the candidates are presented in."""
-    from ontolink.artifacts.res_reranker import new_selector
+    from ontolink.reranking.read_and_select import new_selector
 
     torch.manual_seed(0)
     selector = new_selector({"input": 8, "width": 16, "layers": 1, "heads": 2, "dropout": 0.0, "ranks": 4}).eval()
@@ -116,10 +116,10 @@ def test_selector_scores_depend_on_the_other_candidates():
 def test_a_res_checkpoint_resumes_to_the_same_weights(small_ontology_path, tfidf_index, tmp_path):
     from safetensors.torch import load_file
 
-    import ontolink.steps.res_reranker as module
-    from ontolink.artifacts.index import load_index
-    from ontolink.io import read_records
-    from ontolink.records import pair_validator
+    import ontolink.reranking.train_read_and_select as module
+    from ontolink.indexes.artifact import load_index
+    from ontolink.core.io import read_records
+    from ontolink.core.records import pair_validator
 
     ontology = load_ontology(small_ontology_path)
     pairs_file(ontology, tmp_path / "pairs.jsonl")
@@ -174,7 +174,7 @@ def test_bad_res_input_gets_one_line_errors(frozen_res, small_ontology_path, tfi
 def test_a_missing_gold_goes_in_at_the_drawn_rank(small_ontology_path):
     """The injected gold takes the given rank and that rank's retriever score; the last candidate drops out (so
     the gold's rank is the seed's draw, not always the last)."""
-    from ontolink.steps.res_reranker import candidate_group
+    from ontolink.reranking.train_read_and_select import candidate_group
 
     ontology = load_ontology(small_ontology_path)
     entities = list(ontology)[:5]

@@ -9,8 +9,8 @@ import sys
 import tracemalloc
 
 from conftest import jsonl
-from ontolink.io import ReadStats, parse_jsonl, read_records
-from ontolink.seen_ids import BUDGET_VARIABLE, SeenIds, id_key
+from ontolink.core.io import ReadStats, parse_jsonl, read_records
+from ontolink.core.seen_ids import BUDGET_VARIABLE, SeenIds, id_key
 
 
 def test_first_lines_are_those_a_dict_gives_across_merges():
@@ -36,7 +36,7 @@ def test_ids_compare_as_a_dict_of_them_did():
 
 def test_the_hash_is_the_same_in_every_process():
     """Not Python's hash(), which is salted per process: two interpreters with different seeds agree."""
-    program = "from ontolink.seen_ids import id_key; print(id_key('PMID1:2-9'), id_key(7))"
+    program = "from ontolink.core.seen_ids import id_key; print(id_key('PMID1:2-9'), id_key(7))"
     outputs = {subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True,
                               env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2")}
     assert len(outputs) == 1 and outputs.pop().split()[0] == str(id_key("PMID1:2-9"))

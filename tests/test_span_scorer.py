@@ -39,7 +39,7 @@ def scorer_dir(small_ontology_path, corpus, tmp_path_factory):
 
 def test_same_seed_same_scorer_and_scores_do_not_depend_on_the_batch(scorer_dir, small_ontology_path, corpus,
                                                                      tmp_path):
-    from ontolink.artifacts.span_scorer import load_span_scorer
+    from ontolink.recognition.span_scorer_artifact import load_span_scorer
     from ontolink.recognition.ngrams import candidate_spans
 
     again = tmp_path / "again"
@@ -65,7 +65,7 @@ def test_same_seed_same_scorer_and_scores_do_not_depend_on_the_batch(scorer_dir,
 
 def test_annotate_asks_the_index_only_about_the_ngrams_the_scorer_passes(scorer_dir, small_ontology_path,
                                                                         hashed_index, tmp_path):
-    from ontolink.artifacts.span_scorer import load_span_scorer
+    from ontolink.recognition.span_scorer_artifact import load_span_scorer
 
     docs = tmp_path / "docs.txt"
     docs.write_text("d1\tThe girl had eye abnormalities and frequent seizure episodes; her brother had none.\n"
@@ -88,7 +88,7 @@ def test_annotate_asks_the_index_only_about_the_ngrams_the_scorer_passes(scorer_
 
 
 def test_same_code_on_a_livestock_ontology(tmp_path):
-    from ontolink.artifacts.span_scorer import load_span_scorer
+    from ontolink.recognition.span_scorer_artifact import load_span_scorer
 
     corpus = tmp_path / "farm.txt"
     corpus.write_text("f1\tWe weighed the piglets at weaning and recorded the litter size of each sow.\n"

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from conftest import REPO, shared_path
 from ontolink.ontology import load_ontology
-from ontolink.steps.eval import file_metrics, score_file
-from ontolink.artifacts.index import load_index
-from ontolink.steps.link import link_mentions
+from ontolink.evaluation.evaluate import file_metrics, score_file
+from ontolink.indexes.artifact import load_index
+from ontolink.linking.link import link_mentions
 
 EXAMPLE = REPO / "examples" / "zero-shot-hpo"
 

@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from ontolink.steps.eval_retrieval import aggregate_folds, retrieval_metrics
+from ontolink.evaluation.retrieval import aggregate_folds, retrieval_metrics
 
 out = Path(sys.argv[1] if len(sys.argv) > 1 else "out")
 

@@ -6,7 +6,7 @@ import json
 import numpy as np
 from conftest import jsonl, parse_jsonl, run
 
-from ontolink.backends.encoders import ENCODERS
+from ontolink.encoders import ENCODERS
 
 
 def test_hashed_encoder_is_deterministic_and_normalised():

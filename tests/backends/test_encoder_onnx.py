@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 from conftest import jsonl, run, shared_path
 
-from ontolink.artifacts.index import load_index
-from ontolink.backends.encoders import load_encoder
-from ontolink.backends.encoders.onnx import OnnxSentenceEncoder
-from ontolink.io import read_records
+from ontolink.indexes.artifact import load_index
+from ontolink.encoders import load_encoder
+from ontolink.encoders.onnx import OnnxSentenceEncoder
+from ontolink.core.io import read_records
 from ontolink.ontology import load_ontology
-from ontolink.steps.index import build_index
-from ontolink.steps.link import link_mentions
+from ontolink.indexes.build import build_index
+from ontolink.linking.link import link_mentions
 
 TEXTS = ["Seizure", "seizures", "Abnormality of the eye", "a much longer phrase about the optic nerve head and the "
          "retina, with many more word pieces than the others", "cataract", "generalized tonic-clonic seizures",
@@ -88,7 +88,7 @@ def test_same_links_at_any_batch_size_and_across_shards(dense_index, gscplus_sli
 
 @pytest.mark.slow
 def test_a_rebuild_reuses_the_embedding_cache(small_ontology_path, tmp_path, monkeypatch, encoder):
-    from ontolink.cache import cache_dir
+    from ontolink.core.cache import cache_dir
 
     # an empty embedding cache (other tests filled the session's), sharing the session's ONNX export
     (tmp_path / "cache").mkdir()
@@ -136,7 +136,7 @@ def test_an_index_of_another_export_links_without_reusing_its_vectors(dense_inde
     """Vectors stored by another version of the exported graph are not mixed with this version's."""
     import shutil
 
-    from ontolink.backends.encoders.onnx_export import EXPORT_VERSION
+    from ontolink.encoders.onnx_export import EXPORT_VERSION
 
     assert load_index(dense_index, device="cpu").name_index._known is not None
     older = tmp_path / "older"
@@ -152,7 +152,7 @@ def test_an_index_of_another_export_links_without_reusing_its_vectors(dense_inde
 
 
 def test_onnx_refuses_what_it_cannot_run_with_the_reason(tmp_path):
-    from ontolink.errors import OntolinkError
+    from ontolink.core.errors import OntolinkError
 
     (tmp_path / "manifest.json").write_text(json.dumps({"artifact": "retriever"}))
     with pytest.raises(OntolinkError, match="--runtime onnx cannot run .*ontolink model directory"):
@@ -162,7 +162,7 @@ def test_onnx_refuses_what_it_cannot_run_with_the_reason(tmp_path):
 def test_directory_fingerprint_is_remembered_until_a_file_changes(tmp_path):
     import hashlib
 
-    from ontolink.backends.encoders.model_files import directory_fingerprint
+    from ontolink.encoders.model_files import directory_fingerprint
 
     (tmp_path / "config.json").write_text("{}")
     (tmp_path / "tokenizer.json").write_text('{"model": 1}')

@@ -2,10 +2,10 @@
 
 import pytest
 
-from ontolink.artifacts.index import load_index
+from ontolink.indexes.artifact import load_index
 from ontolink.ontology import load_ontology
-from ontolink.steps.index import build_index
-from ontolink.steps.link import link_mentions
+from ontolink.indexes.build import build_index
+from ontolink.linking.link import link_mentions
 
 
 @pytest.mark.slow

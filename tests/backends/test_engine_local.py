@@ -1,6 +1,6 @@
 """The local engine: results in order, each batch read only when its turn comes."""
 
-from ontolink.backends.engines import ENGINES
+from ontolink.engines import ENGINES
 
 
 def test_local_engine_keeps_order_and_streams():

@@ -9,10 +9,10 @@ import signal
 import pytest
 from conftest import interruptible, run, shared_slice
 
-from ontolink.artifacts.index import load_index
-from ontolink.backends.engines import open_engine
-from ontolink.io import read_records, record_batches
-from ontolink.steps.link import LinkBatches, link_mentions
+from ontolink.indexes.artifact import load_index
+from ontolink.engines import open_engine
+from ontolink.core.io import read_records, record_batches
+from ontolink.linking.link import LinkBatches, link_mentions
 
 pytestmark = pytest.mark.slow  # loads all-MiniLM-L6-v2 in each actor
 
@@ -49,7 +49,7 @@ def test_link_on_ray_writes_the_same_bytes_as_local(ray_cluster, dense_index, me
 
 def test_link_with_a_ranker_on_ray_writes_the_same_bytes_as_local(ray_cluster, dense_index, mentions, tmp_path):
     """Each actor loads the ranker from its directory (nothing bound travels) and features the same."""
-    from ontolink.steps.train_ranker import train_ranker
+    from ontolink.ranking.train import train_ranker
     from ontolink.ranking.queries import synonym_queries
 
     loaded = load_index(dense_index, device="cpu")
@@ -155,7 +155,7 @@ def test_gen_aliases_on_ray_answers_as_local_and_a_rerun_makes_no_call(ray_clust
     monkeypatch.setenv("ONTOLINK_CACHE_DIR", os.environ.get("ONTOLINK_TEST_MODEL_CACHE",
                                                             os.path.expanduser("~/.cache/ontolink-test")))
     cache_path = tmp_path / "completions.sqlite3"
-    monkeypatch.setattr("ontolink.backends.llm.response_cache.default_cache_path", lambda: cache_path)
+    monkeypatch.setattr("ontolink.aliases.llm.response_cache.default_cache_path", lambda: cache_path)
     entities = "".join(json.dumps(hpo[entity_id].to_record()) + "\n"
                        for entity_id in ("HP:0001250", "HP:0000316", "HP:0002650"))
     common = ("gen-aliases", "--ontology", small_ontology_path, "--device", "cpu", "--max-new-tokens", 16,

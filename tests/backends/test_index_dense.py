@@ -5,12 +5,12 @@ import json
 import numpy as np
 import pytest
 
-from ontolink.artifacts.index import load_index
-from ontolink.backends.encoders.model_files import DEFAULT_ENCODER, resolve_model_path
-from ontolink.backends.encoders.sentence import SentenceEncoder
-from ontolink.device import resolve_device, resolve_precision
-from ontolink.errors import InputError, OntolinkError
-from ontolink.steps.link import link_mentions
+from ontolink.indexes.artifact import load_index
+from ontolink.encoders.model_files import DEFAULT_ENCODER, resolve_model_path
+from ontolink.encoders.sentence import SentenceEncoder
+from ontolink.core.device import resolve_device, resolve_precision
+from ontolink.core.errors import InputError, OntolinkError
+from ontolink.linking.link import link_mentions
 
 pytestmark = pytest.mark.slow
 
@@ -43,7 +43,7 @@ def test_dense_link_finds_synonyms(dense_index):
 
 def test_sq8_hnsw_and_ivfpq_agree_with_flat_at_the_top(small_ontology_path, tmp_path):
     from ontolink.ontology import load_ontology
-    from ontolink.steps.index import build_index
+    from ontolink.indexes.build import build_index
 
     ontology = load_ontology(small_ontology_path)
     mentions = [{"id": str(n), "mention": text} for n, text in

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from conftest import interrupt_at_call, jsonl, parse_jsonl, run
-from ontolink.backends.indexes.late_interaction import (
+from ontolink.indexes.late_interaction import (
     marginal_likelihood_loss,
     query_expansion_losses,
     sum_of_max,
@@ -194,9 +194,9 @@ def test_single_and_multi_vector_models_are_not_mixed(trained, small_ontology_pa
 def test_resume_gives_the_same_weights_and_kb_entity_without_temperature(trained, small_ontology_path, tmp_path):
     from safetensors.torch import load_file
 
-    import ontolink.steps.fine_tune_multivector as module
-    from ontolink.io import read_records
-    from ontolink.records import pair_validator
+    import ontolink.training.multivector as module
+    from ontolink.core.io import read_records
+    from ontolink.core.records import pair_validator
 
     _, pairs, _, _ = trained
     ontology = load_ontology(small_ontology_path)
@@ -218,9 +218,9 @@ def test_resume_gives_the_same_weights_and_kb_entity_without_temperature(trained
 
 
 def test_labeled_mentions_train_too_and_bad_pairs_are_refused(small_ontology_path, tmp_path):
-    from ontolink.errors import InputError
-    from ontolink.io import read_records
-    from ontolink.records import pair_validator
+    from ontolink.core.errors import InputError
+    from ontolink.core.io import read_records
+    from ontolink.core.records import pair_validator
 
     ontology = load_ontology(small_ontology_path)
     entity = next(iter(ontology))

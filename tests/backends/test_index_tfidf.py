@@ -3,7 +3,7 @@
 import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from ontolink.backends.indexes import NAME_INDEXES
+from ontolink.indexes import NAME_INDEXES
 
 NAMES = ["Seizure", "Generalized seizure", "Myopia", "High myopia", "Hypertelorism", "Abnormality of the eye"]
 QUERIES = ["seizures", "myopic", "eye abnormality"]

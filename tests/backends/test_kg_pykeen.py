@@ -6,9 +6,9 @@ import json
 import numpy as np
 import pytest
 
-from ontolink.errors import InputError
-from ontolink.steps.embed_kg import embed_kg
-from ontolink.triples import read_triples
+from ontolink.core.errors import InputError
+from ontolink.kg.embed import embed_kg
+from ontolink.formats.triples import read_triples
 
 
 @pytest.mark.parametrize("model, options, entity_dim, relation_dim, complex_valued", [
@@ -18,7 +18,7 @@ from ontolink.triples import read_triples
 ])
 def test_pykeen_models_write_safetensors_only(kg_slice, tmp_path, model, options, entity_dim, relation_dim,
                                               complex_valued):
-    from ontolink.artifacts.kg_embeddings import load_kg_embeddings
+    from ontolink.kg.embeddings import load_kg_embeddings
 
     manifest = embed_kg(list(read_triples(kg_slice)), tmp_path / "emb", method=model, epochs=2,
                              eval_every=1, device="cpu", **options)
@@ -38,7 +38,7 @@ def test_pykeen_models_write_safetensors_only(kg_slice, tmp_path, model, options
 
 
 def test_published_defaults_are_the_presets():
-    from ontolink.backends.kg.pykeen_kg import PyKEENEmbedder
+    from ontolink.kg.embedders.pykeen_kg import PyKEENEmbedder
 
     rotate = PyKEENEmbedder("rotate")
     assert rotate.model_kwargs == {"embedding_dim": 500} and rotate.options["negatives"] == 467

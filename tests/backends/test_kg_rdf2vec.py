@@ -5,12 +5,12 @@ import json
 
 import numpy as np
 
-from ontolink.steps.embed_kg import embed_kg
-from ontolink.triples import TripleSet, read_triples
+from ontolink.kg.embed import embed_kg
+from ontolink.formats.triples import TripleSet, read_triples
 
 
 def test_random_walks_follow_edges_both_ways(kg_slice):
-    from ontolink.backends.kg.rdf2vec import random_walks
+    from ontolink.kg.embedders.rdf2vec import random_walks
 
     triple_set = TripleSet.from_triples(list(read_triples(kg_slice)))
     n_entities, n_relations = len(triple_set.entity_ids), len(triple_set.relation_ids)
@@ -33,7 +33,7 @@ def test_random_walks_follow_edges_both_ways(kg_slice):
 
 
 def test_rdf2vec_directory_is_complete_and_reproducible(kg_slice, tmp_path):
-    from ontolink.artifacts.kg_embeddings import load_kg_embeddings
+    from ontolink.kg.embeddings import load_kg_embeddings
 
     triples = list(read_triples(kg_slice))
     outputs = []

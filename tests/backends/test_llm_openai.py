@@ -11,15 +11,15 @@ import pytest
 from click.testing import CliRunner
 from conftest import HYPERTELORISM, MICROCEPHALY, SEIZURE, jsonl, parse_jsonl, selected
 
-from ontolink.backends.llm.response_cache import ResponseCache
-from ontolink.cli import cli
-from ontolink.errors import OntolinkError
-from ontolink.steps.gen_aliases import generate_aliases
+from ontolink.aliases.llm.response_cache import ResponseCache
+from ontolink.cli.main import cli
+from ontolink.core.errors import OntolinkError
+from ontolink.aliases.generate import generate_aliases
 
 
 def test_streamed_completions_are_cached_as_they_come(hpo, server, cache_path):
     """A backend that yields replies one by one (openai) gets each into the cache before a later one fails."""
-    from ontolink.backends.llm.openai_http import OpenAIBackend
+    from ontolink.aliases.llm.openai_http import OpenAIBackend
 
     _, url = server
     _Handler.script = [(200, _chat_reply, None), (200, _chat_reply, None), (400, {"error": "bad request"}, None)]

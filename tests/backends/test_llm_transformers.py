@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import HYPERTELORISM, SCOLIOSIS, SEIZURE, jsonl, parse_jsonl, selected
 
-from ontolink.cli import cli
+from ontolink.cli.main import cli
 
 
 @pytest.mark.slow

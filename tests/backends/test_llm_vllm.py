@@ -7,7 +7,7 @@ import types
 from click.testing import CliRunner
 from conftest import HYPERTELORISM, SEIZURE, jsonl, parse_jsonl, selected
 
-from ontolink.cli import cli
+from ontolink.cli.main import cli
 
 
 def test_vllm_missing_message(hpo, onto, cache_path, monkeypatch):

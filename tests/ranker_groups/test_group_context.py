@@ -29,8 +29,8 @@ def test_context_is_the_sentence_cosine_to_the_matched_name(loaded_dense_index):
 
 
 def test_context_needs_a_dense_index(tfidf_index):
-    from ontolink.artifacts.index import load_index
-    from ontolink.errors import InputError
+    from ontolink.indexes.artifact import load_index
+    from ontolink.core.errors import InputError
 
     with pytest.raises(InputError, match="needs a dense index"):
         CandidateFeatures(load_index(tfidf_index), ["dense", "context"])

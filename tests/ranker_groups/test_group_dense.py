@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ontolink.linker import Linker
+from ontolink.linking.linker import Linker
 from ontolink.ranking.features import CandidateFeatures
 
 

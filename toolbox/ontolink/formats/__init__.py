@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
-from ontolink.errors import InputError
-from ontolink.file_formats import FileFormat, FormatRegistry
-from ontolink.io import OverlongLine, display_name, open_input_lines, warn
+from ontolink.core.errors import InputError
+from ontolink.core.file_formats import FileFormat, FormatRegistry
+from ontolink.core.io import OverlongLine, display_name, open_input_lines, warn
 
 if TYPE_CHECKING:
     from bioc import BioCDocument

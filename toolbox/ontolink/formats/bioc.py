@@ -12,9 +12,9 @@ import json
 
 from bioc import BioCAnnotation, BioCDocument, BioCLocation, BioCPassage
 
-from ontolink.errors import InputError
+from ontolink.core.errors import InputError
 from ontolink.formats import DOCUMENT_FORMATS, DocumentFormat, top_link
-from ontolink.io import MAX_LINE_BYTES_VARIABLE, OverlongLine, display_name, max_line_bytes, open_input_lines
+from ontolink.core.io import MAX_LINE_BYTES_VARIABLE, OverlongLine, display_name, max_line_bytes, open_input_lines
 
 
 _ENTITY_CHARACTERS = 1 << 20  # the most text one entity reference may stand for

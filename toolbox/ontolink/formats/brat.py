@@ -11,9 +11,9 @@ from pathlib import Path
 
 from bioc import BioCAnnotation, BioCLocation
 
-from ontolink.errors import InputError
+from ontolink.core.errors import InputError
 from ontolink.formats import DOCUMENT_FORMATS, DocumentFormat, decoded_lines, one_passage_document
-from ontolink.io import display_name
+from ontolink.core.io import display_name
 
 PASSED_OVER = ("R", "E", "A", "M", "#", "*")  # relations, events, attributes, modifiers, notes, equivalences
 

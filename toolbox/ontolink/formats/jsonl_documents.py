@@ -3,7 +3,7 @@ commands hands `annotate`. The text field can be another (``text_field``); ``doc
 there is no ``id``, the line number when neither is there. Other fields are not kept."""
 
 from ontolink.formats import DOCUMENT_FORMATS, DocumentFormat, decoded_lines, one_passage_document
-from ontolink.io import display_name, loads
+from ontolink.core.io import display_name, loads
 
 
 def read_jsonl_documents(path, problems, text_field="text"):

@@ -12,9 +12,9 @@ import re
 
 from bioc import BioCAnnotation, BioCDocument, BioCLocation, BioCPassage
 
-from ontolink.errors import InputError
+from ontolink.core.errors import InputError
 from ontolink.formats import DOCUMENT_FORMATS, DocumentFormat, decoded_lines, document_text, top_link
-from ontolink.io import display_name
+from ontolink.core.io import display_name
 
 _TEXT_LINE = re.compile(r"([^|\t]*)\|([ta])\|(.*)\Z", re.S)
 _INTEGER = re.compile(r"-?\d+\Z")

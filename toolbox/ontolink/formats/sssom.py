@@ -17,7 +17,7 @@ import tempfile
 from urllib.parse import quote
 
 from ontolink import __version__
-from ontolink.errors import InputError
+from ontolink.core.errors import InputError
 from ontolink.formats import DOCUMENT_FORMATS, DocumentFormat
 
 COLUMNS = ("subject_id", "subject_label", "predicate_id", "object_id", "object_label", "mapping_justification",

@@ -2,7 +2,7 @@
 otherwise the id is the line number."""
 
 from ontolink.formats import DOCUMENT_FORMATS, DocumentFormat, decoded_lines, one_passage_document
-from ontolink.io import display_name
+from ontolink.core.io import display_name
 
 
 def read_text(path, problems):

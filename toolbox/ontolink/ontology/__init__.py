@@ -4,10 +4,10 @@ import importlib.util
 import json
 from pathlib import Path
 
-from ontolink.errors import InputError
-from ontolink.gc_pause import collection_paused
-from ontolink.io import warn
-from ontolink.manifest import file_sha256
+from ontolink.core.errors import InputError
+from ontolink.core.gc_pause import collection_paused
+from ontolink.core.io import warn
+from ontolink.core.manifest import file_sha256
 from ontolink.ontology.loaders import ONTOLOGY_FORMATS, detect_format, format_names, load_terms
 from ontolink.ontology.model import (
     ALL_SYNONYM_SCOPES,
@@ -39,11 +39,11 @@ def _parse_cached(path, fmt, content_hash, use_cache, fields=None):
     """Parse, or read the JSON parse cached under the file's content hash (never pickle)."""
     if not use_cache:
         return load_terms(path, fmt, fields)
-    from ontolink.cache import cache_dir, write_atomically
+    from ontolink.core.cache import cache_dir, write_atomically
 
     mapped = ""
     if fields:  # another mapping of the same file is another parse
-        from ontolink.manifest import json_sha256
+        from ontolink.core.manifest import json_sha256
 
         mapped = "." + json_sha256(fields)[:12]
     cached = cache_dir("ontologies") / f"{content_hash}.{fmt}{mapped}.v{PARSED_FORMAT_VERSION}.json"

@@ -8,8 +8,8 @@ otherwise. Synonyms are EXACT: a spreadsheet of names says nothing finer.
 
 import csv
 
-from ontolink.errors import InputError
-from ontolink.io import open_input
+from ontolink.core.errors import InputError
+from ontolink.core.io import open_input
 from ontolink.ontology.loaders import ONTOLOGY_FORMATS, OntologyFormat, term_dict
 
 REQUIRED = ("id", "name")

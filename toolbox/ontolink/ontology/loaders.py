@@ -9,9 +9,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ontolink.errors import InputError
-from ontolink.file_formats import FileFormat, FormatRegistry
-from ontolink.io import open_input
+from ontolink.core.errors import InputError
+from ontolink.core.file_formats import FileFormat, FormatRegistry
+from ontolink.core.io import open_input
 
 
 class OntologyFormat(FileFormat):
@@ -281,7 +281,7 @@ def entity_term(record, fields=None):
 
 def load_entity_jsonl(path, fields=None):
     """Entity JSONL (``entity_term``); a record of wrong types is FILE:LINE bad data."""
-    from ontolink.io import read_records
+    from ontolink.core.io import read_records
 
     terms = []
     for _ in read_records(path, validate=lambda record: terms.append(entity_term(record, fields))):

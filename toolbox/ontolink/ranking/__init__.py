@@ -3,6 +3,6 @@ candidate that the frozen encoder does not use, combined by a logistic regressio
 
 groups/ holds the feature groups, one module each in a registry; features.py retrieves the candidates and lays
 the groups' columns side by side; priors.py reads entity priors, abbreviations.py expands short forms from the
-mention's document, queries.py makes the training queries, fit.py fits the model (steps/train_ranker.py saves
-it, ontolink.artifacts.ranker loads and applies it).
+mention's document, queries.py makes the training queries, fit.py fits the model (ranking/train.py saves
+it, ontolink.ranking.ranker loads and applies it).
 """

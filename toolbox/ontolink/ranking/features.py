@@ -33,7 +33,7 @@ class CandidateFeatures:
     """
 
     def __init__(self, loaded_index, groups, top_k=64, **options):
-        from ontolink.linker import Linker
+        from ontolink.linking.linker import Linker
 
         self.index = loaded_index
         self.groups = check_groups(groups)

@@ -1,11 +1,11 @@
 """Fit a ranker: features of every candidate of every training query, a conditional logit over them, its
-weights as plain arrays (steps/train_ranker.py saves them with ontolink.artifacts.ranker)."""
+weights as plain arrays (ranking/train.py saves them with ontolink.ranking.ranker)."""
 
 import time
 
 import numpy as np
 
-from ontolink.progress import progress_bar
+from ontolink.core.progress import progress_bar
 from ontolink.ranking.groups import encoder_free, feature_columns
 from ontolink.ranking.margin import top_margin
 

@@ -8,7 +8,7 @@ unlabeled corpus names each entity), JSONL with "id" and "count", or TSV "id<TAB
 from collections import Counter
 from pathlib import Path
 
-from ontolink.errors import InputError
+from ontolink.core.errors import InputError
 
 PACKAGED = ("hpo",)
 
@@ -40,8 +40,8 @@ def load_prior(spec):
         raise InputError("no such prior file (give a file, 'hpo' or 'none')", spec)
     if path.suffix in (".tsv", ".txt"):
         return _read_tsv(path)
-    from ontolink.io import read_records
-    from ontolink.records import validate_prior
+    from ontolink.core.io import read_records
+    from ontolink.core.records import validate_prior
 
     counts = Counter()
     for record in read_records(str(path), validate=validate_prior):

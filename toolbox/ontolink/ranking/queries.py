@@ -14,7 +14,7 @@ import random
 
 import numpy as np
 
-from ontolink.errors import InputError
+from ontolink.core.errors import InputError
 from ontolink.ontology import normalize
 
 

@@ -23,7 +23,7 @@ names get no variants (their derivations are often other concepts; see ``wordfor
 import os
 from collections import Counter, defaultdict
 
-from ontolink.errors import InputError
+from ontolink.core.errors import InputError
 from ontolink.recognition.wordforms import one_apart
 
 # Entities that must show a pair of keys before the pair stands for one another (see the module docstring).

@@ -8,9 +8,9 @@ word forms, equivalent words and optional modifiers come from the ontology's own
 adds its own names and no more.
 """
 
-from ontolink.io import plural, read_records, warn
+from ontolink.core.io import plural, read_records, warn
 from ontolink.ontology.model import normalize
-from ontolink.records import alias_record_validator
+from ontolink.core.records import alias_record_validator
 
 
 def read_extra_names(paths, ontology):

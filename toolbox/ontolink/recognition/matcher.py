@@ -15,7 +15,7 @@ a name in the text's own word order.
 from bisect import bisect_left
 from collections import Counter, defaultdict
 
-from ontolink.gc_pause import collection_paused
+from ontolink.core.gc_pause import collection_paused
 from ontolink.recognition.equivalents import MIN_ENTITIES, equivalent_keys, learned_pairs, pertainym_pairs, \
     variant_names
 from ontolink.recognition.wordforms import CONJUNCTIONS, WordForms, fold, tokens
@@ -474,8 +474,8 @@ class NameTable:
 
 
 def _cache_path(settings):
-    from ontolink.cache import cache_dir
-    from ontolink.manifest import json_sha256
+    from ontolink.core.cache import cache_dir
+    from ontolink.core.manifest import json_sha256
 
     digest = json_sha256(settings)[:32]
     return cache_dir("matchers") / f"{digest}.json.gz"
@@ -505,7 +505,7 @@ def _store_tables(settings, tables):
 
     import orjson
 
-    from ontolink.cache import write_atomically
+    from ontolink.core.cache import write_atomically
 
     def write(temporary):
         with gzip.open(temporary, "wb", compresslevel=1) as handle:
@@ -520,7 +520,7 @@ def _store_tables(settings, tables):
 def _fingerprint(table):
     """A short digest of a table of words ({adjective: [nouns]}, {entity id: [extra names]}): another WordNet or
     alias file is another cache file."""
-    from ontolink.manifest import json_sha256
+    from ontolink.core.manifest import json_sha256
 
     return json_sha256(table)[:16]
 

@@ -2,9 +2,9 @@
 (`train ranker --features`). A new feature is one module here plus its test (tests/ranker_groups/).
 """
 
-from ontolink.errors import InputError
+from ontolink.core.errors import InputError
 from ontolink.ranking.groups.base import FeatureGroup
-from ontolink.registry import Registry
+from ontolink.core.registry import Registry
 
 
 class FeatureGroupRegistry(Registry):

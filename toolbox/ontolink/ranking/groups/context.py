@@ -5,7 +5,7 @@ import re
 
 import numpy as np
 
-from ontolink.errors import InputError
+from ontolink.core.errors import InputError
 from ontolink.ranking.groups import FEATURE_GROUPS, FeatureGroup
 
 _SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z0-9(\[])")

@@ -4,7 +4,7 @@ parent, child, ancestor or descendant of the top candidate."""
 
 import numpy as np
 
-from ontolink.errors import InputError
+from ontolink.core.errors import InputError
 from ontolink.ranking.groups import FEATURE_GROUPS, FeatureGroup
 
 _CONSENSUS_TEMPERATURE = 0.05  # dense scores within about this of the best weigh in the consensus

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ontolink.errors import InputError
+from ontolink.core.errors import InputError
 from ontolink.ranking.groups import FEATURE_GROUPS, FeatureGroup
 
 NAME_KINDS = ("name", "EXACT", "RELATED")

@@ -16,7 +16,7 @@ class CharacterTrigrams(FeatureGroup):
     position = 10
 
     def prepare(self, index, options):
-        from ontolink.backends.indexes.tfidf import char_trigram_vectorizer
+        from ontolink.indexes.tfidf import char_trigram_vectorizer
 
         self._index = index
         self._vectorizer = char_trigram_vectorizer()

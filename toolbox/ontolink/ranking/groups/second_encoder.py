@@ -88,10 +88,10 @@ def second_encoder_vectors(spec, names):
     looking each up: 2 s of each run's start for HPO)."""
     from safetensors.numpy import load_file, save_file
 
-    from ontolink.backends.encoders import load_encoder
-    from ontolink.cache import cache_dir, write_atomically
-    from ontolink.embedding_cache import EmbeddingCache
-    from ontolink.progress import progress_bar
+    from ontolink.encoders import load_encoder
+    from ontolink.core.cache import cache_dir, write_atomically
+    from ontolink.encoders.embedding_cache import EmbeddingCache
+    from ontolink.core.progress import progress_bar
 
     encoder = load_encoder(spec.get("model"), device="auto", runtime=spec["runtime"])
     digest = hashlib.sha256(encoder.fingerprint.encode())

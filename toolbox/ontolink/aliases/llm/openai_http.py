@@ -1,0 +1,195 @@
+"""Any OpenAI-compatible ``/v1/chat/completions`` endpoint: vllm serve, llama.cpp's server, hosted APIs.
+
+Standard library only (urllib, a thread pool). Requests run ``concurrency`` at
+a time; 429, 5xx, timeouts and connection errors are retried with exponential
+backoff (a ``Retry-After`` header is honoured); anything else fails at once.
+The API key is read from the environment variable named by ``api_key_env`` and
+is sent only in the Authorization header: it is never printed, logged, stored
+in records or part of a cache key, and every message of this module has it
+replaced (a server may echo it in an error body). A redirect to another origin
+(scheme, host, port) is refused, so the key never follows it; a same-origin
+redirect is followed only where it keeps the POST and its body (307, 308).
+A reply is read up to ``max_reply_bytes`` (16 MiB), never whole.
+"""
+
+import json
+import os
+import random
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
+from ontolink.aliases.llm import LLM_BACKENDS
+from ontolink.aliases.llm.base import Completion, LLMBackend
+from ontolink.core.errors import OntolinkError
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+MAX_BACKOFF_SECONDS = 30.0
+MAX_REPLY_BYTES = 16 << 20  # a chat completion is kilobytes; a reply past this is not one
+REDACTED = "[API key redacted]"
+
+
+class _Retryable(Exception):
+    def __init__(self, message, retry_after=None):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+def chat_url(base_url):
+    base = base_url.rstrip("/")
+    return base if base.endswith("/chat/completions") else base + "/chat/completions"
+
+
+def _retry_after(headers):
+    value = headers.get("Retry-After") if headers is not None else None
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _origin(url):
+    parts = urllib.parse.urlsplit(url)
+    default_port = {"http": 80, "https": 443}.get(parts.scheme)
+    return parts.scheme, (parts.hostname or "").lower(), parts.port or default_port
+
+
+class _RedirectPolicy(urllib.request.HTTPRedirectHandler):
+    """Follow a redirect only to the same origin and only where the POST stays a POST with its body (307,
+    308); urllib's own handler sends the Authorization header anywhere and turns a 302'd POST into a GET."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        newurl = urllib.parse.urljoin(req.full_url, newurl)
+        if _origin(newurl) != _origin(req.full_url):
+            authorised = " (the API key is not sent to another origin)" if req.has_header("Authorization") else ""
+            raise _Refused(f"{req.full_url} redirects ({code}) to another origin, "
+                           f"{urllib.parse.urlsplit(newurl).netloc or newurl}: refused{authorised}; "
+                           "give the final address with --base-url")
+        if code not in (307, 308):
+            raise _Refused(f"{req.full_url} redirects ({code}) to {newurl}, which would turn the POST into a GET: "
+                           "refused; give the final address with --base-url")
+        return urllib.request.Request(newurl, data=req.data, headers=dict(req.header_items()),
+                                      method=req.get_method())
+
+
+class _Refused(OntolinkError):
+    pass
+
+
+_OPENER = urllib.request.build_opener(_RedirectPolicy)
+
+
+@LLM_BACKENDS.register("openai")
+class OpenAIBackend(LLMBackend):
+    name = "openai"
+    default_batch_size = 32
+    local = False
+
+    def __init__(self, model=None, max_new_tokens=64, base_url=None, api_key_env="OPENAI_API_KEY", concurrency=4,
+                 retries=5, timeout=120.0, backoff=1.0, seed=0, max_reply_bytes=MAX_REPLY_BYTES, **_ignored):
+        super().__init__(model=model, max_new_tokens=max_new_tokens)
+        if not self.model:
+            raise OntolinkError("the openai backend needs --model (the model name the endpoint serves)")
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        self.url = chat_url(self.base_url)
+        self._api_key = os.environ.get(api_key_env) if api_key_env else None
+        self.concurrency = max(1, int(concurrency))
+        self.retries = max(0, int(retries))
+        self.timeout = timeout
+        self.backoff = backoff
+        self.seed = seed
+        self.max_reply_bytes = max_reply_bytes
+
+    def _redact(self, text):
+        """``text`` with the API key replaced: error bodies and addresses may echo it."""
+        return text.replace(self._api_key, REDACTED) if self._api_key and len(self._api_key) >= 4 else text
+
+    def describe(self):
+        # The endpoint's address and the key are not decoding options: the model name identifies the model.
+        return {"temperature": 0, "max_new_tokens": self.max_new_tokens, "seed": self.seed}
+
+    def _payload(self, messages):
+        return {"model": self.model, "messages": messages, "temperature": 0, "max_tokens": self.max_new_tokens,
+                "seed": self.seed, "stream": False}
+
+    def _post_once(self, body):
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+        try:
+            with _OPENER.open(request, timeout=self.timeout) as response:
+                raw = response.read(self.max_reply_bytes + 1)
+        except _Refused as error:
+            raise OntolinkError(self._redact(str(error))) from None
+        except urllib.error.HTTPError as error:
+            try:
+                # redacted before it is cut: a key straddling the cut would show its first half
+                detail = self._redact(error.read(4096).decode("utf-8", "replace")).strip().replace("\n", " ")
+            except OSError:
+                detail = ""  # the status alone is enough
+            message = self._redact(f"HTTP {error.code} from {self.url}") + (f": {detail[:200]}" if detail else "")
+            if error.code in RETRYABLE_STATUS:
+                raise _Retryable(message, _retry_after(error.headers)) from None
+            hint = " (check the key in the variable named by --api-key-env)" if error.code in (401, 403) else ""
+            raise OntolinkError(message + hint) from None
+        except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as error:
+            reason = getattr(error, "reason", error)
+            raise _Retryable(self._redact(f"cannot reach {self.url}: {reason}")) from None
+        if len(raw) > self.max_reply_bytes:
+            raise OntolinkError(self._redact(f"{self.url} sent a reply of more than {self.max_reply_bytes:,} bytes: "
+                                             "not a chat completion; is --base-url an OpenAI-compatible endpoint?"))
+        return raw
+
+    def _complete(self, messages):
+        body = json.dumps(self._payload(messages)).encode("utf-8")
+        started = time.perf_counter()
+        attempt = 0
+        while True:
+            try:
+                raw = self._post_once(body)
+                break
+            except _Retryable as error:
+                if attempt >= self.retries:
+                    tries = f"{attempt + 1} attempt{'s' if attempt else ''}"
+                    raise OntolinkError(f"{self._redact(str(error))} (gave up after {tries}; is the server running? "
+                                        "see --base-url, --retries)") from None
+                delay = error.retry_after if error.retry_after is not None else self.backoff * (2 ** attempt)
+                delay = min(delay, MAX_BACKOFF_SECONDS) * (1 + 0.1 * random.random())
+                time.sleep(delay)
+                attempt += 1
+        seconds = time.perf_counter() - started
+        try:
+            reply = json.loads(raw)
+            text = reply["choices"][0]["message"]["content"] or ""
+        except (ValueError, KeyError, IndexError, TypeError):
+            shown = self._redact(raw[:4096].decode("utf-8", "replace")).replace("\n", " ")[:120]
+            raise OntolinkError(f"{self._redact(self.url)} did not return a chat completion (got {shown!r}): is "
+                                "--base-url an OpenAI-compatible endpoint?") from None
+        usage = reply.get("usage") or {}
+        return Completion(text=text.strip(), prompt_tokens=usage.get("prompt_tokens"),
+                          completion_tokens=usage.get("completion_tokens"), seconds=seconds)
+
+    def generate(self, conversations):
+        results = [None] * len(conversations)
+        for index, completion in self.stream(conversations):
+            results[index] = completion
+        return results
+
+    def stream(self, conversations):
+        """Yield (index, Completion) as each request finishes, so each reply is cached at once."""
+        if not conversations:
+            return
+        executor = ThreadPoolExecutor(max_workers=min(self.concurrency, len(conversations)))
+        try:
+            pending = {executor.submit(self._complete, messages): index for index, messages in enumerate(conversations)}
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    index = pending.pop(future)
+                    yield index, future.result()  # an error cancels what has not started (finally below)
+        finally:
+            executor.shutdown(wait=True, cancel_futures=True)

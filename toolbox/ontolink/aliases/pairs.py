@@ -1,0 +1,140 @@
+"""`ontolink make-pairs`: pseudo-labeled mention–entity pairs (docs/methods.md: pseudo pairs).
+
+P1 (source "name"): m ≡ n(e) for any entity; P2 ("alias"): m ≡ a kept alias
+of e; P_Syn ("synonym"): m ≡ a curated synonym of e. Matching is on
+normalised text. A mention matched to several entities by the most reliable
+source that matches it (name, then synonym, then alias) is ambiguous: it is
+reported and dropped, never silently assigned.
+
+"concept" pairs a corpus labeled in another vocabulary (MeSH ids of BC5CDR,
+say) with the ontology: a concept whose mentions that name an entity agree on
+it lends that entity all its mentions, in the words the corpus's annotators
+found (``concept_bridge``). It applies to mentions no string source paired.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ontolink.core.errors import InputError
+from ontolink.ontology import normalize
+
+if TYPE_CHECKING:
+    from ontolink.ontology.model import Ontology
+
+SOURCES = ("name", "synonym", "alias", "concept")  # precedence order
+CONCEPT_MIN_VOTES = 2  # a concept's mentions that must name the entity it is bridged to
+CONCEPT_MARGIN = 4  # ... at least this many times as often as any other entity
+
+
+class PairStats:
+    def __init__(self):
+        self.mentions = 0
+        self.by_source = Counter()
+        self.ambiguous = 0
+        self.unmatched = 0
+
+    def summary(self):
+        made = sum(self.by_source.values())
+        by_source = ", ".join(f"{source} {self.by_source[source]}" for source in SOURCES if self.by_source[source])
+        return (f"{made} pairs from {self.mentions} mentions ({by_source or 'none'}); "
+                f"{self.ambiguous} ambiguous mentions dropped, {self.unmatched} unmatched")
+
+
+def build_matcher(ontology: Ontology, alias_records: Iterable[dict[str, Any]] | None, sources: Sequence[str] = SOURCES,
+                  source_name: str = "<stdin>") -> dict[str, dict[str, dict[str, str]]]:
+    """normalised text -> source -> {entity id: matched string}."""
+    unknown = set(sources) - set(SOURCES)
+    if unknown:
+        raise InputError(f"unknown pair source(s) {', '.join(sorted(unknown))} (known: {', '.join(SOURCES)})")
+    table = defaultdict(lambda: defaultdict(dict))
+    for entity in ontology:
+        if "name" in sources:
+            table[normalize(entity.name)]["name"].setdefault(entity.id, entity.name)
+        if "synonym" in sources:
+            for text, scope in entity.synonyms:
+                if scope in ontology.synonym_scopes:
+                    table[normalize(text)]["synonym"].setdefault(entity.id, text)
+    if "alias" in sources:
+        for record in alias_records:
+            if record["id"] not in ontology:
+                raise InputError(f"alias record for {record['id']!r}, which is not in ontology {ontology.label}",
+                                 source_name)
+            for alias in record.get("aliases") or []:
+                if normalize(alias):
+                    table[normalize(alias)]["alias"].setdefault(record["id"], alias)
+    return table
+
+
+def mention_concept(mention):
+    """The one concept id a labeled mention carries, else None (unlabeled, or several ids)."""
+    gold = mention.get("gold") or []
+    return gold[0] if len(gold) == 1 else None
+
+
+def concept_bridge(mentions: Iterable[dict[str, Any]], ontology: Ontology,
+                   min_votes: int = CONCEPT_MIN_VOTES) -> dict[str, tuple[str, str]]:
+    """{concept id: (entity id, the name most of them matched)}: each concept of labeled ``mentions`` whose
+    mentions that are the name or a synonym of exactly one entity agree on it, at least ``min_votes`` of them
+    and ``CONCEPT_MARGIN`` times as many as for any other entity (BC5CDR's MeSH D012640, "seizures" ... ->
+    HPO's Seizure)."""
+    matcher = build_matcher(ontology, (), ("name", "synonym"))
+    votes = defaultdict(Counter)  # concept -> entity id -> its mentions that name the entity
+    names = defaultdict(Counter)  # (concept, entity id) -> the names those mentions matched
+    for mention in mentions:
+        concept = mention_concept(mention)
+        by_source = matcher.get(normalize(mention["mention"])) if concept is not None else None
+        if by_source:
+            entities = by_source.get("name") or by_source["synonym"]
+            if len(entities) == 1:
+                (entity_id, name), = entities.items()
+                votes[concept][entity_id] += 1
+                names[concept, entity_id][name] += 1
+    bridge = {}
+    for concept, counts in votes.items():
+        (entity_id, count), *others = counts.most_common()
+        if count >= min_votes and all(count >= CONCEPT_MARGIN * other for _, other in others):
+            bridge[concept] = (entity_id, names[concept, entity_id].most_common(1)[0][0])
+    return bridge
+
+
+def make_pairs(mentions: Iterable[dict[str, Any]], matcher: dict[str, dict[str, dict[str, str]]], stats: Any = None,
+               on_ambiguous: Callable[[dict[str, Any]], Any] | None = None,
+               concepts: dict[str, tuple[str, str]] | None = None) -> Iterator[dict[str, Any]]:
+    """Yield one Pair record per matched, unambiguous mention; ``concepts`` (``concept_bridge``) pairs the
+    labeled mentions that no string source paired."""
+    stats = stats if stats is not None else PairStats()
+    for mention in mentions:
+        stats.mentions += 1
+        by_source = matcher.get(normalize(mention["mention"]))
+        source = next((source for source in SOURCES if by_source and by_source.get(source)), None)
+        entities = by_source[source] if source else {}
+        if len(entities) != 1:
+            bridged = concepts.get(mention_concept(mention)) if concepts else None
+            if bridged is not None:
+                stats.by_source["concept"] += 1
+                yield {**mention, "entity_id": bridged[0], "source": "concept", "alias": bridged[1]}
+            elif not entities:
+                stats.unmatched += 1
+            else:
+                stats.ambiguous += 1
+                if on_ambiguous is not None:
+                    on_ambiguous(mention, source, sorted(entities))
+            continue
+        (entity_id, matched), = entities.items()
+        also = [other for other in SOURCES if other != source and entity_id in by_source.get(other, {})]
+        stats.by_source[source] += 1
+        yield {**mention, "entity_id": entity_id, "source": source, "alias": matched,
+               **({"also_matched_by": also} if also else {})}
+
+
+def distinct_pairs(pairs: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The first pair of each (normalised mention, entity): repeats of a mention add weight, not queries."""
+    seen = set()
+    for pair in pairs:
+        key = (normalize(pair["mention"]), pair["entity_id"])
+        if key not in seen:
+            seen.add(key)
+            yield pair

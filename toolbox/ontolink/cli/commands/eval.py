@@ -1,0 +1,111 @@
+import sys
+
+import click
+
+from ontolink.cli.options import config_option, ontology_option, output_option
+from ontolink.ontology.hierarchy import DEFAULT_WITHIN
+
+
+@click.command("eval")
+@click.argument("predictions", nargs=-1, type=click.Path(allow_dash=True))
+@ontology_option(required=False, help_text="Ontology of the gold ids: resolves alt/obsolete ids, gives the "
+                                           "HO/LO/NO overlap categories and, from its is_a graph, the error "
+                                           "classes of the misses (file or 'hpo').")
+@click.option("--gold", "gold_path", type=click.Path(dir_okay=False, allow_dash=True),
+              help="Labeled mentions whose gold ids (joined by id) replace those in the predictions: Mention JSONL, "
+                   "or PubTator / BioC (read as `ontolink convert` does).")
+@click.option("--id-prefix", "id_prefix", metavar="PREFIX|TYPE=PREFIX,...",
+              help="Prefix for bare gold ids, e.g. 'MESH:' or 'Disease=MESH:,Chemical=MESH:' (as in convert).")
+@click.option("--spans", is_flag=True, help="Mentions found in raw text (`annotate | link`): precision, recall, F1 "
+                                            "of (span, top id) against --gold's offsets, and the span error classes.")
+@click.option("--ks", help="Comma-separated K of Recall@K.  [default: for linked mentions 1,5,32,64 up to the "
+                          "number of candidates (10 candidates: 1,5,10); 1,10 for retrieved records]")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown", "tsv", "html"]),
+              help="Output format; html: one self-contained page (tables, plots, sortable misses).  [default: "
+                   "table on a terminal, json otherwise]")
+@click.option("--table", "table_name", metavar="NAME",
+              help="TSV / Markdown: the table to print (one per stream): metrics, errors or nil.  [default: metrics]")
+@output_option(help_text="The report: a table, JSON, Markdown, TSV or an HTML page (--format) ('-' is stdout; .gz "
+                         "is compressed).")
+@click.option("--errors", "errors_path", metavar="FILE.jsonl", type=click.Path(dir_okay=False, allow_dash=True),
+              help="Write one JSON record per miss (per span error with --spans): mention, context, gold and "
+                   "predicted id and name, rank of gold, score, error class, is_a path between them.")
+@click.option("--plot", "plot_path", metavar="FILE", type=click.Path(dir_okay=False),
+              help="Draw the report's plots into FILE (.svg, .png or .pdf, by its extension; needs the [plot] "
+                   "extra).")
+@click.option("--label", "labels", multiple=True, metavar="TEXT",
+              help="Name of each file in plots and the HTML page, once per file in order.  [default: file name]")
+@click.option("--related-within", type=click.IntRange(2), default=DEFAULT_WITHIN, show_default=True,
+              help="A miss whose common ancestor with gold is at most this many is_a steps away in all is "
+                   "'related', further 'unrelated'.")
+@click.option("--skip-invalid", is_flag=True, help="Count, report and skip bad lines.")
+@click.option("--by-predicate", is_flag=True, help="Retrieved records: also one row per direction and predicate.")
+@config_option
+def command(predictions, ontology, gold_path, id_prefix, spans, ks, fmt, table_name, output_path, errors_path,
+            plot_path, labels, related_within, skip_invalid, by_predicate):
+    """Score Linked-mention or Retrieved files: Recall@K, MRR, error classes and more.
+
+    PREDICTIONS are outputs of `ontolink link` ('-' or none: stdin). Several
+    files (seeds or systems) give mean ± std in the tables and are drawn side
+    by side in plots. With --ontology, a hit counts any gold id, what it
+    resolves to (alt_id, replaced_by) and its alt ids, and mentions are split
+    by overlap with the gold name: HO (mention inside the name), LO (a shared
+    token), NO (none).
+
+    \b
+    With an ontology that has is_a relations, each top-1 miss gets a class:
+      too-general   the prediction is an ancestor of gold (N steps up)
+      too-specific  a descendant of gold (N steps down)
+      sibling       they share a parent
+      related       a common ancestor within --related-within steps in all
+      unrelated     none that close
+    and lenient_R@1 also counts a miss one step away (parent or child);
+    R@1 stays strict.
+
+    \b
+    Tables: metrics (Recall@K, MRR), errors (class counts and shares), nil
+    (when gold or predictions carry NIL). JSON holds all of them (plain values
+    for one file, mean and std over several); TSV and Markdown print one per
+    stream, chosen by --table.
+
+    \b
+    Examples:
+      ontolink eval linked.jsonl --ontology hpo
+      ontolink eval seed0.jsonl seed42.jsonl seed52313.jsonl --ontology hpo --format markdown
+      ontolink link --index idx/hpo -i gold.jsonl | ontolink eval --ontology hpo --format json
+      ontolink eval linked.jsonl --ontology hpo --format tsv --table errors --errors misses.jsonl
+      ontolink eval frozen.jsonl ranker.jsonl --ontology hpo --plot recall.png --label frozen --label ranker
+      ontolink eval frozen.jsonl ranker.jsonl --ontology hpo --format html -o report.html
+      ontolink eval linked.jsonl --gold CDR_TestSet.PubTator.txt --id-prefix MESH:
+      ontolink eval cv/fold-*.jsonl --by-predicate --format markdown
+    """
+    from ontolink.core.io import write_text
+    from ontolink.evaluation.files import evaluate
+
+    files = list(predictions) or ["-"]
+    if files.count("-") > 1:
+        raise click.UsageError("stdin ('-') can be read only once")
+    if plot_path and not plot_path.lower().endswith((".svg", ".png", ".pdf")):
+        raise click.BadParameter(f"{plot_path}: the file name must end in .svg, .png or .pdf", param_hint="--plot")
+    if labels and len(labels) != len(files):
+        raise click.BadParameter(f"given {len(labels)} time(s) for {len(files)} file(s): give one per file",
+                                 param_hint="--label")
+    if fmt is None:
+        fmt = "table" if output_path == "-" and sys.stdout.isatty() else "json"
+    evaluation = evaluate(files, ontology, gold_path=gold_path, spans=spans, ks=ks, skip_invalid=skip_invalid,
+                          by_predicate=by_predicate, id_prefix=id_prefix, related_within=related_within,
+                          labels=labels)
+    if errors_path:
+        from ontolink.evaluation.files import write_errors
+
+        write_errors(evaluation, errors_path)
+    if plot_path:
+        from ontolink.evaluation.plots import save_plots
+
+        save_plots(evaluation, plot_path)
+    if fmt == "html":
+        from ontolink.evaluation.html import html_report
+
+        write_text(output_path, html_report(evaluation))
+    else:
+        write_text(output_path, evaluation.render(fmt, table_name))

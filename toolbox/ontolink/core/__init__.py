@@ -1,0 +1,1 @@
+"""What every task folder shares: errors, record checks, the backend registry, guarded file input and output, artifact manifests and atomic swaps, the user cache, devices, optional extras and progress."""

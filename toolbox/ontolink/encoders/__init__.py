@@ -1,0 +1,40 @@
+"""Sentence encoders: one module per runtime, each registered in ``ENCODERS`` (``index --runtime``).
+
+An encoder turns texts into one float32 vector each; the dense name index and
+`link` use only the ``Encoder`` interface (``base.py``), so another runtime or
+library is one module here whose class subclasses ``Encoder`` and registers.
+
+``load_encoder`` picks the runtime: ``auto`` is ONNX Runtime on CPU for a plain
+sentence-transformers model (batch-invariant int8, no torch at run time) and
+PyTorch otherwise (fp16 on CUDA; trained retrievers read marked inputs with span
+pooling, which the ONNX export does not do).
+"""
+
+from ontolink.encoders.base import Encoder
+from ontolink.core.registry import Registry
+
+ENCODERS = Registry("encoder", "encoder", "ontolink.encoders", Encoder)
+AUTO = "auto"
+
+
+def runtime_names() -> list[str]:
+    """``--runtime`` choices: auto and every registered encoder that asks to be listed."""
+    return [AUTO, *(name for name in ENCODERS.names() if getattr(ENCODERS.get(name), "listed", True))]
+
+
+def load_encoder(model: str | None = None, device: str = "auto", precision: str = "auto", runtime: str = AUTO,
+                 max_length: int = 128) -> Encoder:
+    """The encoder of ``model`` (default: all-MiniLM-L6-v2 from its PyPI package) in ``runtime``."""
+    from ontolink.encoders.onnx import UnsupportedModel
+    from ontolink.core.device import resolve_device, resolve_precision
+    from ontolink.core.errors import OntolinkError
+
+    device = resolve_device(device)
+    precision = resolve_precision(precision, device)
+    for name in (["onnx", "torch"] if runtime == AUTO else [runtime]):
+        try:
+            return ENCODERS.get(name)(**({"model": model} if model else {}), device=device, precision=precision,
+                                      max_length=max_length)
+        except UnsupportedModel as reason:
+            if runtime != AUTO:
+                raise OntolinkError(f"--runtime {name} cannot run {model!r}: {reason}; use --runtime torch") from None

@@ -1,0 +1,280 @@
+"""What `ontolink eval` makes of the files it is given: their kind, the Ks, the tables of one report.
+
+The first record of the first file decides the kind: Retrieved records (from `align`) carry a
+"direction" and no "mention"; everything else is scored as Linked mentions (or, with spans=True,
+as mentions found in raw text). Each kind has its own default Ks, metrics and tables.
+
+``evaluate`` gives an Evaluation (the tables, and per file what plots and the list of misses
+need); ``evaluate_files`` renders its tables as text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ontolink.core.errors import InputError
+from ontolink.formats import Problems, guess_format, read_documents
+from ontolink.core.io import display_name, peek_first_record, read_records, warn
+from ontolink.ontology.hierarchy import DEFAULT_WITHIN, RELATIONS
+from ontolink.core.records import validate_linked_mention, validate_mention, validate_retrieved
+from ontolink.evaluation.report import Table, render_report
+from ontolink.formats.convert import document_mentions, parse_id_prefixes
+from ontolink.evaluation.evaluate import DEFAULT_KS as LINKED_KS
+from ontolink.evaluation.retrieval import DEFAULT_KS as RETRIEVED_KS
+
+if TYPE_CHECKING:
+    from ontolink.ontology import OntologySource
+
+LENIENT = "lenient_R@1"
+LENIENT_NOTE = (f"{LENIENT}: R@1 that also counts a top-1 one is_a step from gold (its parent or child) as right; "
+                "R@1 is strict.")
+NO_CANDIDATE = "no-candidate"
+
+
+@dataclass
+class Run:
+    """One scored file: its label and what its plots and misses are made of."""
+
+    label: str
+    kind: str
+    ranks: list = field(default_factory=list)
+    top_scores: list = field(default_factory=list)  # (score, top-1 right)
+    categories: list = field(default_factory=list)
+    misses: list = field(default_factory=list)  # dicts, one per top-1 miss (linked) or span error (spans)
+    metrics: dict = field(default_factory=dict)  # {group: {metric: value}}
+    classes: dict = field(default_factory=dict)  # {class: count}
+    nil_threshold: float | None = None
+
+
+@dataclass
+class Evaluation:
+    kind: str  # "linked", "spans" or "retrieved"
+    files: list
+    tables: dict
+    runs: list = field(default_factory=list)
+    ks: tuple = ()
+
+    def render(self, fmt, table_name=None):
+        return render_report(self.tables, fmt, self.files, table_name=table_name)
+
+
+def is_retrieved(record):
+    return isinstance(record, dict) and "direction" in record and "mention" not in record
+
+
+def read_gold_mentions(path, skip_invalid=False, fmt=None, id_prefixes=None):
+    """--gold: labeled mentions from Mention JSONL, or the annotations of a PubTator / BioC file."""
+    fmt = fmt or guess_format(path)
+    if fmt in (None, "text") or str(path).lower().endswith((".jsonl", ".jsonl.gz")) or path == "-":
+        return read_records(path, validate=validate_mention, skip_invalid=skip_invalid)
+    problems = Problems(skip_invalid)
+    return document_mentions(read_documents(path, fmt, problems), id_prefixes=id_prefixes, problems=problems)
+
+
+def default_ks(longest):
+    """Linked mentions' default K: those of 1, 5, 32, 64 below the longest candidate list, and its length (a
+    file of 10 candidates gets 1, 5, 10): Recall@64 of 10 candidates would only repeat Recall@10."""
+    if longest < 1:
+        return (1,)
+    return tuple(k for k in LINKED_KS if k < min(longest, LINKED_KS[-1])) + (min(longest, LINKED_KS[-1]),)
+
+
+def parse_ks(text, retrieved=False):
+    """Sorted distinct K of Recall@K from "1,5,64"; None gives the kind's defaults (for linked mentions
+    None, to be chosen by ``default_ks`` once the candidates are read)."""
+    if text is None:
+        return RETRIEVED_KS if retrieved else None
+    try:
+        k_values = tuple(sorted({int(part) for part in text.split(",") if part.strip()}))
+    except ValueError:
+        raise InputError(f"--ks: {text!r} is not a comma-separated list of integers") from None
+    if not k_values or min(k_values) < 1:
+        raise InputError("--ks: K values must be positive")
+    return k_values
+
+
+def file_labels(files, labels=None):
+    """What plots and tables call each file: --label values in order, else the file name."""
+    labels = list(labels or ())
+    if labels and len(labels) != len(files):
+        raise InputError(f"--label given {len(labels)} time(s) for {len(files)} file(s): give one per file")
+    return labels or [display_name(path) for path in files]
+
+
+def evaluate(files: Sequence[str], ontology: OntologySource | None = None, gold_path: str | None = None,
+             spans: bool = False, ks: str | None = None, skip_invalid: bool = False, by_predicate: bool = False,
+             id_prefix: str | None = None, related_within: int = DEFAULT_WITHIN,
+             labels: Sequence[str] | None = None) -> Evaluation:
+    """The Evaluation of prediction files ('-' is stdin). ``ontology`` is an OntologySource (loaded only
+    when the kind needs it), ``ks`` the --ks text, ``id_prefix`` the --id-prefix text; several files
+    give mean ± std."""
+    first = peek_first_record(files[0])
+    retrieved = is_retrieved(first)
+    k_values = parse_ks(ks, retrieved)
+    names = file_labels(files, labels)
+    if retrieved:
+        from ontolink.evaluation.retrieval import aggregate_folds, retrieval_metrics, retrieval_table
+
+        summary = aggregate_folds([retrieval_metrics(read_records(path, validate=validate_retrieved,
+                                                                  skip_invalid=skip_invalid),
+                                                     ks=k_values, by_predicate=by_predicate, name=display_name(path))
+                                   for path in files])
+        # rows are texts / triples queried, not mentions; files from `align cv` are folds
+        table = retrieval_table(summary, unit="folds" if "fold" in first else "files")
+        return Evaluation("retrieved", list(files), {"metrics": table}, ks=k_values)
+    loaded = ontology.load() if ontology else None
+    prefixes = parse_id_prefixes(id_prefix)
+    if spans:
+        from ontolink.evaluation.spans import span_evaluation
+
+        if not gold_path:
+            raise InputError("--spans needs --gold FILE: gold mentions with doc_id, start and end")
+        gold = list(read_gold_mentions(gold_path, skip_invalid, id_prefixes=prefixes))
+        return span_evaluation(files, names, gold, loaded, gold_path, skip_invalid, prefixes, related_within)
+    return linking_evaluation(files, names, loaded, gold_path, k_values, skip_invalid, prefixes, related_within)
+
+
+def evaluate_files(files: Sequence[str], ontology: OntologySource | None = None, gold_path: str | None = None,
+                   spans: bool = False, ks: str | None = None, fmt: str = "json", skip_invalid: bool = False,
+                   by_predicate: bool = False, id_prefix: str | None = None, table: str | None = None,
+                   related_within: int = DEFAULT_WITHIN, labels: Sequence[str] | None = None) -> str:
+    """The report of prediction files as text in ``fmt`` (``table`` picks the TSV / Markdown table)."""
+    return evaluate(files, ontology, gold_path=gold_path, spans=spans, ks=ks, skip_invalid=skip_invalid,
+                    by_predicate=by_predicate, id_prefix=id_prefix, related_within=related_within,
+                    labels=labels).render(fmt, table)
+
+
+def has_hierarchy(ontology):
+    return ontology is not None and any(entity.parents for entity in ontology)
+
+
+def classify_misses(misses, ontology, hierarchy):
+    """Give each top-1 miss its class, steps and is_a path (gold ... common ancestor ... prediction)."""
+    for miss in misses:
+        live_gold = [live for gold_id in miss["gold"] for live in ontology.resolve(gold_id)]
+        miss["gold_name"] = "; ".join(ontology[live].name for live in live_gold)
+        if miss["predicted"] is None:
+            miss.update({"class": NO_CANDIDATE, "steps": None, "path": []})
+            continue
+        predicted = (ontology.resolve(miss["predicted"]) or [miss["predicted"]])[0]
+        relation = hierarchy.closest(live_gold, predicted)
+        miss.update({"class": relation.kind, "steps": relation.steps, "up": relation.up, "down": relation.down,
+                     "path": [{"id": node, "name": ontology[node].name} for node in relation.path]})
+
+
+def class_counts(misses, classes):
+    counts = {name: 0 for name in classes}
+    for miss in misses:
+        counts[miss["class"]] = counts.get(miss["class"], 0) + 1
+    return counts
+
+
+def class_rows(per_file_counts, per_file_steps=None):
+    """{class: {count, share}} rows per file (share of that file's misses), plus mean steps when given."""
+    rows = []
+    for index, counts in enumerate(per_file_counts):
+        total = sum(counts.values())
+        file_rows = {}
+        for name, count in counts.items():
+            file_rows[name] = {"count": count, "share": count / total if total else float("nan")}
+            if per_file_steps is not None:
+                steps = per_file_steps[index].get(name) or []
+                file_rows[name]["mean_steps"] = sum(steps) / len(steps) if steps else float("nan")
+        rows.append(file_rows)
+    return rows
+
+
+def linking_evaluation(files, names, loaded, gold_path, k_values, skip_invalid, prefixes, related_within):
+    from ontolink.ontology.hierarchy import Hierarchy
+    from ontolink.evaluation.evaluate import aggregate, file_metrics, score_mentions
+    from ontolink.evaluation.spans import count_cell
+
+    if loaded is None:
+        warn("no --ontology: ids compared as given, no HO/LO/NO split, no error classes")
+    hierarchy = Hierarchy(loaded, within=related_within) if has_hierarchy(loaded) else None
+    gold_by_id = None
+    if gold_path:
+        gold_by_id = {record["id"]: record.get("gold")
+                      for record in read_gold_mentions(gold_path, skip_invalid, id_prefixes=prefixes)}
+    scored = [score_mentions(read_records(path, validate=validate_linked_mention, skip_invalid=skip_invalid),
+                             ontology=loaded, gold_by_id=gold_by_id, name=display_name(path), id_prefixes=prefixes,
+                             keep_misses=True) for path in files]
+    if k_values is None:
+        k_values = default_ks(max(scores.longest for scores in scored))
+    per_file, nil_per_file, runs = [], [], []
+    for scores, label in zip(scored, names):
+        metrics = file_metrics(scores.ranks, scores.categories, k_values)
+        run = Run(label, "linked", ranks=scores.ranks, top_scores=scores.top_scores, categories=scores.categories,
+                  misses=scores.misses, metrics=metrics, nil_threshold=inferred_nil_threshold(scores.top_scores))
+        if hierarchy is not None:
+            classify_misses(scores.misses, loaded, hierarchy)
+            run.classes = class_counts(scores.misses, RELATIONS)
+            _add_lenient(metrics, scores, run)
+        per_file.append(metrics)
+        runs.append(run)
+        if any(gold or nil for gold, nil, _ in scores.nil_outcomes):  # NIL in the gold or in the predictions
+            from ontolink.linking.nil import nil_metrics
+
+            nil_per_file.append(nil_metrics(scores.nil_outcomes))
+    sizes = {metrics["all"]["n"] for metrics in per_file}
+    if len(sizes) > 1:
+        warn(f"warning: the files hold different numbers of mentions ({sorted(sizes)})")
+    tables = {"metrics": Table(aggregate(per_file), note=LENIENT_NOTE if hierarchy is not None else "")}
+    if hierarchy is not None:
+        steps = [{name: [miss["steps"] for miss in run.misses if miss["class"] == name and miss["steps"] is not None]
+                  for name in run.classes} for run in runs]
+        tables["errors"] = Table(aggregate(class_rows([run.classes for run in runs], steps)), rows_are="top-1 misses",
+                                 cell=count_cell, note=f"related: a common ancestor within {related_within} is_a "
+                                                       "steps in all; mean_steps: is_a steps between gold and "
+                                                       "prediction")
+    if nil_per_file:
+        tables["nil"] = Table(aggregate([{"NIL": metrics} for metrics in nil_per_file]), rows_are="NIL",
+                              cell=count_cell)
+    return Evaluation("linked", list(files), tables, runs=runs, ks=k_values)
+
+
+def inferred_nil_threshold(top_scores):
+    """The NIL threshold a file was linked with, as far as its marks tell: `link --nil-threshold T` marks
+    a mention NIL when its top score is below T, so T is at most the lowest unmarked score (that is the
+    value returned) and above the highest marked one. None when nothing is marked NIL."""
+    marked = [score for score, _, nil in top_scores if nil and score is not None]
+    unmarked = [score for score, _, nil in top_scores if not nil and score is not None]
+    if not marked or not unmarked:
+        return None
+    return min(unmarked)
+
+
+def _add_lenient(metrics, scores, run):
+    """lenient_R@1 per group: top-1 right, or one is_a step from gold."""
+    import numpy as np
+
+    near = {miss["id"] for miss in run.misses if miss["steps"] == 1 and miss["class"] in RELATIONS[:2]}
+    misses_by_position = iter(run.misses)
+    lenient = []
+    for rank in scores.ranks:
+        if rank == 1:
+            lenient.append(True)
+        else:
+            lenient.append(next(misses_by_position)["id"] in near)
+    lenient = np.asarray(lenient, dtype=bool)
+    labels = np.asarray([category or "" for category in scores.categories]) if scores.categories else None
+    for group, values in metrics.items():
+        chosen = lenient if group == "all" else lenient[labels == group]
+        values[LENIENT] = float(np.mean(chosen)) if len(chosen) else float("nan")
+
+
+def error_records(evaluation: Evaluation) -> Iterator[dict[str, Any]]:
+    """The --errors records: each run's misses (span errors), with the file's label first."""
+    for run in evaluation.runs:
+        for miss in run.misses:
+            yield {"file": run.label} | miss
+
+
+def write_errors(evaluation: Evaluation, path: str) -> None:
+    """One JSON line per miss into ``path`` ('-': stdout)."""
+    from ontolink.core.io import RecordWriter
+
+    with RecordWriter(path) as writer:
+        writer.write_all(error_records(evaluation))

@@ -1,0 +1,210 @@
+"""`ontolink convert`: literature documents to Mention records, and Linked mentions back.
+
+Documents (PubTator, BioC XML/JSON, plain text; see ontolink.formats) give one
+Mention record per annotation, its context taken from the document text. The
+way back puts the top candidate of each Linked mention into the original
+documents as annotations at the same offsets, the text untouched.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterable, Iterator
+from typing import IO, TYPE_CHECKING, Any
+
+from ontolink.core.errors import InputError
+from ontolink.formats import Problems, document_format, document_text, source_of
+
+if TYPE_CHECKING:
+    from bioc import BioCDocument
+
+NO_ID = {"", "-", "-1"}
+# tmVar variant ids (BioRED, PubTator) use "|" inside one id: "c|DEL|4153|A", "p|SUB|V|1763|M".
+_TMVAR_ID = re.compile(r"[a-z]\|[A-Z]{2,}\|")
+# Infon keys that hold an annotation's ids in BioC files seen in the wild (PubTator3, BC5CDR, NCBI).
+ID_INFONS = ("identifier", "Identifier", "MESH", "NCBI Gene", "ID", "id")
+
+
+def parse_id_prefixes(text: str | None) -> dict[str, str]:
+    """``--id-prefix``: "MESH:" for every type, or "Disease=MESH:,Gene=NCBIGene:" per type."""
+    prefixes = {}
+    for part in (text or "").split(","):
+        part = part.strip()
+        if not part:
+            continue
+        kind, equals, prefix = part.rpartition("=")
+        prefixes[kind.strip() if equals else ""] = prefix.strip()
+    return prefixes
+
+
+def parse_ids(value: str | None, prefix: str = "") -> list[str]:
+    """Ids of one annotation: ``|``, ``,`` or ``;`` separated (a tmVar id keeps its ``|``);
+    ``-1``, ``-`` and empty mean none.
+    A bare id (no ``:``) gets ``prefix``."""
+    ids = []
+    for part in re.split(r"[,;]" if _TMVAR_ID.match(value or "") else r"[|,;]", value or ""):
+        part = part.strip()
+        if part in NO_ID:
+            continue
+        if prefix and ":" not in part:
+            part = prefix + part
+        if part not in ids:
+            ids.append(part)
+    return ids
+
+
+def annotation_ids(infons):
+    """The raw id string of an annotation, or None when it has no id field at all."""
+    for key in ID_INFONS:
+        if key in infons:
+            return infons[key] or ""
+    return None
+
+
+def _annotations(document):
+    found = list(document.annotations)
+    for passage in document.passages:
+        found.extend(passage.annotations)
+    return found
+
+
+def _span(annotation):
+    starts = [location.offset for location in annotation.locations]
+    ends = [location.offset + location.length for location in annotation.locations]
+    return min(starts), max(ends)
+
+
+def document_mentions(documents: Iterable[BioCDocument], types: Collection[str] | None = None,
+                      id_prefixes: dict[str, str] | None = None, context_characters: int = 0,
+                      problems: Problems | None = None) -> Iterator[dict[str, Any]]:
+    """Yield one Mention record per annotation (of ``types`` when given), in document order.
+
+    ``id`` is ``DOC:START-END``; context is the document text around the span
+    (all of it, or ``context_characters`` on each side). An annotation whose
+    offsets fall outside the text or whose text differs from the text at its
+    offsets is reported through ``problems`` with its file and line.
+    """
+    problems = problems if problems is not None else Problems()
+    id_prefixes = id_prefixes or {}
+    for document in documents:
+        text = document_text(document)
+        seen = {}
+        entries = []
+        for annotation in _annotations(document):
+            kind = annotation.infons.get("type", "")
+            if types and kind not in types:
+                continue
+            name, line = source_of(annotation, source_of(document)[0])
+            if not annotation.locations:
+                problems.report(f"document {document.id}: annotation {annotation.id!r} has no location", name, line)
+                continue
+            start, end = _span(annotation)
+            if start < 0 or end > len(text) or start >= end:
+                problems.report(f"document {document.id}: offsets {start}-{end} are outside its text "
+                                f"({len(text)} characters)", name, line)
+                continue
+            span = text[start:end]
+            if len(annotation.locations) == 1 and span != annotation.text:
+                problems.report(f"document {document.id}: mention text {annotation.text!r} does not match the "
+                                f"text at offsets {start}-{end} ({span!r})", name, line)
+                continue
+            mention = span if len(annotation.locations) == 1 else annotation.text
+            if not mention.strip():
+                problems.report(f"document {document.id}: empty mention at offsets {start}-{end}", name, line)
+                continue
+            entries.append((start, end, mention, kind, annotation))
+        for start, end, mention, kind, annotation in sorted(entries, key=lambda entry: entry[:2]):
+            mention_id = f"{document.id}:{start}-{end}"
+            seen[mention_id] = seen.get(mention_id, 0) + 1
+            if seen[mention_id] > 1:  # the same span annotated twice (two types or two ids)
+                mention_id += f"#{seen[mention_id]}"
+            left, right = text[:start], text[end:]
+            if context_characters:
+                left, right = left[-context_characters:], right[:context_characters]
+            record = {"id": mention_id, "doc_id": document.id, "start": start, "end": end, "mention": mention,
+                      "context_left": left, "context_right": right, "type": kind}
+            raw_ids = annotation_ids(annotation.infons)
+            if raw_ids is not None:
+                record["gold"] = parse_ids(raw_ids, id_prefixes.get(kind, id_prefixes.get("", "")))
+            yield record
+
+
+def linked_documents(documents: Iterable[BioCDocument], records: Iterable[dict[str, Any]],
+                     documents_name: str = "documents") -> Iterator[tuple[BioCDocument, list[dict[str, Any]]]]:
+    """Pair each document with the Linked mentions that name it (``doc_id``), in order.
+
+    Both streams are in document order (convert, annotate and link keep it),
+    so this is a merge in bounded memory. A mention whose span is outside its
+    document or whose text differs from the document's is refused.
+    """
+    records = iter(records)
+    pending = next(records, None)
+    for document in documents:
+        text = document_text(document)
+        links = []
+        while pending is not None and str(pending.get("doc_id")) == document.id:
+            start, end = pending.get("start"), pending.get("end")
+            if not isinstance(start, int) or not isinstance(end, int) or not 0 <= start < end <= len(text):
+                raise InputError(f"mention {pending['id']!r}: start/end {start}-{end} are not a span of document "
+                                 f"{document.id} ({len(text)} characters)")
+            if text[start:end] != pending["mention"]:
+                raise InputError(f"mention {pending['id']!r}: text {pending['mention']!r} differs from document "
+                                 f"{document.id} at {start}-{end} ({text[start:end]!r})")
+            links.append(pending)
+            pending = next(records, None)
+        yield document, links
+    if pending is not None:
+        raise InputError(f"mention {pending['id']!r} names document {pending.get('doc_id')!r}, which is not in "
+                         f"{documents_name} (or comes out of their order)")
+
+
+def own_annotations(document):
+    """The document's own annotations as Linked-mention-like records (their id the one candidate, their infons
+    kept), for ``keep_annotations``; an annotation without a location is left out."""
+    text = document_text(document)
+    for number, annotation in enumerate(_annotations(document), 1):
+        if not annotation.locations:
+            continue
+        start, end = _span(annotation)
+        identifier = annotation_ids(annotation.infons)
+        yield {"id": f"{document.id}:own-{number}", "start": start, "end": end,
+               "mention": annotation.text if annotation.text is not None else text[start:end],
+               "type": annotation.infons.get("type") or "Entity",
+               "candidates": [{"id": identifier, "name": ""}] if identifier else [],
+               "infons": dict(annotation.infons)}
+
+
+def with_own_annotations(document, links):
+    """``links`` and the document's own annotations, by offset; an own annotation that a link repeats (same
+    span, type and id) is written once."""
+    def key(record):
+        best = (record.get("candidates") or [{}])[0].get("id")
+        return record["start"], record["end"], record.get("type") or "Entity", best
+
+    linked = {key(record) for record in links}
+    merged = list(links) + [record for record in own_annotations(document) if key(record) not in linked]
+    return sorted(merged, key=lambda record: (record["start"], record["end"]))
+
+
+def write_linked(records: Iterable[dict[str, Any]], target_format: str, stream: IO[Any],
+                 documents: Iterable[BioCDocument] | None = None, documents_name: str = "documents",
+                 keep_annotations: bool = False, **options: Any) -> tuple[int, int]:
+    """Write Linked mentions in the document format ``target_format``; (documents, mentions) written.
+
+    A writer that puts links back into their documents gets each of ``documents`` with its
+    mentions (see ``linked_documents``; ``keep_annotations``: with the documents' own annotations too);
+    a mapping table gets the mentions one by one.
+    ``options`` go to the format's writer (SSSOM's mapping_set_id, license_url, ...)."""
+    fmt = document_format(target_format, "writer")
+    writer = fmt.writer(stream, **options)
+    count = links = 0
+    if fmt.needs_documents:
+        for document, linked in linked_documents(documents, records, documents_name):
+            writer.write(document, with_own_annotations(document, linked) if keep_annotations else linked)
+            count, links = count + 1, links + len(linked)
+    else:
+        for record in records:
+            writer.write(None, [record])
+            links += 1
+    writer.close()
+    return count, links

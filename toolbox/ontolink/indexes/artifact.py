@@ -1,0 +1,193 @@
+"""A name index written by `ontolink index`, loaded: the index backend plus the name → entity maps.
+
+The directory holds manifest.json (ontology label and SHA-256, index method, encoder, FAISS settings),
+names.json (names, their entities, the entities' names and definitions) and the backend's files.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ontolink.encoders import load_encoder
+from ontolink.indexes import NAME_INDEXES
+from ontolink.core.artifact_files import check_rows, field, read_json
+from ontolink.core.errors import InputError
+from ontolink.core.manifest import check_same_ontology, read_manifest
+
+if TYPE_CHECKING:
+    from ontolink.ontology.model import Ontology
+
+ARTIFACT = "index"
+NAMES_FILE = "names.json"
+
+
+def write_names(directory, ontology, names, entity_of_name, name_kinds=None):
+    """names.json: what linking needs of the ontology, so that `link` never parses it."""
+    entities = list(ontology)
+    depth = ontology.depths()
+    row_of = {entity.id: row for row, entity in enumerate(entities)}
+    with open(directory / NAMES_FILE, "w", encoding="utf-8") as handle:
+        json.dump({"entity_ids": [entity.id for entity in entities], "entity_names": [entity.name for entity in entities],
+                   "names": names, "entity_of_name": entity_of_name,
+                   # kept so a reranker can read "name [ENT] definition" without the ontology
+                   "entity_definitions": [entity.definition for entity in entities],
+                   # candidate features of a ranker: where an entity sits, which kind of name matched
+                   "entity_depths": [depth.get(entity.id, 0) for entity in entities],
+                   "entity_children": [len(ontology.children[entity.id]) for entity in entities],
+                   # rows of each entity's live is_a parents: hierarchy features among a mention's candidates
+                   "entity_parents": [[row_of[parent] for parent in entity.parents if parent in row_of]
+                                      for entity in entities],
+                   **({"name_kinds": name_kinds} if name_kinds is not None else {})},
+                  handle, ensure_ascii=False)
+
+
+class LoadedIndex:
+    """A name index plus the name → entity maps, ready to search."""
+
+    def __init__(self, directory, manifest, name_index, entity_ids, entity_names, names, entity_of_name,
+                 entity_definitions=None, entity_depths=None, entity_children=None, name_kinds=None, entity_parents=None):
+        self.directory = directory
+        self.manifest = manifest
+        self.name_index = name_index
+        self.entity_ids = entity_ids
+        self.entity_names = entity_names
+        self.names = names
+        self.entity_of_name = np.asarray(entity_of_name, dtype=np.int64)
+        self.definitions = dict(zip(entity_ids, entity_definitions)) if entity_definitions else {}
+        # None in indexes written before candidate features existed
+        self.entity_depths = entity_depths
+        self.entity_children = entity_children
+        self.name_kinds = name_kinds
+        self.entity_parents = entity_parents
+
+    def __len__(self):
+        return len(self.names)
+
+    @property
+    def method(self):
+        """How the index searches ("dense", "tfidf", "multivector", ...): what a candidate it found was matched by."""
+        return self.manifest.get("index", {}).get("method", "index")
+
+    def query_text(self, record):
+        """What a Mention record is searched as: the bare mention, or marked-up context for a retriever."""
+        encoder = getattr(self.name_index, "encoder", None)
+        return encoder.mention_text(record) if encoder is not None else record["mention"].strip()
+
+
+def load_index(directory: str | Path, ontology: Ontology | None = None, device: str = "auto",
+               precision: str | None = None) -> LoadedIndex:
+    """Open an index directory, refusing a truncated one or one built for another ontology."""
+    directory = Path(directory)
+    manifest = read_manifest(directory, ARTIFACT, required_files=[NAMES_FILE])
+    if manifest.get("kind") not in ("single-vector", "multi-vector"):
+        raise InputError(f"is a {manifest.get('kind')} index, which this version cannot read", directory)
+    if ontology is not None:
+        check_same_ontology(manifest, ontology, directory)
+    maps = checked_names(read_json(directory / NAMES_FILE), directory / NAMES_FILE)
+    manifest_path = directory / "manifest.json"
+    method = field(manifest, manifest_path, "index", "method", kind=str)
+    if manifest["kind"] == "multi-vector":
+        name_index = _load_multivector(directory, manifest, maps["names"], device, precision)
+    else:
+        if method not in NAME_INDEXES.names():
+            raise InputError(f"'index.method' is {method!r}, which this version does not know (known: "
+                             f"{', '.join(NAME_INDEXES.names())}); rebuild it", manifest_path)
+        index_type = NAME_INDEXES.get(method)
+        encoder = None
+        if index_type.uses_encoder:
+            described = field(manifest, manifest_path, "index", "encoder", kind=dict)
+            model = field(manifest, manifest_path, "index", "encoder", "model", kind=str)
+            # queries are encoded as the names were: the same runtime (indexes before ONNX were torch;
+            # an ONNX index on CUDA is queried in PyTorch) and precision
+            runtime = described.get("runtime", "torch")
+            encoder = load_encoder(model, device=device,
+                                   precision=precision or _same_precision(
+                                       field(manifest, manifest_path, "index", "encoder", "precision", kind=str),
+                                       device),
+                                   runtime="auto" if runtime == "onnx" else runtime,
+                                   max_length=described.get("max_length", 128))
+        name_index = index_type.load(directory, manifest, encoder)
+    if len(name_index) != len(maps["names"]):
+        raise InputError(f"index holds {len(name_index)} vectors but {NAMES_FILE} lists {len(maps['names'])} "
+                         "names; rebuild it", directory)
+    return LoadedIndex(directory, manifest, name_index, maps["entity_ids"], maps["entity_names"], maps["names"],
+                       maps["entity_of_name"], maps.get("entity_definitions"), maps.get("entity_depths"),
+                       maps.get("entity_children"), maps.get("name_kinds"), maps.get("entity_parents"))
+
+
+def checked_names(maps, path):
+    """names.json as ``write_names`` writes it: lists of the right types and lengths, and every row number
+    (a name's entity, an entity's parents) inside the entity list; a wrong one links every mention to a
+    wrong entity, or fails mid-run."""
+    if not isinstance(maps, dict):
+        raise InputError(f"holds a JSON {type(maps).__name__}, not an object; rebuild the index", path)
+
+    def strings(key, optional=False, nullable=False):
+        value = maps.get(key)
+        if value is None and optional:
+            return None
+        allowed = (str, type(None)) if nullable else str
+        if not isinstance(value, list) or not all(isinstance(item, allowed) for item in value):
+            raise InputError(f"{key!r} must be a list of strings; rebuild the index", path)
+        return value
+
+    entity_ids = strings("entity_ids")
+    entity_count = len(entity_ids)
+    names = strings("names")
+    for key, optional, nullable, count in (("entity_names", False, False, entity_count),
+                                           ("entity_definitions", True, True, entity_count),
+                                           ("name_kinds", True, False, len(names))):
+        value = strings(key, optional, nullable)
+        if value is not None and len(value) != count:
+            raise InputError(f"{key!r} lists {len(value)} items for {count} "
+                             f"{'names' if key == 'name_kinds' else 'entities'}; rebuild the index", path)
+    entity_of_name = maps.get("entity_of_name")
+    if not isinstance(entity_of_name, list) or len(entity_of_name) != len(names) or not all(
+            type(row) is int for row in entity_of_name):
+        raise InputError(f"'entity_of_name' must list one entity row (an integer) per name ({len(names)}); "
+                         "rebuild the index", path)
+    check_rows(np.asarray(entity_of_name, dtype=np.int64), entity_count, "'entity_of_name'", path)
+    for key in ("entity_depths", "entity_children"):
+        value = maps.get(key)
+        if value is not None and (not isinstance(value, list) or len(value) != entity_count
+                                  or not all(type(item) is int for item in value)):
+            raise InputError(f"{key!r} must list one integer per entity ({entity_count}); rebuild the index", path)
+    parents = maps.get("entity_parents")
+    if parents is not None:
+        if not isinstance(parents, list) or len(parents) != entity_count or not all(
+                isinstance(rows, list) and all(type(row) is int for row in rows) for rows in parents):
+            raise InputError(f"'entity_parents' must list the parent rows of each entity ({entity_count}); "
+                             "rebuild the index", path)
+        check_rows(np.fromiter((row for rows in parents for row in rows), dtype=np.int64), entity_count,
+                   "'entity_parents'", path)
+    return maps
+
+
+def _load_multivector(directory, manifest, names, device, precision):
+    from ontolink.indexes.multivector import MultiVectorNameIndex
+    from ontolink.indexes.token_encoder import TokenEncoder
+    from ontolink.core.device import resolve_device
+
+    path = directory / "manifest.json"
+    encoder = TokenEncoder(field(manifest, path, "index", "model", kind=str), dimension=None,
+                           device=resolve_device(device),
+                           max_length=field(manifest, path, "index", "encoder", "max_length", kind=int))
+    encoder.set_precision(precision or _same_precision(field(manifest, path, "index", "encoder", "precision",
+                                                             kind=str), device))
+    return MultiVectorNameIndex.load(directory, manifest, encoder, names)
+
+
+def _same_precision(built_with, device):
+    """Encode queries as the names were encoded, unless the device cannot (int8 is CPU-only)."""
+    from ontolink.core.device import resolve_device
+
+    resolved = resolve_device(device)
+    if built_with == "int8" and resolved.startswith("cuda"):
+        return "fp16"
+    if built_with == "fp16" and not resolved.startswith("cuda"):
+        return "fp32"
+    return built_with

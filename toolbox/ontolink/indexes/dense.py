@@ -1,0 +1,237 @@
+"""Dense name index: a sentence encoder plus FAISS (flat, HNSW or IVF-PQ; GPU when asked)."""
+
+import numpy as np
+
+from ontolink.indexes import NAME_INDEXES, NameIndex
+from ontolink.indexes.flat_search import SCAN_MIN_NAMES, Int8NameScan, flat_search
+from ontolink.core.errors import InputError, OntolinkError
+
+FAISS_TYPES = ("flat", "sq8", "hnsw", "ivfpq")
+
+
+def faiss_module():
+    """The faiss module, from faiss-cpu (the `cpu` extra) or faiss-gpu (the `gpu` extra)."""
+    try:
+        import faiss
+    except ImportError:
+        raise OntolinkError("FAISS is not installed: pip install 'ontolink[cpu]' (or 'ontolink[gpu]' on a CUDA "
+                            "machine); --method tfidf needs no FAISS") from None
+
+    # faiss >= 1.9 only uses BLAS for more than 128,000 queries by default; our query batches
+    # are a few hundred, where BLAS is 2-6x faster than the per-query kernel (same results).
+    faiss.cvar.distance_compute_blas_threshold = 20
+    return faiss
+
+
+def _gpu_available(faiss):
+    return hasattr(faiss, "StandardGpuResources") and faiss.get_num_gpus() > 0
+
+
+def faiss_on_device(index, device, faiss_type):
+    """``index`` moved to the GPU when ``device`` is CUDA and faiss-gpu is installed; (index, resources)."""
+    faiss = faiss_module()
+    # FAISS has no GPU HNSW; sq8 stays on the CPU too (flat and IVF-PQ are the GPU-supported kinds here)
+    if device.startswith("cuda") and _gpu_available(faiss) and faiss_type in ("flat", "ivfpq"):
+        resources = faiss.StandardGpuResources()
+        device_id = int(device.split(":")[1]) if ":" in device else 0
+        return faiss.index_cpu_to_gpu(resources, device_id, index), resources
+    return index, None
+
+
+def make_faiss_index(vectors, faiss_type="flat", hnsw_m=32, ivf_nlist=None, pq_m=None, nprobe=16, ef_search=128,
+                     seed=0):
+    """An inner-product FAISS index holding ``vectors``, and the options that describe it."""
+    faiss = faiss_module()
+    dimension = vectors.shape[1]
+    options = {"type": faiss_type}
+    if faiss_type == "flat":
+        index = faiss.IndexFlatIP(dimension)
+    elif faiss_type == "sq8":
+        # one byte per dimension, a scale per dimension trained on the vectors: a quarter of flat's size
+        index = faiss.IndexScalarQuantizer(dimension, faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT)
+        index.train(vectors)
+        options.update(bytes_per_vector=dimension)
+    elif faiss_type == "hnsw":
+        index = faiss.IndexHNSWFlat(dimension, hnsw_m, faiss.METRIC_INNER_PRODUCT)
+        index.hnsw.efSearch = ef_search
+        options.update(hnsw_m=hnsw_m, ef_search=ef_search)
+    elif faiss_type == "ivfpq":
+        if len(vectors) < 256:  # 8-bit PQ trains 256 centroids per sub-quantiser
+            raise InputError(f"--faiss ivfpq needs at least 256 vectors to train, this index has {len(vectors)}: "
+                             "use flat or sq8")
+        nlist = ivf_nlist or max(1, min(int(4 * np.sqrt(len(vectors))), len(vectors) // 39))
+        pq_m = pq_m or next(m for m in (48, 32, 24, 16, 12, 8, 4, 2, 1) if dimension % m == 0)
+        if dimension % pq_m:
+            raise InputError(f"--pq-m {pq_m} must divide the encoder dimension {dimension}")
+        quantizer = faiss.IndexFlatIP(dimension)
+        index = faiss.IndexIVFPQ(quantizer, dimension, nlist, pq_m, 8, faiss.METRIC_INNER_PRODUCT)
+        index.cp.seed = seed
+        index.pq.cp.seed = seed
+        index.train(vectors)
+        index.nprobe = nprobe
+        options.update(nlist=nlist, pq_m=pq_m, nprobe=nprobe, bytes_per_vector=pq_m)
+    else:
+        raise InputError(f"unknown FAISS index type {faiss_type!r} (known: {', '.join(FAISS_TYPES)})")
+    index.add(vectors)
+    return index, options
+
+
+def read_faiss(path, options, dimension, count):
+    """Read a FAISS file written by ontolink, checked first against what the artifact says it holds (``count``
+    vectors of ``dimension``: faiss_file.py), restoring its search-time settings."""
+    from ontolink.core.artifact_files import number
+    from ontolink.indexes.faiss_file import read_checked
+
+    manifest = path.parent / "manifest.json"
+    index = read_checked(path, options["type"], dimension, count)
+    # held to the vectors and the lists there are: more candidates or lists find nothing more, and a manifest's
+    # 10^12 overflowed FAISS's int, its 10^8 made each HNSW search hold (and zero-fill) 10^8 candidates
+    if options["type"] == "hnsw":
+        index.hnsw.efSearch = min(number(options, manifest, "ef_search", low=1), max(count, 1))
+    elif options["type"] == "ivfpq":
+        index.nprobe = min(number(options, manifest, "nprobe", low=1), index.nlist)
+    return index
+
+
+# FAISS kinds that give back a stored vector exactly, so a mention that tokenises like a name can reuse it
+EXACT_STORAGE = ("flat", "hnsw")
+NAME_KEYS_FILE = "name_keys.safetensors"
+
+
+class IndexedNameVectors:
+    """The stored vectors of an index's names, found by token key: a mention that tokenises exactly like an
+    indexed name (about half of GSC+) gets that name's vector without being encoded."""
+
+    def __init__(self, keys, faiss_index):
+        self._keys = keys
+        self._faiss_index = faiss_index
+        self._row_of = None
+
+    def get_many(self, keys):
+        if self._row_of is None:  # built on first use: 40,000 names take a few milliseconds
+            self._row_of = {bytes(key): row for row, key in enumerate(self._keys)}
+        rows = [(key, self._row_of.get(key)) for key in keys]
+        rows = [(key, row) for key, row in rows if row is not None]
+        if not rows:
+            return {}
+        vectors = self._faiss_index.reconstruct_batch(np.array([row for _, row in rows], dtype=np.int64))
+        return {key: vector for (key, _), vector in zip(rows, vectors)}
+
+
+@NAME_INDEXES.register("dense")
+class DenseNameIndex(NameIndex):
+    method = "dense"
+    uses_encoder = True
+    files = ("index.faiss",)  # and name_keys.safetensors where stored vectors can stand in for encoding
+
+    def __init__(self, encoder, faiss_index, faiss_options, name_keys=None):
+        self.encoder = encoder
+        self.faiss_options = dict(faiss_options)
+        self._cpu_index = faiss_index
+        self._index, self._gpu_resources = faiss_on_device(faiss_index, encoder.device, faiss_options["type"])
+        self.name_keys = name_keys
+        self.files = ("index.faiss",) + ((NAME_KEYS_FILE,) if name_keys is not None else ())
+        self._known = IndexedNameVectors(name_keys, faiss_index) if name_keys is not None else None
+        self._scan = None
+        self._exact_names = None
+
+    @classmethod
+    def build(cls, texts, encoder, faiss_type="flat", seed=0, progress=None, known=None, engine=None,
+              **faiss_options):
+        """``known``: an embedding cache to reuse vectors from and add new ones to; ``engine``: where
+        the names are encoded (batches in input order, so the same vectors anywhere)."""
+        # an in-process engine is the encoder's own loop (some encoders override encode without engines)
+        spread = {"engine": engine} if engine is not None and not engine.in_process else {}
+        keys = None
+        if faiss_type in EXACT_STORAGE and encoder.batch_invariant:
+            vectors, text_keys = encoder.encode_keyed(texts, progress=progress, known=known, **spread)
+            keys = np.frombuffer(b"".join(text_keys), dtype=np.uint8).reshape(len(texts), -1)
+        else:
+            vectors = encoder.encode(texts, progress=progress, known=known, **spread)
+        index, options = make_faiss_index(vectors, faiss_type, seed=seed, **faiss_options)
+        return cls(encoder, index, options, keys)
+
+    def save(self, directory):
+        faiss_module().write_index(self._cpu_index, str(directory / "index.faiss"))
+        if self.name_keys is not None:
+            from safetensors.numpy import save_file
+
+            save_file({"name_keys": self.name_keys}, str(directory / NAME_KEYS_FILE))
+
+    @classmethod
+    def load(cls, directory, manifest, encoder):
+        from ontolink.core.artifact_files import field
+
+        from ontolink.core.artifact_files import number
+
+        options = field(manifest, directory / "manifest.json", "index", "faiss", kind=dict)
+        field(manifest, directory / "manifest.json", "index", "faiss", "type", kind=str)
+        field(manifest, directory / "manifest.json", "index", "encoder", kind=dict)
+        index = read_faiss(directory / "index.faiss", options, encoder.dimension,
+                           number(manifest, directory / "manifest.json", "names", low=0))
+        keys = None
+        described = manifest["index"]["encoder"]
+        # stored vectors stand in for encoding only when the query encoder is the one that built the index
+        same_encoder = all(described.get(field) == value for field, value in encoder.describe().items())
+        if (directory / NAME_KEYS_FILE).exists() and same_encoder and options["type"] in EXACT_STORAGE:
+            from ontolink.core.artifact_files import load_tensors
+
+            keys = load_tensors(directory / NAME_KEYS_FILE, {"name_keys": ("u", 2)})["name_keys"]
+            if len(keys) != index.ntotal:
+                raise InputError(f"{NAME_KEYS_FILE} lists {len(keys)} names but the index holds {index.ntotal}; "
+                                 "rebuild it", directory)
+        return cls(encoder, index, options, keys)
+
+    def __len__(self):
+        return self._cpu_index.ntotal
+
+    def search(self, texts, k):
+        vectors = self.encoder.encode(texts, known=self._known)
+        k = min(k, len(self))
+        # texts that tokenise alike have one vector (any encoder): each distinct vector is searched once
+        first_of = {}
+        inverse = np.array([first_of.setdefault(vector.tobytes(), len(first_of)) for vector in vectors],
+                           dtype=np.int64)
+        vectors = vectors[np.unique(inverse, return_index=True)[1]]
+        if self.faiss_options["type"] == "flat" and self._gpu_resources is None:
+            scan = self._name_scan()
+            names = self._flat_vectors() if scan is not None else self._exact_name_vectors()
+            scores, rows = flat_search(names, vectors, k, scan)
+        else:
+            scores, rows = self._index.search(vectors, k)
+        return scores[inverse], rows[inverse]
+
+    def _exact_name_vectors(self):
+        """A small flat index's names in float64, made on its first search (``exact_search`` multiplies in
+        float64; converting on every search took longer than the product)."""
+        if self._exact_names is None:
+            self._exact_names = self._flat_vectors().astype(np.float64)
+        return self._exact_names
+
+    def _name_scan(self):
+        """The int8 scan of the names (made on the first search of a large flat index; None for a small one)."""
+        if self._scan is None and len(self) >= SCAN_MIN_NAMES:
+            self._scan = Int8NameScan(self._flat_vectors())
+        return self._scan
+
+    def vectors(self, rows):
+        """The stored vectors of name ``rows`` (what a ranker compares a mention's context with)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if self.faiss_options["type"] == "flat":
+            return self._flat_vectors()[rows]
+        try:
+            return self._cpu_index.reconstruct_batch(rows)
+        except RuntimeError as error:
+            raise InputError(f"this {self.faiss_options['type']} index cannot return stored vectors ({error}); "
+                             "use a flat or hnsw index") from None
+
+    def _flat_vectors(self):
+        """The flat index's own vector storage as an (n, d) array: a view, not a second copy (62 MB for HPO)."""
+        index = self._cpu_index
+        return faiss_module().rev_swig_ptr(index.get_xb(), index.ntotal * index.d).reshape(index.ntotal, index.d)
+
+    def describe(self):
+        # the encoder's registered name first, so `link` rebuilds the same kind of encoder (an encoder
+        # that describes itself without it, like the tests' hashed 3-grams, still records it)
+        encoder = {"runtime": self.encoder.runtime} | self.encoder.describe()
+        return {"method": self.method, "encoder": encoder, "faiss": self.faiss_options}

@@ -1,0 +1,102 @@
+"""`ontolink embed-kg`: KG embeddings (RDF2Vec or any PyKEEN model) into an embeddings directory.
+
+The directory holds ``manifest.json``, ``embeddings.safetensors`` (``entity``:
+(E, d), ``relation``: (R, d_r), float32, plus any further representation),
+``ids.json`` (the row order of both) and ``training_curve.jsonl`` (one line per
+epoch: loss, seconds and, when evaluated, validation MRR). Complex-valued
+vectors (RotatE) are stored as real vectors of twice the dimension,
+[real parts | imaginary parts], and the manifest says so.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ontolink.kg.embeddings import ARTIFACT, IDS, TENSORS
+from ontolink.kg.embedders import MODEL_ZOO, kg_embedder_class
+from ontolink.core.errors import InputError
+from ontolink.core.manifest import artifact_directory, file_sha256, library_versions
+from ontolink.core.progress import progress_bar
+from ontolink.formats.triples import TripleSet
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ontolink.ontology.model import Ontology
+    from ontolink.formats.triples import Triple, TripleSet
+
+CURVE = "training_curve.jsonl"
+IS_A = "is_a"
+
+
+def ontology_triples(ontology: Ontology) -> list[Triple]:
+    """An ontology's own graph as triples: (child, is_a, parent) for every live term and parent the loader
+    keeps (alt_ids and replaced_by are other names of a term, not edges, so they add none)."""
+    from ontolink.formats.triples import Triple
+
+    return TripleSet.from_triples([Triple(entity.id, IS_A, parent) for entity in ontology
+                                   for parent in entity.parents])
+
+
+def embed_kg(triples: Iterable[Triple] | TripleSet, directory: str | Path, method: str = "rdf2vec", seed: int = 0,
+             device: str = "auto", source: str | None = None, ontology: Ontology | None = None, force: bool = False,
+             **options: Any) -> dict[str, Any]:
+    """Train KG embeddings on ``triples`` (Triples or a TripleSet) and write ``directory``; returns its manifest.
+    ``ontology``: the Ontology the triples come from (``ontology_triples``), recorded with its content hash.
+
+    ``options`` are the backend's keywords (RDF2Vec: dim, depth, walks, epochs, ...;
+    PyKEEN: dim, relation_dim, epochs, batch_size, lr, negatives, ...), None meaning
+    the published default.
+    """
+    from safetensors.numpy import save_file
+
+    triple_set = triples if isinstance(triples, TripleSet) else TripleSet.from_triples(list(triples))
+    if not len(triple_set):
+        raise InputError("no triples to embed", source)
+    options = {key: value for key, value in options.items() if value is not None}
+    embedder_class = kg_embedder_class(method)
+    embedder = embedder_class(method, **options) if embedder_class.method == MODEL_ZOO else embedder_class(**options)
+    started = time.perf_counter()
+    total = options.get("epochs") or getattr(embedder, "options", {}).get("epochs")
+    with progress_bar(total=total, desc=f"embed-kg ({method})", unit="epoch") as progress:
+        result = embedder.fit(triple_set, seed=seed, device=device, progress=progress)
+    seconds = time.perf_counter() - started
+    tensors = {"entity": np.ascontiguousarray(result.entity, dtype=np.float32),
+               "relation": np.ascontiguousarray(result.relation, dtype=np.float32)}
+    tensors.update({name: np.ascontiguousarray(value, dtype=np.float32) for name, value in result.extra.items()})
+    for name, value in tensors.items():
+        if not np.all(np.isfinite(value)):
+            raise InputError(f"training produced non-finite {name} vectors; try a lower --lr")
+    manifest = {
+        "artifact": ARTIFACT,
+        "method": method,
+        "embedding": result.describe,
+        "entities": len(triple_set.entity_ids),
+        "relations": len(triple_set.relation_ids),
+        "entity_dim": int(tensors["entity"].shape[1]),
+        "relation_dim": int(tensors["relation"].shape[1]),
+        "complex": bool(result.describe.get("complex")),
+        "triples": {"path": None if source in (None, "-") else str(source), "count": len(triple_set),
+                    "duplicates_dropped": triple_set.duplicates, "sha256": triple_set.content_hash()},
+        "ontology": ontology.describe() if ontology is not None else None,
+        "seed": seed,
+        "seconds": round(seconds, 2),
+        "tensors": {name: list(value.shape) for name, value in tensors.items()},
+        "files": [TENSORS, IDS, CURVE],
+        "versions": library_versions("torch", "pykeen", "gensim", "numpy", "safetensors"),
+    }
+    with artifact_directory(directory, manifest, force=force) as temporary:
+        save_file(tensors, str(temporary / TENSORS))
+        manifest["sha256"] = file_sha256(temporary / TENSORS)
+        with open(temporary / IDS, "w", encoding="utf-8") as handle:
+            json.dump({"entities": triple_set.entity_ids, "relations": triple_set.relation_ids}, handle,
+                      ensure_ascii=False)
+        with open(temporary / CURVE, "w", encoding="utf-8") as handle:
+            for entry in result.curve:
+                handle.write(json.dumps(entry) + "\n")
+    return manifest

@@ -1,0 +1,167 @@
+"""`ontolink annotate`: find mentions of an ontology's names in raw documents.
+
+The dictionary step is ``recognition.matcher.ConceptMatcher``: a name is found when its content
+words occur close together in one clause, in any order and any word form ("absence of speech"
+for "Absent speech"); overlapping matches keep the one covering more words, and a name inside it
+stays when its entity is the outer entity's ancestor ("colitis" in "ulcerative colitis"). A dense
+index can add spans the dictionary misses: word n-grams whose best name scores at least a
+threshold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from ontolink.core.encoder_inputs import CONTEXT_CHARACTERS as CONTEXT
+from ontolink.formats import document_text
+from ontolink.recognition.matcher import ConceptMatcher
+from ontolink.recognition.ngrams import candidate_spans
+
+if TYPE_CHECKING:
+    from bioc import BioCDocument
+
+    from ontolink.indexes.artifact import LoadedIndex
+    from ontolink.recognition.span_scorer import SpanScorer
+
+LONG_DOCUMENT = 100_000  # characters: longer documents get bounded contexts
+LONG_CONTEXT = 5_000
+DENSE_BLOCK = 4_096  # n-grams asked of the index at once (as `link` asks its mentions)
+
+
+def annotate_documents(documents: Iterable[BioCDocument | tuple[str, str]], matcher: ConceptMatcher, entity_type: str = "Entity",
+                       nesting: str = "ancestor", coordination: bool = True, abbreviations: bool = False,
+                       dense: LoadedIndex | None = None, dense_threshold: float = 0.9, max_words: int = 4,
+                       context_characters: int = 0, stats: Any = None,
+                       span_scorer: SpanScorer | None = None) -> Iterator[dict[str, Any]]:
+    """Yield a Mention record per name found in each document (no gold: these are predictions).
+
+    ``matcher`` is a ``ConceptMatcher``; ``nesting`` its rule for names inside a longer match,
+    ``coordination`` and ``abbreviations`` whether coordinated names and short forms defined in
+    the document are found too (``matched_by`` says which found a mention). ``stats`` (a dict)
+    counts the documents without text under "empty", and under "long" those longer than
+    ``LONG_DOCUMENT`` characters, whose mentions keep ``LONG_CONTEXT`` characters of context on
+    each side when ``context_characters`` is 0 (the whole text for each mention would be
+    quadratic: 2 MB times every mention).
+    ``dense`` (a loaded index) adds n-gram spans outside the dictionary's
+    matches whose best name scores at least ``dense_threshold``; with ``span_scorer``
+    (``recognition.span_scorer.SpanScorer``) only the n-grams it passes are asked about. ``documents`` are BioC documents
+    or (id, text) pairs.
+    """
+    linker = None
+    if dense is not None:
+        from ontolink.linking.linker import Linker
+
+        # with roots, the best candidate inside them: the nearest name may lie outside ("affected")
+        linker = Linker(dense, top_k=1 if matcher.allowed is None else 20)
+    for document in documents:
+        doc_id, text = document if isinstance(document, tuple) else (document.id, document_text(document))
+        if not text.strip():
+            if stats is not None:
+                stats["empty"] = stats.get("empty", 0) + 1
+            continue
+        keep = context_characters
+        if not keep and len(text) > LONG_DOCUMENT:
+            keep = LONG_CONTEXT
+            if stats is not None:
+                stats["long"] = stats.get("long", 0) + 1
+        found = matcher.spans(text, nesting=nesting, coordination=coordination, abbreviations=abbreviations)
+        if linker is not None:
+            found += _dense_spans(text, found, linker, dense, dense_threshold, max_words, matcher.allowed,
+                                  span_scorer)
+        for start, end, ids, source, expansion in sorted(found, key=lambda span: span[:4] + (span[4] or "",)):
+            if keep:  # sliced to the context kept, not copied whole first: that was quadratic in a long document
+                left, right = text[max(0, start - keep):start], text[end:end + keep]
+            else:
+                left, right = text[:start], text[end:]
+            record = {"id": f"{doc_id}:{start}-{end}", "doc_id": doc_id, "start": start, "end": end,
+                      "mention": text[start:end], "context_left": left, "context_right": right, "type": entity_type,
+                      "matched_by": source, "matched_ids": ids}
+            if expansion:
+                record["expansion"] = expansion  # what `link` searches: "palmar pits" for "palmar and plantar pits"
+            yield record
+
+
+def _dense_spans(text, found, linker, loaded, threshold, max_words, allowed=None, span_scorer=None):
+    taken = [False] * len(text)
+    for start, end, *_ in found:
+        taken[start:end] = [True] * (end - start)
+    spans = candidate_spans(text, taken, max_words)
+    scored = []
+    # a block of n-grams at a time: the candidate lists of all of a long document's n-grams at once held 1 GB for
+    # 768,000 characters (20 a span under --roots)
+    for first in range(0, len(spans), DENSE_BLOCK):
+        block = spans[first:first + DENSE_BLOCK]
+        if span_scorer is not None:
+            passed = span_scorer.scores([text[start:end] for start, end in block]) >= span_scorer.threshold
+            block = [span for span, keep in zip(block, passed.tolist()) if keep]
+        if not block:
+            continue
+        # the context an encoder reads, not the whole text around each n-gram: copied for each n-gram of a long
+        # document, that was quadratic in its length
+        queries = [loaded.query_text({"mention": text[start:end], "context_left": text[max(0, start - CONTEXT):start],
+                                      "context_right": text[end:end + CONTEXT]}) for start, end in block]
+        for (start, end), candidates in zip(block, linker.candidates(queries)):
+            if allowed is not None:
+                candidates = [candidate for candidate in candidates if candidate["id"] in allowed][:1]
+            if candidates and candidates[0]["score"] >= threshold:
+                scored.append((candidates[0]["score"], end - start, start, end, candidates[0]["id"]))
+    chosen = []
+    for score, _, start, end, entity_id in sorted(scored, key=lambda item: (-item[0], -item[1], item[2])):
+        if any(taken[start:end]):
+            continue
+        taken[start:end] = [True] * (end - start)
+        chosen.append((start, end, [entity_id], "dense", None))
+    return chosen
+
+
+class AnnotateBatches:
+    """Annotates one batch of (id, text) documents: the function an engine runs on each batch; returns
+    (Mention records, counts as ``annotate_documents`` keeps them).
+
+    Pickled (sent to a Ray actor) it keeps only the ontology's source, the matcher's options and
+    where the dense index is, and builds the matcher (loads the index) on its first batch there,
+    once per worker.
+    """
+
+    def __init__(self, source, matcher_options, options, index_dir=None, device="auto", matcher=None, dense=None,
+                 span_scorer_dir=None, span_scorer=None):
+        self.source, self.matcher_options, self.options = source, matcher_options, options
+        self.index_dir, self.device, self.span_scorer_dir = index_dir, device, span_scorer_dir
+        self.matcher, self.dense, self.span_scorer = matcher, dense, span_scorer
+
+    def __getstate__(self):
+        return {key: value for key, value in self.__dict__.items() if key not in ("matcher", "dense", "span_scorer")}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.matcher = self.dense = self.span_scorer = None
+
+    def __call__(self, batch):
+        if self.matcher is None:
+            loaded = self.source.load()
+            self.matcher = ConceptMatcher(loaded, **self.matcher_options)
+            if self.index_dir:
+                from ontolink.indexes.artifact import load_index
+
+                self.dense = load_index(self.index_dir, ontology=loaded, device=self.device)
+            if self.span_scorer_dir:
+                from ontolink.recognition.span_scorer_artifact import load_span_scorer
+
+                self.span_scorer = load_span_scorer(self.span_scorer_dir)
+        stats = {}
+        records = list(annotate_documents(batch, self.matcher, dense=self.dense, stats=stats,
+                                          span_scorer=self.span_scorer, **self.options))
+        return records, stats
+
+
+def document_batches(documents, size):
+    """(id, text) pairs of BioC ``documents``, ``size`` at a time."""
+    batch = []
+    for document in documents:
+        batch.append((document.id, document_text(document)))
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

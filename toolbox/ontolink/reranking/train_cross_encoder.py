@@ -1,0 +1,115 @@
+"""Train a cross-encoder reranker on the retriever's top-K (the trained model: ontolink.reranking.cross_encoder).
+
+Input "[CLS] left [Ms] m [Me] right [SEP] name [ENT] definition [SEP]", score =
+w·[CLS] (a one-logit sequence-classification head). Training: for each pseudo
+pair take the retriever's top-K; if the pseudo gold is missing it replaces the
+last candidate; cross-entropy over the gold and sampled negatives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ontolink.reranking.cross_encoder import ARTIFACT, cross_encoder_logits, load_cross_encoder
+from ontolink.core.errors import InputError
+from ontolink.core.encoder_inputs import entity_input, mention_input
+from ontolink.core.manifest import library_versions
+from ontolink.training.loop import Checkpoints, run_epochs
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ontolink.indexes.artifact import LoadedIndex
+    from ontolink.ontology.model import Ontology
+
+# A batch of 32 pairs x 21 candidates x 256 tokens needs far more than 24 GB for a backward pass: it runs
+# this many sequences at a time, gradients accumulated (the loss is a mean over pairs, so same update).
+SEQUENCES_PER_PASS = 64
+
+
+def training_candidates(retrieved, gold, negatives, rng):
+    """Gold first, then ``negatives`` sampled from the other retrieved ids (gold injected if missing)."""
+    ids = [candidate["id"] for candidate in retrieved]
+    others = [entity_id for entity_id in ids if entity_id != gold]
+    if len(others) == len(ids) and others:
+        others = others[:-1]  # the gold replaces the last candidate
+    chosen = rng.choice(len(others), size=min(negatives, len(others)), replace=False) if others else []
+    return [gold] + [others[i] for i in sorted(chosen)]
+
+
+def head_and_body(model, learning_rate, head_learning_rate):
+    """AdamW parameter groups: the new scoring head (outside the pretrained base model) at its own rate."""
+    body = list(model.base_model.parameters())
+    in_body = {id(parameter) for parameter in body}
+    head = [parameter for parameter in model.parameters() if id(parameter) not in in_body]
+    return [{"params": body, "lr": learning_rate}, {"params": head, "lr": head_learning_rate or learning_rate}]
+
+
+def train_reranker(pairs: Sequence[dict[str, Any]], ontology: Ontology, loaded_index: LoadedIndex, output: str | Path,
+                   backbone: str | None = None, top_k: int = 64, negatives: int = 20, epochs: int = 3,
+                   learning_rate: float = 2e-5, head_learning_rate: float | None = None, batch_size: int = 32,
+                   max_length: int = 256, seed: int = 0, device: str = "auto", resume: bool = False,
+                   force: bool = False) -> dict[str, Any]:
+    """Fine-tune the cross-encoder on the retriever's candidates; returns the manifest."""
+    import torch
+
+    from ontolink.encoders.model_files import DEFAULT_ENCODER
+    from ontolink.core.device import resolve_device
+    from ontolink.linking.link import link_mentions
+
+    if not pairs:
+        raise InputError("no pairs to train on")
+    backbone = backbone or DEFAULT_ENCODER
+    device = resolve_device(device)
+    options = {"backbone": backbone, "top_k": top_k, "negatives": negatives, "learning_rate": learning_rate,
+               "head_learning_rate": head_learning_rate or learning_rate, "batch_size": batch_size,
+               "max_length": max_length, "seed": seed, "pairs": len(pairs),
+               "retriever_index": loaded_index.manifest.get("index"), "ontology_sha256": ontology.content_hash}
+    checkpoints = Checkpoints(output, ARTIFACT, options, force=force)
+    retrieved = [record["candidates"] for record in link_mentions(pairs, loaded_index, top_k=top_k)]
+
+    torch.manual_seed(seed)  # the scoring head and marker embeddings start at random
+    loaded = {}
+
+    def load_model(path):
+        loaded["tokenizer"], model = load_cross_encoder(path or backbone, device)
+        return model
+
+    model, optimizer, losses, first_epoch = checkpoints.start(
+        resume, load_model, lambda model: torch.optim.AdamW(head_and_body(model, learning_rate, head_learning_rate)))
+    tokenizer = loaded["tokenizer"]
+
+    def batch_loss(indices, rng):
+        groups = [training_candidates(retrieved[i], pairs[i]["entity_id"], negatives, rng) for i in indices]
+        width = min(len(group) for group in groups)  # equal groups: one (rows, width) logit matrix
+        mentions, entities = [], []
+        for i, group in zip(indices, groups):
+            text = mention_input(pairs[i])
+            for entity_id in group[:width]:
+                mentions.append(text)
+                entities.append(entity_input(ontology[entity_id].name, ontology[entity_id].definition))
+        logits = cross_encoder_logits(model, tokenizer, mentions, entities, max_length, device).float()
+        return torch.nn.functional.cross_entropy(logits.view(len(indices), width),
+                                                 torch.zeros(len(indices), dtype=torch.long, device=device))
+
+    def save_model(directory):
+        model.save_pretrained(str(directory), safe_serialization=True)
+        tokenizer.save_pretrained(str(directory))
+
+    losses, seconds = run_epochs(model, optimizer, checkpoints, save_model, batch_loss, len(pairs), batch_size,
+                                 epochs, seed, first_epoch, losses, device,
+                                 accumulate=max(1, SEQUENCES_PER_PASS // (negatives + 1)))
+
+    manifest = {
+        "artifact": ARTIFACT,
+        "backbone": backbone,
+        "ontology": ontology.describe(),
+        "inputs": "left [Ms] mention [Me] right [SEP] name [ENT] definition",
+        "options": {**options, "epochs": epochs},
+        "losses": losses,
+        "seconds": round(seconds, 1),
+        "versions": library_versions("torch", "transformers"),
+    }
+    checkpoints.finish(manifest)
+    return manifest

@@ -1,0 +1,180 @@
+"""`ontolink train multivector`: fine-tune a late-interaction linker (BELXTR; docs/multivector.md).
+
+Each batch: a few mentions (their span tokens, context through attention),
+scored against the documents of their gold entities plus each mention's mined
+hard negatives (the best-scoring documents of other entities under the current
+model, mined again at the start of every epoch). Scores are XTR's top-k
+aligned sum-of-max, logits = score / τ with τ learnable. Name-based KB: the
+loss is the marginal likelihood of all the gold entity's names; entity-based
+KB: plain cross-entropy over one document per entity.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ontolink.indexes.late_interaction import marginal_likelihood_loss, query_expansion_losses, xtr_scores
+from ontolink.indexes.token_encoder import (ARTIFACT, MAX_LOG_SCALE, TokenEncoder, multivector_manifest,
+                                                    query_key)
+from ontolink.core.errors import InputError
+from ontolink.core.io import warn
+from ontolink.core.manifest import library_versions
+from ontolink.ontology.kb_documents import KB_KINDS, kb_documents
+from ontolink.training.loop import Checkpoints, run_epochs
+
+if TYPE_CHECKING:
+    from ontolink.ontology.model import Ontology
+
+EXPANSION_WEIGHT = 0.3  # λ of L = L_MML + λ (L_QE + L_DIS)
+MINING_TOKEN_K = 256  # token neighbours per mention token when mining: only the top names are needed
+MAX_EXPANSION_MASKS = 8
+
+
+class TrainingSet:
+    """Mentions with their gold entity rows, the KB documents, and per-mention hard negatives."""
+
+    def __init__(self, examples, ontology, kb, tokenizer_pieces):
+        self.documents, self.entity_of_document, self.expanded = kb_documents(ontology, kb)
+        row_of_id = {entity.id: row for row, entity in enumerate(ontology)}
+        self.documents_of_entity = {}
+        for document, entity_row in enumerate(self.entity_of_document):
+            self.documents_of_entity.setdefault(entity_row, []).append(document)
+        kept = [example for example in examples if tokenizer_pieces(example["mention"])]
+        self.skipped = len(examples) - len(kept)
+        self.keys = [query_key(example) for example in kept]
+        self.golds = [[row_of_id[gold] for gold in example["golds"]] for example in kept]
+        self.negatives = [[] for _ in kept]
+
+    def __len__(self):
+        return len(self.keys)
+
+    def positives(self, position):
+        return [document for gold in self.golds[position] for document in self.documents_of_entity.get(gold, [])]
+
+    def mine(self, encoder, count, seed):
+        """Each mention's ``count`` best documents of entities other than its golds, under ``encoder`` now."""
+        from ontolink.indexes.multivector import MultiVectorNameIndex
+
+        encoder.eval()
+        index = MultiVectorNameIndex.build(self.documents, encoder, "flat", seed=seed, token_k=MINING_TOKEN_K)
+        widest = max(len(self.positives(p)) for p in range(len(self)))
+        _, rows = index.search(self.keys, count + widest + 8)
+        for position, found in enumerate(rows):
+            golds = set(self.golds[position])
+            self.negatives[position] = [int(row) for row in found
+                                        if row >= 0 and self.entity_of_document[row] not in golds][:count]
+        encoder.train()
+
+
+def _expansion_targets(encoder, key, gold_documents, documents):
+    """(gold document, missing token mask) for query expansion: the gold name sharing most word
+    pieces with the mention, and which of its pieces the mention lacks."""
+    best, best_missing = None, None
+    for document in gold_documents:
+        missing = encoder.missing_pieces(key[1], documents[document])
+        if best is None or sum(missing) < sum(best_missing):
+            best, best_missing = document, missing
+    return best, best_missing
+
+
+def train_multivector(examples: Sequence[dict[str, Any]], ontology: Ontology, output: str | Path,
+                      backbone: str | None = None, kb: str = "name", dimension: int = 128, temperature: bool = True,
+                      top_k: int = 2048, hard_negatives: int = 32, query_expansion: bool = False, epochs: int = 5,
+                      learning_rate: float = 3e-6, head_learning_rate: float | None = 1e-3, batch_size: int = 4,
+                      max_length: int = 128, seed: int = 0, device: str = "auto", resume: bool = False,
+                      force: bool = False) -> dict[str, Any]:
+    """Fine-tune and write the multi-vector model directory; returns its manifest."""
+    import torch
+
+    from ontolink.encoders.model_files import DEFAULT_ENCODER
+    from ontolink.core.device import resolve_device
+
+    if not examples:
+        raise InputError("no pairs to train on")
+    if kb not in KB_KINDS:
+        raise InputError(f"unknown KB kind {kb!r} (known: {', '.join(KB_KINDS)})")
+    backbone = backbone or DEFAULT_ENCODER
+    if Path(backbone).exists() and multivector_manifest(backbone):
+        raise InputError(f"--model {backbone} is a trained multi-vector model, whose projection and temperature "
+                         f"would override --dimension and --no-temperature: start from {Path(backbone) / 'backbone'} "
+                         "(its encoder) or --resume a checkpoint")
+    device = resolve_device(device)
+    options = {"backbone": backbone, "kb": kb, "dimension": dimension, "temperature": temperature, "top_k": top_k,
+               "hard_negatives": hard_negatives, "query_expansion": query_expansion, "learning_rate": learning_rate,
+               "head_learning_rate": head_learning_rate, "batch_size": batch_size, "max_length": max_length,
+               "seed": seed, "pairs": len(examples), "ontology_sha256": ontology.content_hash}
+    checkpoints = Checkpoints(output, ARTIFACT, options, force=force)
+
+    def load(path):
+        return TokenEncoder(path or backbone, dimension=dimension, temperature=temperature, device=device, seed=seed,
+                            max_length=max_length)
+
+    def optimizer_of(encoder):
+        # the new projection and the temperature start far from their optimum; the backbone does not
+        groups = [{"params": list(encoder.transformer.parameters()), "lr": learning_rate}]
+        if encoder.projection is not None:
+            groups.append({"params": [encoder.projection.weight], "lr": head_learning_rate})
+        if temperature:
+            groups.append({"params": [encoder.log_scale], "lr": head_learning_rate, "weight_decay": 0.0})
+        return torch.optim.AdamW(groups)
+
+    encoder, optimizer, losses, first_epoch = checkpoints.start(resume, load, optimizer_of)
+    data = TrainingSet(examples, ontology, kb, encoder.pieces)
+    if data.skipped:
+        warn(f"skipped {data.skipped} pairs whose mention has no word piece after tokenisation")
+    if not len(data):
+        raise InputError("no pair has a mention with word pieces left after tokenisation")
+    mined_for = {}
+
+    def batch_loss(indices, rng):
+        with torch.no_grad():  # CLIP: the logit scale is clipped after each step, never beyond 100
+            encoder.log_scale.clamp_(max=MAX_LOG_SCALE)
+        if hard_negatives and mined_for.get("rng") is not rng:  # a new epoch: mine with the current model
+            data.mine(encoder, hard_negatives, seed)
+            mined_for["rng"] = rng
+        keys = [data.keys[i] for i in indices]
+        candidates = list(dict.fromkeys(document for i in indices
+                                        for document in data.positives(i) + data.negatives[i]))
+        column = {document: position for position, document in enumerate(candidates)}
+        positive = torch.zeros((len(indices), len(candidates)), dtype=torch.bool, device=device)
+        for row, i in enumerate(indices):
+            golds = set(data.golds[i])
+            for document in candidates:
+                if data.entity_of_document[document] in golds:
+                    positive[row, column[document]] = True
+        targets = [_expansion_targets(encoder, key, data.positives(i), data.documents)
+                   for key, i in zip(keys, indices)] if query_expansion else None
+        masks = [min(MAX_EXPANSION_MASKS, sum(missing)) for _, missing in targets] if targets else None
+        queries, _ = encoder.mention_tokens(keys, masks)
+        document_vectors = encoder.name_tokens([data.documents[d] for d in candidates])
+        owner = torch.cat([torch.full((len(v),), position, dtype=torch.long, device=device)
+                           for position, v in enumerate(document_vectors)])
+        scores = xtr_scores(queries, torch.cat(document_vectors), owner, len(candidates), top_k=top_k)
+        loss = marginal_likelihood_loss(scores * encoder.scale(), positive)
+        if targets:
+            auxiliary = [query_expansion_losses(query[len(query) - count:], document_vectors[column[gold]],
+                                                torch.tensor(missing, device=device), encoder.scale())
+                         for query, count, (gold, missing) in zip(queries, masks, targets) if count]
+            if auxiliary:
+                loss = loss + EXPANSION_WEIGHT * sum(qe + dis for qe, dis in auxiliary) / len(auxiliary)
+        return loss
+
+    losses, seconds = run_epochs(encoder, optimizer, checkpoints, encoder.save, batch_loss, len(data), batch_size,
+                                 epochs, seed, first_epoch, losses, device)
+    manifest = {
+        "artifact": ARTIFACT,
+        "backbone": backbone,
+        "ontology": ontology.describe(),
+        "kb": {"kind": kb, "documents": len(data.documents), "homonyms_expanded": data.expanded},
+        "inputs": {"mention": "left [Ms] mention [Me] right, span tokens kept", "entity": "name"},
+        "scoring": "sum-of-max over L2-normalised token vectors (XTR top-k alignment in training)",
+        "options": {**options, "epochs": epochs},
+        "temperature": round(1 / float(encoder.scale().detach()), 5),
+        "losses": losses,
+        "seconds": round(seconds, 1),
+        "versions": library_versions("torch", "transformers", "faiss-cpu", "faiss-gpu"),
+    }
+    checkpoints.finish(manifest)
+    return manifest, data.skipped
