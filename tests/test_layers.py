@@ -1,6 +1,6 @@
 """The layers import downward only: `cli` -> task folders (indexes, linking, ranking, ...) -> `core`. No
 module outside `cli` imports the command line, `core` imports no task folder, no command imports another
-command, no two folders import each other (even through other modules), and a model (what `link` loads)
+command, no two modules import each other (even through other modules), and a model (what `link` loads)
 imports no training code, so a model can be used without the code that trains it."""
 
 import ast
@@ -89,13 +89,13 @@ def _cycles(graph):
     return components
 
 
-def test_no_import_cycle_spans_two_folders():
-    """Modules of one folder may import each other both ways (a package and its modules); across folders
-    an import cycle means two layers that cannot be used apart."""
+def test_no_import_cycle():
+    """No two modules import each other, even through other modules, and even inside a function: a cycle means
+    two modules that cannot be used or understood apart."""
     modules = _modules()
     graph = {module: _imported_modules(path, modules) - {module} for module, path in modules.items()}
-    crossing = [cycle for cycle in _cycles(graph) if len({modules[module].parent for module in cycle}) > 1]
-    assert not crossing, "import cycles across folders:\n" + "\n".join(" <-> ".join(cycle) for cycle in crossing)
+    cycles = _cycles(graph)
+    assert not cycles, "import cycles:\n" + "\n".join(" <-> ".join(cycle) for cycle in cycles)
 
 
 def test_the_cycle_check_finds_a_cycle():

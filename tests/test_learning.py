@@ -131,7 +131,7 @@ def test_bare_retriever_keeps_its_best_epoch(synonym_split, tmp_path):
 def test_reranker_learns(synonym_split, tmp_path):
     """A cross-encoder over a TF-IDF retriever's top 8 names, 16 steps of 8 pairs (measured: held-out MRR 0.174
     at step 0, whose scoring head is random, 0.357)."""
-    from ontolink.reranking.cross_encoder import Reranker
+    from ontolink.reranking.base import load_reranker
     from ontolink.reranking.train_cross_encoder import train_reranker
 
     ontology, _, pairs_path, held_out = synonym_split
@@ -143,7 +143,7 @@ def test_reranker_learns(synonym_split, tmp_path):
         train_reranker(used_pairs, ontology, retriever, tmp_path / name, top_k=8, negatives=7, epochs=epochs,
                        learning_rate=learning_rate, head_learning_rate=head_learning_rate, batch_size=8,
                        max_length=MAX_LENGTH, device="cpu")
-        reranker = Reranker(tmp_path / name, device="cpu")
+        reranker = load_reranker(tmp_path / name, device="cpu")
         return held_out_metrics(held_out, retriever, ontology, top_k=8, reranker=reranker)["MRR"]
 
     untrained = mrr("step0", 0.0, 0.0, pairs[:1], 1)
@@ -156,7 +156,7 @@ def test_res_reranker_learns(synonym_split, tmp_path, reading, epochs):
     """ReS over a TF-IDF retriever's top 8 names, batches of 8 pairs (measured: held-out MRR, step 0 (a random
     selecting transformer with its rank embedding) -> trained: frozen reading, 64 steps, 0.198 -> 0.397; cross
     reading, 16 steps, 0.140 -> 0.433)."""
-    from ontolink.reranking.cross_encoder import load_reranker
+    from ontolink.reranking.base import load_reranker
     from ontolink.reranking.train_read_and_select import train_res_reranker
 
     ontology, _, pairs_path, held_out = synonym_split

@@ -177,7 +177,7 @@ res_copy = artifact_copy("res_reranker", "res")
 
 
 def _load_res(directory):
-    from ontolink.reranking.cross_encoder import load_reranker
+    from ontolink.reranking.base import load_reranker
 
     return load_reranker(directory, device="cpu")
 

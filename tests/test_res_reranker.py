@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from conftest import interrupt_at_call, jsonl, parse_jsonl, run
-from ontolink.reranking.cross_encoder import load_reranker
-from ontolink.reranking.read_and_select import ResReranker
+from ontolink.reranking.base import load_reranker
+from ontolink.reranking.architectures.res import ResReranker
 from ontolink.ontology import load_ontology
 
 

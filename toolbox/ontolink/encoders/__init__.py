@@ -10,10 +10,7 @@ PyTorch otherwise (fp16 on CUDA; trained retrievers read marked inputs with span
 pooling, which the ONNX export does not do).
 """
 
-from ontolink.encoders.base import Encoder
-from ontolink.core.registry import Registry
-
-ENCODERS = Registry("encoder", "encoder", "ontolink.encoders", Encoder)
+from ontolink.encoders.base import ENCODERS, Encoder, UnsupportedModel
 AUTO = "auto"
 
 
@@ -25,7 +22,6 @@ def runtime_names() -> list[str]:
 def load_encoder(model: str | None = None, device: str = "auto", precision: str = "auto", runtime: str = AUTO,
                  max_length: int = 128) -> Encoder:
     """The encoder of ``model`` (default: all-MiniLM-L6-v2 from its PyPI package) in ``runtime``."""
-    from ontolink.encoders.onnx import UnsupportedModel
     from ontolink.core.device import resolve_device, resolve_precision
     from ontolink.core.errors import OntolinkError
 

@@ -21,6 +21,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ontolink.core.errors import OntolinkError
+from ontolink.core.registry import Registry
+
 
 class KnownVectors(Protocol):
     """Vectors already computed, by token key (an index's names, the embedding cache); ``put_many``
@@ -77,8 +80,6 @@ class Encoder:
     @property
     def runtime(self) -> str | None:
         """The name this encoder is registered under: what `link` rebuilds it by."""
-        from ontolink.encoders import ENCODERS
-
         return ENCODERS.name_of(type(self))
 
     def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
@@ -204,9 +205,7 @@ class ForwardBatches:
 
     def __call__(self, id_lists):
         if self.encoder is None:
-            from ontolink.encoders import ENCODERS
-
-            self.encoder = ENCODERS.get(self.runtime)(**self.options)
+                self.encoder = ENCODERS.get(self.runtime)(**self.options)
         output = self.encoder.forward(id_lists)
         if self.encoder.normalize:
             output = output / np.maximum(np.linalg.norm(output, axis=1, keepdims=True), 1e-12)
@@ -222,3 +221,11 @@ def pad(id_lists: Sequence[Sequence[int]], pad_id: int = 0) -> tuple[np.ndarray,
         input_ids[row, :len(ids)] = ids
         attention_mask[row, :len(ids)] = 1
     return input_ids, attention_mask
+
+
+class UnsupportedModel(OntolinkError):
+    """The model needs something a runtime does not do (the ONNX path: the torch runtime does it)."""
+
+
+# the family's registry, beside its base class: every encoder module registers here (``ontolink.encoders`` exports it)
+ENCODERS = Registry("encoder", "encoder", "ontolink.encoders", Encoder)

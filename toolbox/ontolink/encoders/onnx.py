@@ -13,16 +13,12 @@ from pathlib import Path
 import numpy as np
 
 from ontolink.encoders import ENCODERS
-from ontolink.encoders.base import Encoder, pad
+from ontolink.encoders.base import Encoder, UnsupportedModel, pad
 from ontolink.encoders.model_files import DEFAULT_ENCODER, directory_fingerprint, hub_hint, resolve_model_path
 from ontolink.core.errors import OntolinkError
 from ontolink.encoders.onnx_sessions import SessionPool
 
 PRECISIONS = ("int8", "fp32")
-class UnsupportedModel(OntolinkError):
-    """The model needs something the ONNX path does not do (the torch runtime does it)."""
-
-
 def model_directory(name):
     """A local directory for a packaged name, a path, or a hub name (downloaded once by huggingface_hub)."""
     path = Path(resolve_model_path(name))

@@ -11,7 +11,6 @@ need); ``evaluate_files`` renders its tables as text.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ontolink.core.errors import InputError
@@ -19,10 +18,12 @@ from ontolink.formats import Problems, guess_format, read_documents
 from ontolink.core.io import display_name, peek_first_record, read_records, warn
 from ontolink.ontology.hierarchy import DEFAULT_WITHIN, RELATIONS
 from ontolink.core.records import validate_linked_mention, validate_mention, validate_retrieved
-from ontolink.evaluation.report import Table, render_report
+from ontolink.evaluation.report import Table
 from ontolink.formats.convert import document_mentions, parse_id_prefixes
 from ontolink.evaluation.evaluate import DEFAULT_KS as LINKED_KS
+from ontolink.evaluation.results import Evaluation, Run, class_counts, class_rows, count_cell, has_hierarchy
 from ontolink.evaluation.retrieval import DEFAULT_KS as RETRIEVED_KS
+from ontolink.evaluation.spans import span_evaluation
 
 if TYPE_CHECKING:
     from ontolink.ontology import OntologySource
@@ -31,33 +32,6 @@ LENIENT = "lenient_R@1"
 LENIENT_NOTE = (f"{LENIENT}: R@1 that also counts a top-1 one is_a step from gold (its parent or child) as right; "
                 "R@1 is strict.")
 NO_CANDIDATE = "no-candidate"
-
-
-@dataclass
-class Run:
-    """One scored file: its label and what its plots and misses are made of."""
-
-    label: str
-    kind: str
-    ranks: list = field(default_factory=list)
-    top_scores: list = field(default_factory=list)  # (score, top-1 right)
-    categories: list = field(default_factory=list)
-    misses: list = field(default_factory=list)  # dicts, one per top-1 miss (linked) or span error (spans)
-    metrics: dict = field(default_factory=dict)  # {group: {metric: value}}
-    classes: dict = field(default_factory=dict)  # {class: count}
-    nil_threshold: float | None = None
-
-
-@dataclass
-class Evaluation:
-    kind: str  # "linked", "spans" or "retrieved"
-    files: list
-    tables: dict
-    runs: list = field(default_factory=list)
-    ks: tuple = ()
-
-    def render(self, fmt, table_name=None):
-        return render_report(self.tables, fmt, self.files, table_name=table_name)
 
 
 def is_retrieved(record):
@@ -127,8 +101,6 @@ def evaluate(files: Sequence[str], ontology: OntologySource | None = None, gold_
     loaded = ontology.load() if ontology else None
     prefixes = parse_id_prefixes(id_prefix)
     if spans:
-        from ontolink.evaluation.spans import span_evaluation
-
         if not gold_path:
             raise InputError("--spans needs --gold FILE: gold mentions with doc_id, start and end")
         gold = list(read_gold_mentions(gold_path, skip_invalid, id_prefixes=prefixes))
@@ -146,10 +118,6 @@ def evaluate_files(files: Sequence[str], ontology: OntologySource | None = None,
                     labels=labels).render(fmt, table)
 
 
-def has_hierarchy(ontology):
-    return ontology is not None and any(entity.parents for entity in ontology)
-
-
 def classify_misses(misses, ontology, hierarchy):
     """Give each top-1 miss its class, steps and is_a path (gold ... common ancestor ... prediction)."""
     for miss in misses:
@@ -164,32 +132,9 @@ def classify_misses(misses, ontology, hierarchy):
                      "path": [{"id": node, "name": ontology[node].name} for node in relation.path]})
 
 
-def class_counts(misses, classes):
-    counts = {name: 0 for name in classes}
-    for miss in misses:
-        counts[miss["class"]] = counts.get(miss["class"], 0) + 1
-    return counts
-
-
-def class_rows(per_file_counts, per_file_steps=None):
-    """{class: {count, share}} rows per file (share of that file's misses), plus mean steps when given."""
-    rows = []
-    for index, counts in enumerate(per_file_counts):
-        total = sum(counts.values())
-        file_rows = {}
-        for name, count in counts.items():
-            file_rows[name] = {"count": count, "share": count / total if total else float("nan")}
-            if per_file_steps is not None:
-                steps = per_file_steps[index].get(name) or []
-                file_rows[name]["mean_steps"] = sum(steps) / len(steps) if steps else float("nan")
-        rows.append(file_rows)
-    return rows
-
-
 def linking_evaluation(files, names, loaded, gold_path, k_values, skip_invalid, prefixes, related_within):
     from ontolink.ontology.hierarchy import Hierarchy
     from ontolink.evaluation.evaluate import aggregate, file_metrics, score_mentions
-    from ontolink.evaluation.spans import count_cell
 
     if loaded is None:
         warn("no --ontology: ids compared as given, no HO/LO/NO split, no error classes")

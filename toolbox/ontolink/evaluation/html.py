@@ -10,7 +10,8 @@ from __future__ import annotations
 import html
 import math
 
-from ontolink.evaluation.files import Evaluation, error_records
+from ontolink.evaluation.files import error_records
+from ontolink.evaluation.results import Evaluation
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }

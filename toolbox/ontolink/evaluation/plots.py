@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from ontolink.core.errors import OntolinkError
 
 if TYPE_CHECKING:
-    from ontolink.evaluation.files import Evaluation
+    from ontolink.evaluation.results import Evaluation
 
 FORMATS = (".svg", ".png", ".pdf")
 

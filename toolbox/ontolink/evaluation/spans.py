@@ -23,6 +23,7 @@ from collections import defaultdict
 from ontolink.core.errors import InputError
 from ontolink.formats import top_link
 from ontolink.evaluation.evaluate import hit_ids, snippet, with_id_prefix
+from ontolink.evaluation.results import Evaluation, Run, class_rows, count_cell, has_hierarchy
 
 PREDICTED_CLASSES = ("exact", "wrong-id", "coordination-part", "boundary", "inner-of-longer", "spurious")
 GOLD_CLASSES = ("found", "wrong-id", "boundary", "shorter-part-found", "not-found")
@@ -185,7 +186,6 @@ def span_evaluation(files, names, gold, ontology, gold_path, skip_invalid, prefi
     from ontolink.core.records import validate_linked_mention
     from ontolink.evaluation.report import Table
     from ontolink.evaluation.evaluate import aggregate
-    from ontolink.evaluation.files import Evaluation, Run, class_rows, has_hierarchy
 
     hierarchy = Hierarchy(ontology, within=related_within) if has_hierarchy(ontology) else None
     per_file, runs = [], []
@@ -211,17 +211,3 @@ def span_evaluation(files, names, gold, ontology, gold_path, skip_invalid, prefi
                               note="share: of the linked predictions (predicted/...), of the wrong ids on gold "
                                    "spans (predicted/wrong-id/...) or of the linkable gold mentions (gold/...)")}
     return Evaluation("spans", list(files), tables, runs=runs)
-
-
-COUNTS = ("gold", "predicted", "nil_gold", "nil_predicted", "linkable", "count")
-
-
-def count_cell(value, metric, several):
-    """Table cells of span and NIL metrics: counts without decimals, rates with three."""
-    if value["mean"] != value["mean"]:
-        return "-"
-    if metric in COUNTS:
-        return f"{value['mean']:.0f}" if not several else f"{value['mean']:.1f}"
-    if metric == "mean_steps":
-        return f"{value['mean']:.1f}"
-    return f"{value['mean']:.3f} ± {value['std']:.3f}" if several else f"{value['mean']:.3f}"

@@ -3,24 +3,11 @@
 import numpy as np
 
 from ontolink.indexes import NAME_INDEXES, NameIndex
+from ontolink.indexes.faiss_file import faiss_module, read_checked
 from ontolink.indexes.flat_search import SCAN_MIN_NAMES, Int8NameScan, flat_search
-from ontolink.core.errors import InputError, OntolinkError
+from ontolink.core.errors import InputError
 
 FAISS_TYPES = ("flat", "sq8", "hnsw", "ivfpq")
-
-
-def faiss_module():
-    """The faiss module, from faiss-cpu (the `cpu` extra) or faiss-gpu (the `gpu` extra)."""
-    try:
-        import faiss
-    except ImportError:
-        raise OntolinkError("FAISS is not installed: pip install 'ontolink[cpu]' (or 'ontolink[gpu]' on a CUDA "
-                            "machine); --method tfidf needs no FAISS") from None
-
-    # faiss >= 1.9 only uses BLAS for more than 128,000 queries by default; our query batches
-    # are a few hundred, where BLAS is 2-6x faster than the per-query kernel (same results).
-    faiss.cvar.distance_compute_blas_threshold = 20
-    return faiss
 
 
 def _gpu_available(faiss):
@@ -80,7 +67,6 @@ def read_faiss(path, options, dimension, count):
     """Read a FAISS file written by ontolink, checked first against what the artifact says it holds (``count``
     vectors of ``dimension``: faiss_file.py), restoring its search-time settings."""
     from ontolink.core.artifact_files import number
-    from ontolink.indexes.faiss_file import read_checked
 
     manifest = path.parent / "manifest.json"
     index = read_checked(path, options["type"], dimension, count)

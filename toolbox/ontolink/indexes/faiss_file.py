@@ -16,7 +16,7 @@ import struct
 import numpy as np
 
 from ontolink.core.artifact_files import REBUILD, regular_file
-from ontolink.core.errors import InputError
+from ontolink.core.errors import InputError, OntolinkError
 
 # the first four bytes of each kind ontolink writes: the index class FAISS stores
 FOURCC = {"flat": (b"IxFI", b"IxF2"), "sq8": (b"IxSQ",), "hnsw": (b"IHNf",), "ivfpq": (b"IwPQ",)}
@@ -24,6 +24,20 @@ FLAT = (b"IxFI", b"IxF2")
 METRICS = (0, 1)  # inner product, L2
 QT_8BIT = 0  # ScalarQuantizer::QT_8bit, what sq8 writes
 HNSW_CHECK_VECTORS = 1 << 16  # vectors whose links are checked at once (their arrays, not the whole graph's)
+
+
+def faiss_module():
+    """The faiss module, from faiss-cpu (the `cpu` extra) or faiss-gpu (the `gpu` extra)."""
+    try:
+        import faiss
+    except ImportError:
+        raise OntolinkError("FAISS is not installed: pip install 'ontolink[cpu]' (or 'ontolink[gpu]' on a CUDA "
+                            "machine); --method tfidf needs no FAISS") from None
+
+    # faiss >= 1.9 only uses BLAS for more than 128,000 queries by default; our query batches
+    # are a few hundred, where BLAS is 2-6x faster than the per-query kernel (same results).
+    faiss.cvar.distance_compute_blas_threshold = 20
+    return faiss
 
 
 class _Bytes:
@@ -165,8 +179,6 @@ def _walk(reader, kind, dimension, total):
 def read_checked(path, kind, dimension, count):
     """The FAISS index in ``path``, of ``kind`` (flat, sq8, hnsw, ivfpq), holding ``count`` vectors of
     ``dimension`` (what the manifest, the encoder and the names say), checked before and after FAISS reads it."""
-    from ontolink.indexes.dense import faiss_module
-
     if kind not in FOURCC:
         raise InputError(f"names the FAISS kind {kind!r}, which this version does not know" + REBUILD,
                          path.parent / "manifest.json")

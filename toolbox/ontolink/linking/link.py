@@ -190,7 +190,7 @@ class LinkBatches:
 
             reranker = None
             if self.reranker_dir:
-                from ontolink.reranking.cross_encoder import load_reranker
+                from ontolink.reranking.base import load_reranker
 
                 reranker = load_reranker(self.reranker_dir, device=self.device)
             ranker = None

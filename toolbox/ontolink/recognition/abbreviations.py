@@ -10,7 +10,7 @@ brachydactyly*, and a short form of something outside the ontology gets nothing)
 import logging
 import re
 
-from ontolink.recognition.matcher import Match
+from ontolink.recognition.match import Match
 
 
 class DocumentAbbreviations:

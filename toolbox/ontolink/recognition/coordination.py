@@ -26,7 +26,7 @@ lip and palate"), those are kept as well, as names inside names are.
 
 import weakref
 
-from ontolink.recognition.matcher import Match
+from ontolink.recognition.match import Match
 
 JOINING_WORDS = frozenset(("and", "or"))
 # An article may open the conjunct after the conjunction ("of the canals and the incus"): skipped.

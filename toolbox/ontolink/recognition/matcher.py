@@ -16,8 +16,11 @@ from bisect import bisect_left
 from collections import Counter, defaultdict
 
 from ontolink.core.gc_pause import collection_paused
+from ontolink.recognition.abbreviations import DocumentAbbreviations
+from ontolink.recognition.coordination import coordinated_matches
 from ontolink.recognition.equivalents import MIN_ENTITIES, equivalent_keys, learned_pairs, pertainym_pairs, \
     variant_names
+from ontolink.recognition.match import Match
 from ontolink.recognition.wordforms import CONJUNCTIONS, WordForms, fold, tokens
 
 # Key prefix of a one-word name: matched on the light fold of the word (``wordforms.fold``), not its
@@ -34,20 +37,6 @@ MAX_WORDS_KEPT = 1_000_000
 CACHE_VERSION = 8
 # How the cached tables are laid out (``NameTable``): another layout is another cache file, whatever the version.
 TABLE_LAYOUT = "names by anchor"
-
-
-class Match:
-    """One name found in the text: tokens ``first``..``last`` of the document, the entity ids."""
-
-    __slots__ = ("first", "last", "ids", "keys", "in_order", "words", "source", "expansion")
-
-    def __init__(self, first, last, ids, keys, in_order, words, source="dictionary", expansion=None):
-        self.first, self.last, self.ids, self.keys = first, last, ids, keys
-        self.in_order, self.words, self.source = in_order, words, source
-        self.expansion = expansion  # a coordinated name written out ("palmar pits")
-
-    def rank(self):
-        return (-self.words, -self.keys, not self.in_order, self.first)
 
 
 class ConceptMatcher:
@@ -318,15 +307,11 @@ class ConceptMatcher:
         chosen, inner = self.choose(keyed, self.candidates(keyed), nesting)
         found = chosen + inner
         if coordination:
-            from ontolink.recognition.coordination import coordinated_matches
-
             spans = {(match.first, match.last) for match in found}
             found += [match for match in coordinated_matches(self, text, keyed, found)
                       if (match.first, match.last) not in spans]
         if abbreviations:
             if self._abbreviations is None:
-                from ontolink.recognition.abbreviations import DocumentAbbreviations
-
                 self._abbreviations = DocumentAbbreviations()
             taken = {index for match in found for index in range(match.first, match.last + 1)}
             found += self._abbreviations.matches(self, text, keyed, taken)

@@ -1,26 +1,15 @@
-"""A trained reranker (`ontolink train reranker`): rescores a mention's candidates at link time.
-
-The BLINK-style cross-encoder (architecture "blink", the default) reads "[CLS] left [Ms] m [Me] right
-[SEP] name [ENT] definition [SEP]" and scores w·[CLS] (a one-logit sequence-classification head), each
-candidate alone. ReS (architecture "res", ontolink.reranking.read_and_select) scores them together.
-``load_reranker`` opens either, by its manifest.
-"""
+"""The cross-encoder model both reranker architectures read with: a transformers sequence-classification model
+over "[CLS] left [Ms] m [Me] right [SEP] name [ENT] definition [SEP]", loaded (a folder ontolink wrote is checked
+first and read from safetensors only) and run to one logit per (mention, candidate)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from ontolink.core.artifact_files import REBUILD, field, module_shapes, number, read_json, regular_files
+from ontolink.core.artifact_files import REBUILD, module_shapes, read_json, regular_files
 from ontolink.core.errors import InputError, OntolinkError
-from ontolink.core.encoder_inputs import SPECIAL_TOKENS, entity_input, mention_input
-from ontolink.core.manifest import read_manifest
+from ontolink.core.encoder_inputs import SPECIAL_TOKENS
 
-if TYPE_CHECKING:
-    from ontolink.reranking.read_and_select import ResReranker
-
-ARTIFACT = "reranker"
-ARCHITECTURES = ("blink", "res")
 MODEL_WEIGHTS = "model.safetensors"  # what save_pretrained writes; a pickled pytorch_model.bin is never read
 
 
@@ -58,14 +47,6 @@ def check_cross_encoder_files(directory, num_labels=1):
     check_weights(directory / MODEL_WEIGHTS, shapes, optional=set(shapes) - parameters, extra=None)
 
 
-def checked_ontology(manifest, directory):
-    """The manifest's ontology block: a label and a SHA-256 (what ``check_reranker_index`` compares)."""
-    path = Path(directory) / "manifest.json"
-    field(manifest, path, "ontology", "sha256", kind=str)
-    field(manifest, path, "ontology", "label", kind=str)
-    return manifest["ontology"]
-
-
 def load_cross_encoder(path, device, num_labels=1, artifact=False):
     """A tokenizer and a sequence-classification model from ``path``; ``artifact``: a folder ontolink wrote,
     read from safetensors only, after ``check_cross_encoder_files``."""
@@ -95,89 +76,3 @@ def cross_encoder_logits(model, tokenizer, mentions, entities, max_length, devic
     features = tokenizer(mentions, entities, truncation="longest_first", max_length=max_length, padding=True,
                          return_tensors="pt").to(device)
     return model(**features).logits[:, 0]
-
-
-class Reranker:
-    """A trained cross-encoder that rescores a mention's candidates."""
-
-    def __init__(self, directory, device="auto", batch_size=128):
-        import torch
-
-        from ontolink.core.device import resolve_device
-
-        self.directory = directory
-        self.manifest = read_manifest(directory, ARTIFACT, required_files=["config.json", MODEL_WEIGHTS])
-        self.device = resolve_device(device)
-        self.max_length = number(self.manifest, Path(directory) / "manifest.json", "options", "max_length", low=1)
-        checked_ontology(self.manifest, directory)
-        self.batch_size = batch_size
-        self.tokenizer, self.model = load_cross_encoder(str(directory), self.device, artifact=True)
-        self.model.eval()
-        if self.device.startswith("cuda"):
-            self.model.half()
-        self._torch = torch
-
-    def scores(self, mentions, entities):
-        with self._torch.inference_mode():
-            return batched(lambda start, end: cross_encoder_logits(
-                self.model, self.tokenizer, mentions[start:end], entities[start:end], self.max_length,
-                self.device).float(), len(mentions), self.batch_size, self._torch).cpu().numpy()
-
-    def check_index(self, loaded_index):
-        check_reranker_index(self.manifest, self.directory, loaded_index)
-
-    def rerank(self, records, definition_of):
-        """Reorder each record's candidates by reranker score; keep the retriever's as retriever_score."""
-        scores = self.scores(*candidate_texts(records, definition_of))
-        start = 0
-        for record in records:
-            end = start + len(record["candidates"])
-            yield reordered(record, scores[start:end])
-            start = end
-
-
-def candidate_texts(records, definition_of):
-    """(mention inputs, entity inputs): one pair per (record, candidate), records in order."""
-    mentions, entities = [], []
-    for record in records:
-        text = mention_input(record)
-        for candidate in record["candidates"]:
-            mentions.append(text)
-            entities.append(entity_input(candidate["name"], definition_of(candidate["id"])))
-    return mentions, entities
-
-
-def batched(score, count, batch_size, torch):
-    """``score(start, end)`` (a tensor per slice) over ``count`` items, ``batch_size`` at a time, concatenated."""
-    parts = [score(start, min(start + batch_size, count)) for start in range(0, count, batch_size)]
-    return torch.cat(parts) if parts else torch.zeros(0)
-
-
-def reordered(record, scores):
-    """The record with its candidates sorted by ``scores``, the retriever's kept as retriever_score."""
-    rescored = [{**c, "score": round(float(score), 6), "retriever_score": c["score"]}
-                for c, score in zip(record["candidates"], scores)]
-    rescored.sort(key=lambda candidate: -candidate["score"])  # stable: retriever order breaks ties
-    return {**record, "candidates": rescored}
-
-
-def check_reranker_index(manifest, directory, loaded_index):
-    """Refuse an index of another ontology than the one the reranker was trained for."""
-    if manifest["ontology"]["sha256"] != loaded_index.manifest["ontology"]["sha256"]:
-        raise InputError(f"was trained for ontology {manifest['ontology']['label']}, the index is for "
-                         f"{loaded_index.manifest['ontology']['label']}", directory)
-
-
-def load_reranker(directory: str | Path, device: str = "auto") -> Reranker | ResReranker:
-    """A trained reranker of either architecture, as its manifest says (no "architecture": a BLINK one)."""
-    directory = Path(directory)
-    manifest = read_manifest(directory, ARTIFACT)
-    architecture = manifest.get("architecture", "blink")
-    if architecture == "blink":
-        return Reranker(directory, device=device)
-    if architecture == "res":
-        from ontolink.reranking.read_and_select import ResReranker
-
-        return ResReranker(directory, manifest, device=device)
-    raise InputError(f"is a reranker of architecture {architecture!r}, which this version cannot read "
-                     f"(it reads {', '.join(ARCHITECTURES)})", directory)

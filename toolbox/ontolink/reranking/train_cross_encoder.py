@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ontolink.reranking.cross_encoder import ARTIFACT, cross_encoder_logits, load_cross_encoder
+from ontolink.reranking.base import ARTIFACT
+from ontolink.reranking.cross_encoder import cross_encoder_logits, load_cross_encoder
 from ontolink.core.errors import InputError
 from ontolink.core.encoder_inputs import entity_input, mention_input
 from ontolink.core.manifest import library_versions

@@ -13,11 +13,13 @@ cross-encoder and the selecting transformer end to end.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ontolink.reranking.cross_encoder import ARTIFACT, candidate_texts, load_cross_encoder
+from ontolink.reranking.base import ARTIFACT, candidate_texts
+from ontolink.reranking.cross_encoder import load_cross_encoder
 from ontolink.reranking.read_and_select import (
     READER_FOLDER,
     SELECTOR_FILE,

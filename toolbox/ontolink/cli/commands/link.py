@@ -143,7 +143,7 @@ def command(phrases, index_dir, input_path, skip_invalid, output_path, output_fo
         loaded = load_index(index_dir, ontology=ontology, device=device)
     reranker = None
     if reranker_dir:
-        from ontolink.reranking.cross_encoder import load_reranker
+        from ontolink.reranking.base import load_reranker
 
         reranker = load_reranker(reranker_dir, device=device)
         reranker.check_index(loaded)

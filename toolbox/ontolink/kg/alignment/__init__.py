@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING
 
 from ontolink.core.artifact_files import FLOAT_TYPES, REBUILD, check_weights, field, module_shapes, number
 from ontolink.kg.alignment.encoding import TRIPLE_ENCODINGS, triple_encoding
-from ontolink.kg.alignment.model import COMBINES, DIRECTIONS, HEADS, alignment_model
+from ontolink.kg.alignment.choices import COMBINES, DIRECTIONS, HEADS
+from ontolink.kg.alignment.model import alignment_model
 from ontolink.kg.alignment.scorers import AlignedScorer
 from ontolink.kg.alignment.text import TextEmbedder
 from ontolink.kg.embeddings import load_kg_embeddings

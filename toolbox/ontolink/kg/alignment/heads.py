@@ -3,7 +3,7 @@
 import torch
 from torch import nn
 
-from ontolink.kg.alignment.model import HEADS
+from ontolink.kg.alignment.choices import HEADS
 
 
 class LinearHead(nn.Module):

@@ -11,13 +11,11 @@ heads are residual and a ``gate`` may weigh the two blocks of each triple.
 """
 
 from ontolink.core.errors import InputError
-
-DIRECTIONS = ("text2kg", "kg2text", "both")
-HEADS = ("linear", "mlp", "cross-attention")  # heads.py
-COMBINES = ("concat", "gate")  # how a hybrid triple's verbalised and KG blocks are joined
+from ontolink.kg.alignment.choices import COMBINES, DIRECTIONS
 
 
 def _module():
+    # torch, and heads.py which imports it, only when a model is built
     import torch
     from torch import nn
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from ontolink.kg.alignment import ARTIFACT, CURVE, HEADS_FILE, PROJECTION
 from ontolink.kg.alignment.encoding import triple_encoding
-from ontolink.kg.alignment.pairs import group_of, pair_triple
+from ontolink.kg.alignment.pairs import group_of
 from ontolink.kg.alignment.scorers import AlignedScorer, VerbalizedScorer
 from ontolink.kg.alignment.text import TextEmbedder
 from ontolink.core.errors import InputError

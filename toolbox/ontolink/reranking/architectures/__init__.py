@@ -1,0 +1,1 @@
+"""Reranker architectures: one module per architecture, its class registered in ``RERANKERS`` under its name."""
