@@ -1,4 +1,4 @@
-"""The public surface carries type hints: the steps the commands call, the backend base classes and the
+"""The public surface carries type hints: the library functions the commands call, the backend base classes and the
 artifact loaders (every parameter and the return), so an editor or a type checker can follow them."""
 
 import importlib
@@ -6,32 +6,32 @@ import inspect
 
 import pytest
 
-STEPS = {
-    "annotate": ["annotate_documents"],
-    "convert": ["parse_id_prefixes", "parse_ids", "document_mentions", "linked_documents", "write_linked"],
-    "embed_kg": ["ontology_triples", "embed_kg"],
-    "filter_aliases": ["filter_aliases"],
-    "gen_aliases": ["parse_aliases", "generate_aliases"],
-    "index": ["index_rows", "build_index", "build_multivector_index"],
-    "link": ["link_mentions", "link_inputs"],
-    "make_pairs": ["build_matcher", "concept_bridge", "make_pairs", "distinct_pairs"],
-    "nil": ["calibrate_nil_threshold", "mark_nil", "resolve_nil_threshold", "nil_metrics"],
-    "select_entities": ["select_entities"],
-    "fine_tune_retriever": ["train_retriever"],
-    "fine_tune_reranker": ["train_reranker"],
-    "fine_tune_multivector": ["train_multivector"],
-    "res_reranker": ["train_res_reranker"],
-    "align": ["train_alignment", "retrieve", "resolve_entities", "cross_validate"],
-    "eval": ["score_mentions", "score_file", "file_metrics", "aggregate"],
-    "eval_files": ["evaluate", "evaluate_files", "write_errors"],
-    "eval_plots": ["save_plots"],
-    "eval_html": ["html_report"],
+FUNCTIONS = {
+    "recognition.annotate": ["annotate_documents"],
+    "formats.convert": ["parse_id_prefixes", "parse_ids", "document_mentions", "linked_documents", "write_linked"],
+    "kg.embed": ["ontology_triples", "embed_kg"],
+    "aliases.filter": ["filter_aliases"],
+    "aliases.generate": ["parse_aliases", "generate_aliases"],
+    "indexes.build": ["index_rows", "build_index", "build_multivector_index"],
+    "linking.link": ["link_mentions", "link_inputs"],
+    "aliases.pairs": ["build_matcher", "concept_bridge", "make_pairs", "distinct_pairs"],
+    "linking.nil": ["calibrate_nil_threshold", "mark_nil", "resolve_nil_threshold", "nil_metrics"],
+    "aliases.select": ["select_entities", "select_entities_files"],
+    "training.retriever": ["train_retriever"],
+    "reranking.train_cross_encoder": ["train_reranker"],
+    "training.multivector": ["train_multivector"],
+    "reranking.train_read_and_select": ["train_res_reranker"],
+    "kg.alignment.workflows": ["train_alignment", "retrieve", "resolve_entities", "cross_validate"],
+    "evaluation.evaluate": ["score_mentions", "score_file", "file_metrics", "aggregate"],
+    "evaluation.files": ["evaluate", "evaluate_files", "write_errors"],
+    "evaluation.plots": ["save_plots"],
+    "evaluation.html": ["html_report"],
 }
-LOADERS = [("artifacts.index", "load_index"), ("artifacts.kg_embeddings", "load_kg_embeddings"),
-           ("artifacts.reranker", "load_reranker"), ("artifacts.alignment", "load_alignment")]
-BASES = [("backends.encoders.base", "Encoder"), ("backends.indexes", "NameIndex"), ("backends.kg", "KGEmbedder"),
-         ("backends.llm.base", "LLMBackend"), ("backends.engines", "Engine"), ("formats", "DocumentFormat"),
-         ("ontology.loaders", "OntologyFormat"), ("triples", "TripleFormat")]
+LOADERS = [("indexes.artifact", "load_index"), ("kg.embeddings", "load_kg_embeddings"),
+           ("reranking.base", "load_reranker"), ("kg.alignment", "load_alignment")]
+BASES = [("encoders.base", "Encoder"), ("indexes", "NameIndex"), ("kg.embedders", "KGEmbedder"),
+         ("aliases.llm.base", "LLMBackend"), ("engines", "Engine"), ("formats", "DocumentFormat"),
+         ("ontology.loaders", "OntologyFormat"), ("formats.triples", "TripleFormat"), ("reranking.base", "Reranker")]
 
 
 def _unannotated(function):
@@ -44,9 +44,9 @@ def _unannotated(function):
 
 
 def _functions():
-    for module, names in STEPS.items():
+    for module, names in FUNCTIONS.items():
         for name in names:
-            yield f"steps.{module}", name
+            yield module, name
     yield from LOADERS
 
 

@@ -11,12 +11,14 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from ontolink.core.errors import InputError
 from ontolink.ontology import normalize
 from ontolink.linking.link import LinkBatches
 
 if TYPE_CHECKING:
     from ontolink.indexes.artifact import LoadedIndex
     from ontolink.engines import Engine
+    from ontolink.aliases.options import SelectEntitiesOptions
     from ontolink.ontology.model import Ontology
 
 EXACT, BIENCODER = "exact", "biencoder"
@@ -108,4 +110,34 @@ def select_entities(mentions: Iterable[dict[str, Any]], ontology: Ontology, load
             selection.mention_counts[entity_id] += text_counts[text]
     selection.without_definition = sum(1 for entity_id in selection.reasons
                                        if not ontology[entity_id].definition.strip())
+    return selection
+
+
+def select_entities_files(options: SelectEntitiesOptions) -> Selection:
+    """Read Mention records from ``options.input_path``, write the Selected-entity records to
+    ``options.output_path`` and a one-line summary to stderr; return the ``Selection``."""
+    from ontolink.core.io import ReadStats, RecordWriter, read_records, warn
+    from ontolink.core.records import validate_mention
+    from ontolink.engines import ENGINES, open_engine
+
+    loaded = options.ontology.load()
+    index = None
+    engine_name = getattr(options.start_engine, "name", "local")
+    if options.index_dir:
+        from ontolink.indexes.artifact import load_index
+
+        index = load_index(options.index_dir, ontology=loaded, device=options.device)
+    else:
+        if not ENGINES.get(engine_name).in_process:
+            raise InputError(f"--engine {engine_name} searches --index in parallel: give --index")
+        warn("no --index: selecting by exact name match only (E_EM)")
+    stats = ReadStats()
+    mentions = read_records(options.input_path, validate=validate_mention, skip_invalid=options.skip_invalid,
+                            stats=stats)
+    start_engine = options.start_engine or (lambda device: open_engine(device=device))
+    with start_engine(options.device) as engine:
+        selection = select_entities(mentions, loaded, loaded_index=index, engine=engine, device=options.device)
+    with RecordWriter(options.output_path) as writer:
+        writer.write_all(selection.records())
+    warn(f"selected {writer.count} entities: {selection.summary()}")
     return selection

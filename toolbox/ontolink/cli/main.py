@@ -1,5 +1,6 @@
 """The `ontolink` command: the click group, its error handling and the lazily imported commands of ontolink.cli.commands."""
 
+import functools
 import importlib
 import inspect
 import os
@@ -8,7 +9,7 @@ import sys
 import click
 
 from ontolink import __version__
-from ontolink.core.errors import OntolinkError
+from ontolink.core.errors import OntolinkError, UsageError
 from ontolink.core.extras import missing_extra
 
 INTERRUPTED = 130
@@ -39,6 +40,27 @@ def _whole_short_help(command):
         _whole_short_help(sub_command)
 
 
+def _usage_errors_as_click_shows_them(command):
+    """A library's UsageError (options found wrong where they are used) is shown as click shows its own: the
+    command's usage line and the message, naming the option when the error does; exit status 2."""
+    callback = command.callback
+    if callback is not None and not getattr(callback, "shows_usage_errors", False):
+        @functools.wraps(callback)
+        def shown(*args, **kwargs):
+            try:
+                return callback(*args, **kwargs)
+            except UsageError as error:
+                context = click.get_current_context()
+                if error.option:
+                    raise click.BadParameter(str(error), ctx=context, param_hint=error.option) from None
+                raise click.UsageError(str(error), ctx=context) from None
+
+        shown.shows_usage_errors = True
+        command.callback = shown
+    for sub_command in getattr(command, "commands", {}).values():
+        _usage_errors_as_click_shows_them(sub_command)
+
+
 class OntolinkGroup(click.Group):
     """Turns library errors into one line on stderr and the documented exit status.
 
@@ -61,6 +83,7 @@ class OntolinkGroup(click.Group):
         if command.name != name:
             raise RuntimeError(f"ontolink.cli.commands module registered as {name!r} holds the command {command.name!r}")
         _whole_short_help(command)
+        _usage_errors_as_click_shows_them(command)
         self._commands[name] = command
 
     @property

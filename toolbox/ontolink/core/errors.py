@@ -23,3 +23,15 @@ class InputError(OntolinkError):
         super().__init__(where + message)
         self.path = path
         self.line = line
+
+
+class UsageError(OntolinkError):
+    """Options that cannot be used as given (a bad combination, a value out of place), found by the library
+    function that uses them (exit status 2). The command line shows it as it shows its own usage errors: the
+    command's usage line, then the message naming ``option`` when one is given."""
+
+    exit_code = 2
+
+    def __init__(self, message, option=None):
+        super().__init__(message)
+        self.option = option

@@ -1,5 +1,6 @@
 import click
 
+from ontolink.aliases.options import SelectEntitiesOptions
 from ontolink.cli.options import config_option, engine_options, input_options, ontology_option, output_option
 
 
@@ -10,10 +11,10 @@ from ontolink.cli.options import config_option, engine_options, input_options, o
                    "for E_BT (top-1 per mention). Without it only exact name matches are selected.")
 @input_options(help_text="Mention records, JSONL (no labels needed) ('-' is stdin; .gz is read transparently).")
 @output_option(help_text="Selected-entity records, JSONL ('-' is stdout; .gz is compressed).")
-@click.option("--device", default="auto", show_default=True, help="auto, cpu, cuda or cuda:N (for --index).")
+@click.option("--device", default=SelectEntitiesOptions.device, show_default=True, help="auto, cpu, cuda or cuda:N (for --index).")
 @engine_options
 @config_option
-def command(ontology, index_dir, input_path, skip_invalid, output_path, device, start_engine):
+def command(**options):
     """Select the entities an unlabeled mention corpus points to.
 
     Reads Mention records (no labels needed) and writes one Selected-entity
@@ -31,26 +32,6 @@ def command(ontology, index_dir, input_path, skip_invalid, output_path, device, 
         | ontolink make-pairs --ontology hpo --mentions mentions.jsonl > pairs.jsonl
       ontolink select-entities --ontology hpo --index idx/hpo --engine ray --workers 4 -i mentions.jsonl
     """
-    from ontolink.engines import ENGINES
-    from ontolink.core.errors import InputError
-    from ontolink.core.io import ReadStats, RecordWriter, read_records, warn
-    from ontolink.core.records import validate_mention
-    from ontolink.aliases.select import select_entities
+    from ontolink.aliases.select import select_entities_files
 
-    loaded = ontology.load()
-    index = None
-    if index_dir:
-        from ontolink.indexes.artifact import load_index
-
-        index = load_index(index_dir, ontology=loaded, device=device)
-    else:
-        if not ENGINES.get(start_engine.name).in_process:
-            raise InputError(f"--engine {start_engine.name} searches --index in parallel: give --index")
-        warn("no --index: selecting by exact name match only (E_EM)")
-    stats = ReadStats()
-    mentions = read_records(input_path, validate=validate_mention, skip_invalid=skip_invalid, stats=stats)
-    with start_engine(device) as engine:
-        selection = select_entities(mentions, loaded, loaded_index=index, engine=engine, device=device)
-    with RecordWriter(output_path) as writer:
-        writer.write_all(selection.records())
-    warn(f"selected {writer.count} entities: {selection.summary()}")
+    select_entities_files(SelectEntitiesOptions(**options))
