@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from ontolink import __version__
+from ontolink.version import __version__
 from ontolink.core.errors import OntolinkError, UsageError
 from ontolink.core.extras import missing_extra
 

@@ -88,7 +88,7 @@ def _see_also(name, all_names):
 def write_man_pages(directory):
     from click_man.core import write_man_pages as click_man_write
 
-    from ontolink import __version__
+    from ontolink.version import __version__
     from ontolink.cli.main import cli
 
     directory = Path(directory)

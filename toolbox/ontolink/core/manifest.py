@@ -12,7 +12,7 @@ from glob import escape as glob_escape
 from importlib import metadata
 from pathlib import Path
 
-from ontolink import __version__
+from ontolink.version import __version__
 from ontolink.core.artifact_files import read_json
 from ontolink.core.errors import InputError
 from ontolink.core.swap import replace

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ontolink.core.errors import InputError
 from ontolink.formats import Problems, guess_format, read_documents
 from ontolink.core.io import display_name, peek_first_record, read_records, warn
+from ontolink.ontology import load_ontology
 from ontolink.ontology.hierarchy import DEFAULT_WITHIN, RELATIONS
 from ontolink.core.records import validate_linked_mention, validate_mention, validate_retrieved
 from ontolink.evaluation.report import Table
@@ -27,6 +28,7 @@ from ontolink.evaluation.spans import span_evaluation
 
 if TYPE_CHECKING:
     from ontolink.ontology import OntologySource
+    from ontolink.ontology.model import Ontology
 
 LENIENT = "lenient_R@1"
 LENIENT_NOTE = (f"{LENIENT}: R@1 that also counts a top-1 one is_a step from gold (its parent or child) as right; "
@@ -77,7 +79,7 @@ def file_labels(files, labels=None):
     return labels or [display_name(path) for path in files]
 
 
-def evaluate(files: Sequence[str], ontology: OntologySource | None = None, gold_path: str | None = None,
+def evaluate(files: Sequence[str], ontology: OntologySource | Ontology | None = None, gold_path: str | None = None,
              spans: bool = False, ks: str | None = None, skip_invalid: bool = False, by_predicate: bool = False,
              id_prefix: str | None = None, related_within: int = DEFAULT_WITHIN,
              labels: Sequence[str] | None = None) -> Evaluation:
@@ -98,7 +100,7 @@ def evaluate(files: Sequence[str], ontology: OntologySource | None = None, gold_
         # rows are texts / triples queried, not mentions; files from `align cv` are folds
         table = retrieval_table(summary, unit="folds" if "fold" in first else "files")
         return Evaluation("retrieved", list(files), {"metrics": table}, ks=k_values)
-    loaded = ontology.load() if ontology else None
+    loaded = load_ontology(ontology) if ontology is not None else None  # a source is parsed here, once
     prefixes = parse_id_prefixes(id_prefix)
     if spans:
         if not gold_path:

@@ -16,7 +16,7 @@ import re
 import tempfile
 from urllib.parse import quote
 
-from ontolink import __version__
+from ontolink.version import __version__
 from ontolink.core.errors import InputError
 from ontolink.formats import DOCUMENT_FORMATS, DocumentFormat
 

@@ -43,14 +43,14 @@ def _training_options(function):
                      help="What a triple is: composed KG embeddings, the text encoder's vector of the verbalised "
                           "triple, or both side by side (the heads are then residual over the verbalised part, "
                           "so training starts at the verbalised baseline)."),
-        click.option("--combine", type=_model_choice("model", "COMBINES"), default="concat", show_default=True,
+        click.option("--combine", type=_model_choice("choices", "COMBINES"), default="concat", show_default=True,
                      help="hybrid: join the verbalised and KG vectors as they are (concat) or with a learned "
                           "per-triple weight (gate)."),
         click.option("--compose", type=_model_choice("compose", "COMPOSITIONS"), default="concat",
                      show_default=True, help="Triple composition: [s;p;o], s⊙p⊙o, |s+p−o|, (s+p−o)²."),
-        click.option("--head", type=_model_choice("model", "HEADS"), default="linear",
+        click.option("--head", type=_model_choice("choices", "HEADS"), default="linear",
                      show_default=True, help="Projection head (the only trained part)."),
-        click.option("--direction", type=_model_choice("model", "DIRECTIONS"), default="text2kg",
+        click.option("--direction", type=_model_choice("choices", "DIRECTIONS"), default="text2kg",
                      show_default=True, help="Project documents into the triple space, triples into the text "
                                              "space, or both (one head each, a random one per batch)."),
         click.option("--hard-negatives", type=_model_choice("encoding", "HARD_NEGATIVES"), default="none",

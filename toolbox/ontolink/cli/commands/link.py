@@ -120,6 +120,7 @@ def command(phrases, index_dir, input_path, skip_invalid, output_path, output_fo
     from ontolink.core.progress import counting
     from ontolink.core.records import validate_mention
     from ontolink.linking.link import LINK_BATCH_SIZE, RERANK_BATCH_SIZE, link_inputs
+    from ontolink.linking.options import trained_top_k
 
     if ranker_dir and reranker_dir:
         raise click.UsageError("give --ranker or --reranker, not both")
@@ -216,23 +217,6 @@ def rate_text(per_second):
     """A rate for the summary line: whole numbers, or two significant digits below 10 (three phrases in two
     seconds are "1.5 mentions/s", not "2" or "0")."""
     return f"{per_second:.0f}" if per_second >= 10 else f"{per_second:.2g}"
-
-
-def trained_top_k(ranker, reranker, default=10):
-    """--top-k's default: 10 candidates (R@1 and R@5 are the same at any depth, the output a sixth of 64's),
-    and for a ranker or reranker the depth it was trained to order."""
-    from ontolink.core.artifact_files import number
-
-    # a ranker's or reranker's manifest comes from anyone: its depth must be one (a string was a TypeError deep
-    # in the linker); one without it is of 64
-    for artifact, block in ((ranker, "training"), (reranker, "options")):
-        if artifact is None:
-            continue
-        manifest = getattr(artifact, "manifest", None) or {}
-        if not isinstance(manifest.get(block), dict) or "top_k" not in manifest[block]:
-            return 64
-        return number(manifest, Path(artifact.directory) / "manifest.json", block, "top_k", low=1)
-    return default
 
 
 class PhraseBatches:

@@ -1,0 +1,148 @@
+"""ontolink from Python: the same library functions the commands call, with the commands' defaults.
+
+    import ontolink
+
+    hpo = ontolink.load_ontology("hpo")
+    index = ontolink.build_index(hpo, "idx/hpo")            # or ontolink.load_index("idx/hpo")
+    index.link(["seizures", "short stature"], top_k=5)      # the records `ontolink link` writes
+    ontolink.annotate(["The boy had seizures."], hpo)       # the records `ontolink annotate` writes
+
+Records are plain dicts, as the commands read and write them as JSON Lines (docs/records.md). Each
+function imports what it needs when called, so ``import ontolink`` stays cheap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ontolink.evaluation.results import Evaluation
+    from ontolink.indexes.artifact import LoadedIndex
+    from ontolink.ontology import OntologySource
+    from ontolink.ontology.model import Ontology
+    from ontolink.ranking.ranker import Ranker
+    from ontolink.reranking.base import Reranker
+
+def load_ontology(source: Ontology | OntologySource | str | Path = "hpo", *, format: str | None = None,
+                  synonym_scopes: Sequence[str] | None = None, fields: dict[str, str] | None = None) -> Ontology:
+    """An ontology file (OBO, OWL, OBO-Graphs JSON, CSV, Entity JSONL, ...) or the embedded ``"hpo"``, parsed
+    (and cached in the user cache, keyed by the file's content). ``format``: the file's format when its name
+    does not tell; ``synonym_scopes``: which synonyms count as names (default EXACT and RELATED); ``fields``:
+    which field of a JSONL or CSV record holds each Entity field (``--field``)."""
+    from ontolink.ontology import DEFAULT_SYNONYM_SCOPES
+    from ontolink.ontology import load_ontology as load
+
+    return load(source, fmt=format, synonym_scopes=tuple(synonym_scopes or DEFAULT_SYNONYM_SCOPES), fields=fields)
+
+
+class Index:
+    """A name index read back (``load_index``, ``build_index``): link mention strings or Mention records with it.
+
+    ``loaded`` is the library's ``LoadedIndex`` (names, entities, the searchable index), for what this class does
+    not wrap."""
+
+    def __init__(self, loaded: LoadedIndex):
+        self.loaded = loaded
+
+    @property
+    def directory(self) -> Path:
+        return Path(self.loaded.directory)
+
+    @property
+    def manifest(self) -> dict[str, Any]:
+        """What `ontolink index` recorded: the method, the encoder, the ontology's label and digest, counts."""
+        return self.loaded.manifest
+
+    def __len__(self) -> int:
+        """How many names (and synonyms) the index holds."""
+        return len(self.loaded)
+
+    def __repr__(self) -> str:
+        return f"Index({str(self.directory)!r}, {self.loaded.method}, {len(self)} names)"
+
+    def link(self, mentions: Iterable[str | dict[str, Any]], *, top_k: int | None = None,
+             ranker: str | Path | Ranker | None = None, reranker: str | Path | Reranker | None = None,
+             annotate_ids: bool = True, device: str = "auto") -> list[dict[str, Any]]:
+        """Each mention with its ``candidates``, best first: the records `ontolink link` writes for the same
+        input. A string is the Mention record ``{"id": "1", "mention": string}`` (ids count from 1, as for
+        ``ontolink link PHRASE ...``); a dict is a Mention record, its other fields kept. ``top_k``: candidates per
+        mention (default: as `ontolink link`); ``ranker`` / ``reranker``: a trained one's directory or the object."""
+        from ontolink.core.records import validate_mention
+        from ontolink.linking.link import link_mentions
+        from ontolink.linking.options import trained_top_k
+
+        records = []
+        for number, mention in enumerate(mentions, 1):
+            record = {"id": str(number), "mention": mention} if isinstance(mention, str) else dict(mention)
+            validate_mention(record)
+            records.append(record)
+        if ranker is not None:
+            from ontolink.ranking.ranker import Ranker
+
+            ranker = ranker if isinstance(ranker, Ranker) else Ranker(ranker)
+        if reranker is not None:
+            from ontolink.reranking.base import Reranker, load_reranker
+
+            reranker = reranker if isinstance(reranker, Reranker) else load_reranker(reranker, device=device)
+        if reranker is not None:
+            reranker.check_index(self.loaded)
+        top_k = top_k if top_k is not None else trained_top_k(ranker, reranker)
+        return list(link_mentions(records, self.loaded, top_k=top_k, reranker=reranker, ranker=ranker,
+                                  device=device, annotate_ids=annotate_ids))
+
+
+def load_index(directory: str | Path, *, ontology: Ontology | OntologySource | str | Path | None = None,
+               device: str = "auto") -> Index:
+    """An index directory written by `ontolink index` (or ``build_index``); with ``ontology``, refused unless it
+    was built for that ontology's content."""
+    from ontolink.indexes.artifact import load_index as load
+
+    if isinstance(ontology, (str, Path)):
+        from ontolink.ontology import OntologySource
+
+        ontology = OntologySource(str(ontology))
+    return Index(load(directory, ontology=ontology, device=device))
+
+
+def build_index(ontology: Ontology | OntologySource | str | Path, directory: str | Path, *, method: str = "dense",
+                model: str | None = None, device: str = "auto", force: bool = False, **options: Any) -> Index:
+    """Index every name and synonym of ``ontology`` into ``directory`` (replaced only with ``force`` when it holds
+    something else) and return it loaded. ``method``: dense (a sentence encoder, ``model``: default
+    all-MiniLM-L6-v2 from its PyPI package, + FAISS), tfidf or multivector; ``options``: the other keywords
+    of ``ontolink.indexes.build.build_index`` (faiss_type, precision, runtime, ...)."""
+    from ontolink.indexes.build import build_index as build
+
+    build(load_ontology(ontology), directory, method=method, model=model, device=device, force=force, **options)
+    return load_index(directory, device=device)
+
+
+def annotate(texts: Iterable[str | tuple[str, str]], ontology: Ontology | OntologySource | str | Path, *,
+             roots: Sequence[str] | None = None, coordination: bool = True, abbreviations: bool = False,
+             context_characters: int = 0) -> list[dict[str, Any]]:
+    """The mentions of ``ontology``'s names in ``texts``, as `ontolink annotate` finds them: Mention records for
+    ``Index.link``. A text is a document (its id "1", "2", ... in order) or an ``(id, text)`` pair; ``roots``
+    keeps the entities under these ids (e.g. ``["HP:0000118"]``, phenotypic abnormalities)."""
+    from ontolink.recognition.annotate import annotate_documents
+    from ontolink.recognition.matcher import ConceptMatcher
+
+    loaded = load_ontology(ontology)
+    documents = [(str(number), text) if isinstance(text, str) else tuple(text)
+                 for number, text in enumerate(texts, 1)]
+    matcher = ConceptMatcher(loaded, roots=list(roots) if roots else None)
+    return list(annotate_documents(documents, matcher, coordination=coordination, abbreviations=abbreviations,
+                                   context_characters=context_characters))
+
+
+def evaluate(files: Sequence[str | Path], *, ontology: Ontology | OntologySource | str | Path | None = None,
+             gold: str | Path | None = None, spans: bool = False, labels: Sequence[str] | None = None) -> Evaluation:
+    """Score Linked-mention files (`ontolink link` output with gold ids) as `ontolink eval` does: Recall@K, MRR,
+    by overlap category and error class. ``evaluation.tables`` holds the numbers; ``evaluation.render("markdown")``
+    the report as text (also "json", "tsv", "table")."""
+    from ontolink.evaluation.files import evaluate as score
+
+    if isinstance(ontology, (str, Path)):
+        ontology = load_ontology(ontology)
+    return score([str(path) for path in files], ontology, gold_path=str(gold) if gold else None, spans=spans,
+                 labels=labels)
