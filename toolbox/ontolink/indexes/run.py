@@ -1,0 +1,65 @@
+"""`ontolink index` as one library function: ``index_directory(IndexOptions(...))`` loads the ontology (and alias
+files), builds the index with the method and options asked, and prints the command's summary line."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ontolink.core.errors import InputError
+from ontolink.core.io import warn as summary
+from ontolink.indexes.options import IndexOptions
+
+
+def index_directory(options: IndexOptions) -> dict[str, Any]:
+    """Build the index ``options`` describe into ``options.directory``; returns its manifest."""
+    from ontolink.engines import ENGINES, open_engine
+    from ontolink.indexes import NAME_INDEXES
+    from ontolink.indexes.build import build_index
+
+    started = time.perf_counter()
+    method = options.method
+    if options.multivector:
+        summary("--multivector is deprecated: use --method multivector")
+        if method not in ("dense", "multivector"):
+            raise InputError(f"--multivector (now --method multivector) does not combine with --method {method}")
+        method = "multivector"
+    loaded = options.ontology.load()
+    extra_names = None
+    if options.alias_files:
+        from ontolink.recognition.extra_names import read_extra_names
+
+        extra_names = read_extra_names(options.alias_files, loaded)
+    faiss_options = {key: value for key, value in dict(
+        hnsw_m=options.hnsw_m, ef_search=options.ef_search, ivf_nlist=options.nlist, pq_m=options.pq_m,
+        nprobe=options.nprobe).items() if value is not None}
+    index_type = NAME_INDEXES.get(method)
+    engine_name = getattr(options.start_engine, "name", "local")
+    if (index_type.tokens or not index_type.uses_encoder) and not ENGINES.get(engine_name).in_process:
+        raise InputError(f"--engine {engine_name} encodes names in parallel: --method {method} builds in "
+                         "this process only (use --engine local)")
+    if index_type.tokens:
+        manifest = build_index(loaded, options.directory, method=method, model=options.model, device=options.device,
+                               precision=options.precision, faiss_type=options.faiss_type, token_k=options.token_k,
+                               seed=options.seed, force=options.force, extra_names=extra_names, **faiss_options)
+        summary(f"indexed {manifest['index']['tokens']} tokens of {manifest['names']} names of "
+                f"{manifest['entities']} entities (multi-vector, {manifest['index']['faiss']['bytes_per_token']} "
+                f"bytes per token) into {options.directory} in {time.perf_counter() - started:.1f} s")
+        return manifest
+    if index_type.uses_encoder:
+        build_options = dict(model=options.model, device=options.device, precision=options.precision,
+                             faiss_type=options.faiss_type, seed=options.seed, runtime=options.runtime,
+                             cache=not options.no_cache, **faiss_options)
+    else:
+        build_options = dict(model=options.model, min_df=options.min_df)
+    start_engine = options.start_engine or (lambda device: open_engine(device=device))
+    with start_engine(options.device) as engine:
+        manifest = build_index(loaded, options.directory, method=method, engine=engine, force=options.force,
+                               extra_names=extra_names, **build_options)
+    encoded = manifest.get("encoded") or {}
+    reused = f"; {encoded['encoded']} encoded, {encoded['reused']} from the embedding cache" \
+        if encoded.get("reused") else ""
+    aliases = f" ({manifest['aliases']['names']} of them aliases)" if "aliases" in manifest else ""
+    summary(f"indexed {manifest['names']} names{aliases} of {manifest['entities']} entities ({method}) into "
+            f"{options.directory} in {time.perf_counter() - started:.1f} s{reused}")
+    return manifest
