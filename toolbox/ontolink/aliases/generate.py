@@ -18,10 +18,12 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from ontolink.core.errors import UsageError
 from ontolink.core.io import warn
 from ontolink.ontology.model import normalize
 
 if TYPE_CHECKING:
+    from ontolink.aliases.options import GenAliasesOptions
     from ontolink.engines import Engine
     from ontolink.aliases.llm.base import LLMBackend
     from ontolink.ontology.model import Ontology
@@ -382,3 +384,70 @@ def generate_aliases(records: Iterable[dict[str, Any]], ontology: Ontology, back
     if stats.skipped_no_definition:
         warn(f"{stats.skipped_no_definition} entities have no definition and cannot be prompted: skipped "
              "(not written)")
+
+
+def backend_options(options: GenAliasesOptions) -> dict[str, Any]:
+    """The keywords of ``options.backend``'s constructor that ``options`` set (each backend takes its own)."""
+    chosen: dict[str, Any] = {"model": options.model, "max_new_tokens": options.max_new_tokens}
+    if options.backend == "transformers":
+        chosen.update(device=options.device, repetition_penalty=options.repetition_penalty,
+                      no_repeat_ngram_size=options.no_repeat_ngram_size)
+    elif options.backend == "vllm":
+        chosen.update(repetition_penalty=options.repetition_penalty, seed=options.seed)
+    else:
+        chosen.update(base_url=options.base_url, api_key_env=options.api_key_env, concurrency=options.concurrency,
+                      retries=options.retries, seed=options.seed)
+    return chosen
+
+
+def generate_aliases_files(options: GenAliasesOptions) -> GenerationStats:
+    """Read Selected-entity records, ask the LLM for each entity's aliases (cached replies reused) and write the
+    Aliases records as they come, with progress and a summary line on stderr; returns the counts."""
+    from ontolink.aliases.llm import load_backend
+    from ontolink.aliases.llm.response_cache import ResponseCache
+    from ontolink.core.io import ReadStats, RecordWriter, read_records, warn
+    from ontolink.core.progress import counting
+    from ontolink.core.records import validate_selected_entity
+
+    if options.backend == "openai" and not options.model:
+        raise UsageError("--backend openai needs --model (the name the endpoint serves)")
+    loaded = options.ontology.load()
+    chosen = backend_options(options)
+    read_stats = ReadStats()
+    stats = GenerationStats()
+    records = read_records(options.input_path, validate=validate_selected_entity, skip_invalid=options.skip_invalid,
+                           stats=read_stats, check_duplicate_ids=True)
+    records = read_first(records)  # the first record read before a model loads: bad input fails fast
+    llm = load_backend(options.backend, **chosen)
+    cache = None if options.no_cache else ResponseCache()
+    from ontolink.engines import open_engine
+
+    start_engine = options.start_engine or (lambda device: open_engine(device=device))
+    try:
+        with start_engine(options.device) as engine, RecordWriter(options.output_path) as writer:
+            for record in counting(generate_aliases(records, loaded, llm, cache=cache, domain=options.domain,
+                                                    seed=options.seed, batch_size=options.batch_size, stats=stats,
+                                                    on_batch=writer.flush, engine=engine, backend_options=chosen),
+                                   "gen-aliases", "entity"):
+                writer.write(record)
+    except BaseException:
+        if cache is not None and stats.calls:
+            warn(f"stopped after {stats.calls} new LLM calls, each saved in the response cache: "
+                 "rerun the same command to resume")
+        raise
+    finally:
+        if cache is not None:
+            cache.close()
+        llm.close()
+    warn(stats.summary() + f"; read {read_stats.summary()}")
+    return stats
+
+
+def read_first(records: Iterable[Any]) -> Iterator[Any]:
+    """The same records, the first one already read (so its errors surface now)."""
+    iterator = iter(records)
+    try:
+        first = next(iterator)
+    except StopIteration:
+        return iter(())
+    return itertools.chain([first], iterator)

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ontolink.aliases.llm import DEFAULT_BACKEND
+
 if TYPE_CHECKING:
     from ontolink.ontology import OntologySource
 
@@ -23,3 +25,28 @@ class SelectEntitiesOptions:
     output_path: str = "-"
     device: str = "auto"
     start_engine: Callable[..., Any] | None = None  # opens the engine (cli.options.engine_options); None: here
+
+
+@dataclass(frozen=True)
+class GenAliasesOptions:
+    """Everything `ontolink gen-aliases` is asked (``ontolink.aliases.generate.generate_aliases_files`` runs it)."""
+
+    ontology: OntologySource  # the in-context examples are drawn from it
+    input_path: str = "-"
+    skip_invalid: bool = False
+    output_path: str = "-"
+    backend: str = DEFAULT_BACKEND  # a registered LLM backend (ontolink.aliases.llm.LLM_BACKENDS)
+    model: str | None = None  # None: the backend's default (openai has none)
+    domain: str = "biomedical"  # fills 'You are a specialist in {domain} terminology.'
+    batch_size: int | None = None  # None: the backend's own
+    max_new_tokens: int = 64
+    repetition_penalty: float = 1.0  # transformers, vllm
+    no_repeat_ngram_size: int = 3  # transformers
+    device: str = "auto"
+    base_url: str | None = None  # openai; None: $OPENAI_BASE_URL, else https://api.openai.com/v1
+    api_key_env: str = "OPENAI_API_KEY"  # openai
+    concurrency: int = 4  # openai
+    retries: int = 5  # openai
+    no_cache: bool = False  # neither read nor write the response cache
+    seed: int = 0
+    start_engine: Callable[..., Any] | None = None  # cli.options.engine_options; None: this process
