@@ -21,19 +21,26 @@ def shared_path(*parts):
     return path
 
 
-def own_test_file(folder, kind, name):
-    """Where the test of a registered component is, found by its name: ``tests/FOLDER/test_KIND_NAME.py`` (a '-' in
-    the name is '_' in the file's). No list anywhere names the tests: a new component is its module plus this file."""
-    return TESTS / folder / f"test_{kind}_{name.replace('-', '_')}.py"
+COMPONENT_TESTS = TESTS / "components"
 
 
-def assert_has_own_test(folder, kind, name, what):
-    """The check behind 'every registered backend / feature group has a test': its ``own_test_file`` exists and
-    holds a test function."""
-    path = own_test_file(folder, kind, name)
+def own_test_file(key, name):
+    """Where the test of a registered component is, found by its registry's key and its name:
+    ``tests/components/test_KEY_NAME.py``, a '-' in either being '_' (``document-format`` ``bioc-json`` is
+    ``test_document_format_bioc_json.py``). No list anywhere names the tests: a new component is its module plus
+    this file."""
+    return COMPONENT_TESTS / f"test_{key.replace('-', '_')}_{name.replace('-', '_')}.py"
+
+
+def assert_has_own_test(key, name, what):
+    """The check behind 'every registered component has a test': its ``own_test_file`` exists and holds a test
+    function (a module-level ``test_*`` function or one in a ``Test*`` class)."""
+    path = own_test_file(key, name)
     assert path.exists(), f"{what} has no test: add {path.relative_to(REPO)}"
-    tests = [node.name for node in ast.parse(path.read_text(encoding="utf-8")).body
-             if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    functions = list(tree.body) + [node for cls in tree.body if isinstance(cls, ast.ClassDef)
+                                   and cls.name.startswith("Test") for node in cls.body]
+    tests = [node.name for node in functions if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")]
     assert tests, f"{path.relative_to(REPO)} holds no test function"
 
 

@@ -1,5 +1,5 @@
 """gen-aliases: prompt, parsing, skips, response cache and resume, the backends' interface. Each backend's own
-tests are in backends/test_llm_NAME.py."""
+tests are in components/test_llm_NAME.py."""
 
 import pytest
 from click.testing import CliRunner

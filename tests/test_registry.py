@@ -1,36 +1,40 @@
-"""The backend registries: every registered backend has a test of its own, unknown names fail in one line,
-entry points add backends."""
+"""The registries: every registered component of every family has a test of its own in tests/components/, unknown
+names fail in one line, entry points add backends."""
 
 import sys
 
 import pytest
-from conftest import assert_has_own_test, own_test_file, run
+from conftest import COMPONENT_TESTS, assert_has_own_test, own_test_file, run
 
+from ontolink.aliases.llm import LLM_BACKENDS
+from ontolink.core.errors import InputError
+from ontolink.core.registry import Registry
 from ontolink.encoders import ENCODERS
 from ontolink.engines import ENGINES
 from ontolink.indexes import NAME_INDEXES
 from ontolink.kg.embedders import KG_EMBEDDERS
-from ontolink.aliases.llm import LLM_BACKENDS
-from ontolink.core.errors import InputError
-from ontolink.core.registry import Registry
+from ontolink.ranking.groups import FEATURE_GROUPS
+from ontolink.reranking.base import RERANKERS
 
-REGISTRIES = (ENCODERS, NAME_INDEXES, LLM_BACKENDS, KG_EMBEDDERS, ENGINES)
-
-
-@pytest.mark.parametrize("registry", REGISTRIES, ids=lambda registry: registry.key)
-def test_every_registered_backend_has_a_test(registry):
-    """A backend NAME of a family (encoder, index, llm, kg, engine) is tested in backends/test_FAMILY_NAME.py, found
-    by its name as the feature groups' tests are (PyKEEN's habit: a backend without a test fails the suite)."""
-    for name in registry.names():
-        assert_has_own_test("backends", registry.key, name, f"{registry.family} {name!r}")
-        assert issubclass(registry.get(name), registry.base)
+# Every registry family: a new family is added here, and its components' tests go in tests/components/.
+REGISTRIES = (ENCODERS, NAME_INDEXES, LLM_BACKENDS, KG_EMBEDDERS, ENGINES, FEATURE_GROUPS, RERANKERS)
+COMPONENTS = [(registry, name) for registry in REGISTRIES for name in registry.names()]
 
 
-def test_every_file_of_backends_tests_a_registered_backend():
-    """A file of backends/ named after no registered backend is a test left behind by a renamed or removed one."""
-    expected = {own_test_file("backends", registry.key, name).name for registry in REGISTRIES for name in registry.names()}
-    found = {path.name for path in own_test_file("backends", "*", "*").parent.glob("test_*.py")}
-    assert found <= expected, f"backends/ tests of no registered backend: {', '.join(sorted(found - expected))}"
+@pytest.mark.parametrize("registry, name", COMPONENTS, ids=[f"{registry.key}:{name}" for registry, name in COMPONENTS])
+def test_every_registered_component_has_a_test(registry, name):
+    """A component NAME of the family KEY is tested in components/test_KEY_NAME.py, found by its name (PyKEEN's
+    habit: a component without a test fails the suite)."""
+    assert_has_own_test(registry.key, name, f"{registry.family} {name!r}")
+    assert issubclass(registry.get(name), registry.base)
+
+
+def test_every_file_of_components_tests_a_registered_component():
+    """A file of components/ named after no registered component is a test left behind by a renamed or removed
+    one (or one whose name misspells its component, which the test above then misses too)."""
+    expected = {own_test_file(registry.key, name).name for registry, name in COMPONENTS}
+    found = {path.name for path in COMPONENT_TESTS.glob("test_*.py")}
+    assert found <= expected, f"components/ tests of no registered component: {', '.join(sorted(found - expected))}"
 
 
 def test_unknown_name_is_one_line_listing_the_known_ones():

@@ -20,7 +20,7 @@ to it. Two rarer departures are not reproduced, so such words stem differently f
 -ed or -ing ("trekked": the C version undoubles any consonant, Snowball only those nine). No word of
 HPO (hp.obo), of the GSC+ and NCBI-disease abstracts, of the LPT ontology or of the default encoder's
 vocabulary is either (95,584 words, all stemmed as gensim does; Snowball's plain ``porter`` differs on
-113 of them); ``tests/ranker_groups/test_group_overlap.py`` checks every word of hp.obo against gensim
+113 of them); ``tests/components/test_ranker_feature_overlap.py`` checks every word of hp.obo against gensim
 where gensim is installed.
 
 The stop list is gensim's ``STOPWORDS``: scikit-learn's English list plus the 19 words of

@@ -1,5 +1,6 @@
 """The ranker's feature groups: one module per group, each a ``FeatureGroup`` registered in ``FEATURE_GROUPS``
-(`train ranker --features`). A new feature is one module here plus its test (tests/ranker_groups/).
+(`train ranker --features`). A new feature is one module here plus its test
+(tests/components/test_ranker_feature_NAME.py).
 """
 
 from ontolink.core.errors import InputError
