@@ -176,29 +176,6 @@ SYNONYMS = [{"id": "S:A", "name": "alpha", "synonyms": [{"text": "first", "scope
             {"id": "S:C", "name": "gamma"}]
 
 
-def test_split_is_grouped_answerable_and_seeded(tmp_path):
-    from ontolink.ontology import normalize
-    from ontolink.training.retriever import split_pairs
-
-    path = tmp_path / "syn.jsonl"
-    path.write_text(jsonl(SYNONYMS))
-    ontology = load_ontology(path)
-    strings = [("alpha", "S:A"), ("First", "S:A"), ("beta", "S:B"), ("second", "S:B"), ("gamma", "S:C")]
-    pairs = [{"id": f"p{n}", "mention": text + " " * (n % 2), "entity_id": entity_id}
-             for n, (text, entity_id) in enumerate(strings * 3)]
-    splits = {seed: split_pairs(pairs, ontology, 0.5, seed) for seed in range(8)}
-    for seed, (train, held) in splits.items():
-        held_keys = {normalize(pair["mention"]) for pair in held}
-        assert len(held_keys) == 2 and len(train) + len(held) == len(pairs)
-        assert not held_keys & {normalize(pair["mention"]) for pair in train}  # no string on both sides
-        assert "gamma" not in held_keys  # S:C has no other name: a held-out "gamma" could not be answered
-        assert split_pairs(pairs, ontology, 0.5, seed) == (train, held)
-    assert len({tuple(pair["id"] for pair in held) for _, held in splits.values()}) > 1
-    assert split_pairs(pairs, ontology, 0.0, 0) == (pairs, [])
-    with pytest.raises(InputError, match="leaves no validation set"):
-        split_pairs(pairs, ontology, 0.01, 0)
-
-
 def test_bare_step_zero_is_the_frozen_encoder():
     from ontolink.encoders.model_files import DEFAULT_ENCODER
     from ontolink.encoders.sentence import SentenceEncoder
@@ -226,7 +203,7 @@ def test_bare_mode_falls_back_to_the_frozen_encoder(small_ontology_path, tmp_pat
                                       str(pairs_path), "--input-mode", "bare", "--lr", "0", "--batch-size", "16",
                                       "--max-length", "32", "--device", "cpu", str(model)])
     assert result.exit_code == 0, result.stderr
-    assert "no epoch beat the frozen encoder; kept it" in result.stderr
+    assert "NOT IMPROVED, nothing beat the frozen encoder" in result.stderr
     manifest = json.loads((model / "manifest.json").read_text())
     assert manifest["kept_epoch"] == 0 and manifest["input_mode"] == "bare"
     assert [entry["epoch"] for entry in manifest["validation"]] == [0, 1]
@@ -266,7 +243,7 @@ def test_bare_mode_resumes_with_its_validation_history(small_ontology_path, tmp_
     def train(directory, resume=False):
         return module.train_retriever([dict(pair) for pair in pairs], ontology, directory, epochs=2,
                                       learning_rate=5e-5, batch_size=16, max_length=32, device="cpu", resume=resume,
-                                      input_mode="bare", validation_fraction=0.25)
+                                      input_mode="bare", holdout_share=0.25)
 
     straight = train(tmp_path / "straight")
     with pytest.MonkeyPatch.context() as patch:

@@ -101,7 +101,7 @@ def test_bare_retriever_keeps_its_best_epoch(synonym_split, tmp_path):
     def train(name, epochs, learning_rate):
         return train_retriever([dict(pair) for pair in pairs], ontology, tmp_path / name, epochs=epochs,
                                learning_rate=learning_rate, batch_size=16, max_length=MAX_LENGTH, device="cpu",
-                               input_mode="bare", validation_fraction=0.25)
+                               input_mode="bare", holdout_share=0.25)
 
     def weights(directory):
         return load_file(str(directory / "model.safetensors"))

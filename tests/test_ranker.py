@@ -288,7 +288,7 @@ def test_link_refuses_ranker_with_reranker_and_old_indexes(dense_index, tmp_path
     result = run("link", "--index", old, "--ranker", tmp_path / "ranker", input=jsonl([{"id": "m", "mention": "fits"}]))
     assert result.exit_code == 0, result.output
     train_ranker(loaded, tmp_path / "hierarchy", synonym_queries(loaded, 100), groups=["dense", "hierarchy"],
-                 prior="none")
+                 prior="none", holdout_share=0)
     result = run("link", "--index", old, "--ranker", tmp_path / "hierarchy",
                  input=jsonl([{"id": "m", "mention": "fits"}]))
     assert result.exit_code == 2 and "rebuild it" in result.stderr and "Traceback" not in result.output

@@ -15,7 +15,7 @@ from ontolink.reranking.architectures.res import ResReranker
 from ontolink.ontology import load_ontology
 
 
-def pairs_file(ontology, path, count=12):
+def pairs_file(ontology, path, count=20):
     entities = [entity for entity in ontology if entity.definition][:count]
     path.write_text(jsonl([{"id": f"p{n}", "mention": entity.name.lower(), "context_left": "The patient had ",
                             "entity_id": entity.id} for n, entity in enumerate(entities)]))
@@ -30,9 +30,9 @@ def frozen_res(small_ontology_path, tfidf_index, tmp_path_factory):
     model = work / "res"
     result = run("train", "reranker", "--ontology", small_ontology_path, "--index", tfidf_index, "-i",
                  work / "pairs.jsonl", "--architecture", "res", "--reading", "frozen", "--top-k", 6, "--epochs", 3,
-                 "--batch-size", 4, "--select-width", 32, "--select-heads", 2, "--device", "cpu", model)
+                 "--batch-size", 4, "--select-width", 32, "--select-heads", 2, "--device", "cpu", "--holdout-share", 0, model)
     assert result.exit_code == 0, result.stderr
-    assert "trained ReS reranker (frozen reading, 6 candidates) on 12 pairs" in result.stderr
+    assert "trained ReS reranker (frozen reading, 6 candidates) on 20 of 20 pairs" in result.stderr
     return model, entities
 
 
@@ -126,10 +126,10 @@ def test_a_res_checkpoint_resumes_to_the_same_weights(small_ontology_path, tfidf
     pairs = list(read_records(tmp_path / "pairs.jsonl", validate=pair_validator(ontology)))
     index = load_index(tfidf_index)
     options = {"reading": "frozen", "top_k": 6, "epochs": 2, "batch_size": 4, "width": 16, "heads": 2, "layers": 1,
-               "device": "cpu", "seed": 3}
+               "device": "cpu", "seed": 3, "holdout_share": 0}
     module.train_res_reranker(pairs, ontology, index, tmp_path / "straight", **options)
     with pytest.MonkeyPatch.context() as patch:
-        interrupt_at_call(patch, module, "frozen_features", 4)  # 3 batches an epoch: epoch 2's first
+        interrupt_at_call(patch, module, "frozen_features", 7)  # 5 batches an epoch: epoch 2's second
         with pytest.raises(KeyboardInterrupt):
             module.train_res_reranker(pairs, ontology, index, tmp_path / "resumed", **options)
     assert (tmp_path / "resumed.checkpoint" / "manifest.json").exists() and not (tmp_path / "resumed").exists()

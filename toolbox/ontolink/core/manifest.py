@@ -187,3 +187,33 @@ def check_same_ontology(manifest, ontology, directory):
             f"not for {ontology.label} (sha256 {ontology.content_hash[:12]}); rebuild it with `ontolink index`",
             directory,
         )
+
+
+def not_improved_warning(manifest, what, path):
+    """The one line a command using a trained model that did not beat its start says on stderr (None if it
+    did, or was never checked). The trainers write "improved", "kept_epoch" and the held-out R@1."""
+    if manifest.get("improved") is not False:
+        return None
+    if "start_R@1" in manifest:
+        numbers = (f"held-out R@1 {manifest['start_R@1']:.3f} at its start, {manifest['kept_R@1']:.3f} kept"
+                   if manifest.get("kept_epoch") else
+                   f"held-out R@1 {manifest['start_R@1']:.3f} at its start, no epoch higher")
+    else:
+        numbers = manifest.get("not_improved_because", "not measured")
+    return f"warning: {path}: this {what} did not improve on its start when trained ({numbers})"
+
+
+def learned_or_none(model, what, path):
+    """``model`` (a reranker or ranker read for `link`), or None when its trainer kept its start, the index's own
+    order: it lost to that order on its held-out pairs, so applying it would make the result worse. Either
+    way a model marked not improved is said once on stderr."""
+    from ontolink.core.io import warn
+
+    line = not_improved_warning(model.manifest, what, path)
+    if line is None:
+        return model
+    if model.manifest.get("kept_epoch") == 0:
+        warn(f"{line}: not applied, the candidates keep the index's order")
+        return None
+    warn(line)
+    return model

@@ -19,6 +19,23 @@ def runtime_names() -> list[str]:
     return [AUTO, *(name for name in ENCODERS.names() if getattr(ENCODERS.get(name), "listed", True))]
 
 
+def trained_reading(model, device, runtime, precision):
+    """(runtime, precision) for ``model``: a retriever from `train retriever` on a CPU, left to auto, is read
+    as its manifest's "read_as" says (the trainer's choice, measured: docs/methods.md), and without one in
+    PyTorch fp32, the way it was trained and scored on its held-out pairs; anything else as asked."""
+    from pathlib import Path
+
+    from ontolink.core.manifest import peek_manifest
+
+    if runtime != AUTO or (precision or AUTO) != AUTO or device != "cpu" or not model or not Path(model).is_dir():
+        return runtime, precision
+    manifest = peek_manifest(model)
+    if not manifest or manifest.get("artifact") != "retriever":
+        return runtime, precision
+    read_as = manifest.get("read_as") or {"runtime": "torch", "precision": "fp32"}
+    return read_as.get("runtime", "torch"), read_as.get("precision", "fp32")
+
+
 def load_encoder(model: str | None = None, device: str = "auto", precision: str = "auto", runtime: str = AUTO,
                  max_length: int = 128) -> Encoder:
     """The encoder of ``model`` (default: all-MiniLM-L6-v2 from its PyPI package) in ``runtime``."""
@@ -26,6 +43,7 @@ def load_encoder(model: str | None = None, device: str = "auto", precision: str 
     from ontolink.core.errors import OntolinkError
 
     device = resolve_device(device)
+    runtime, precision = trained_reading(model, device, runtime, precision)
     precision = resolve_precision(precision, device)
     for name in (["onnx", "torch"] if runtime == AUTO else [runtime]):
         try:

@@ -84,7 +84,9 @@ class OnnxSentenceEncoder(Encoder):
 
         model = model or DEFAULT_ENCODER
         directory = model_directory(model)
-        if peek_manifest(directory) is not None:
+        trained = peek_manifest(directory)
+        # a retriever trained on bare strings is a plain sentence-transformers model; one trained on context is not
+        if trained is not None and not (trained.get("artifact") == "retriever" and trained.get("input_mode") == "bare"):
             raise UnsupportedModel("an ontolink model directory (marked inputs, span pooling)")
         self.model_name = model
         self.device = "cpu"

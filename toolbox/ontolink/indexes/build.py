@@ -31,6 +31,17 @@ def index_rows(ontology: Ontology, extra_names: dict[str, list[str]] | None = No
     return texts, owners, kinds
 
 
+def warn_not_improved(model):
+    """Say once, on stderr, that ``model`` (a trained retriever or multi-vector model) did not beat its start."""
+    from ontolink.core.io import warn
+    from ontolink.core.manifest import not_improved_warning, peek_manifest
+
+    manifest = peek_manifest(model) if model and Path(model).is_dir() else None
+    line = not_improved_warning(manifest, manifest.get("artifact", "model"), model) if manifest else None
+    if line:
+        warn(line + (": the index is the starting model's" if manifest.get("kept_epoch") == 0 else ""))
+
+
 def build_index(ontology: Ontology, directory: str | Path, method: str = "dense", model: str | None = None,
                 device: str = "auto", precision: str = "auto", faiss_type: str = "flat", min_df: int = 1, seed: int = 0,
                 runtime: str = "auto", cache: bool = True, engine: Engine | None = None, force: bool = False,
@@ -44,6 +55,7 @@ def build_index(ontology: Ontology, directory: str | Path, method: str = "dense"
     names to encode are encoded (the driver keeps the cache, the only writer). ``extra_names``: {entity id:
     [alias, ...]} indexed as names of kind "alias" (`index --aliases`; single-vector methods).
     """
+    warn_not_improved(model)
     index_type = NAME_INDEXES.get(method)
     if index_type.tokens:
         if extra_names:

@@ -92,17 +92,20 @@ def _load(options: LinkOptions) -> tuple[Any, Any, Any, float | None]:
     # the collector's walks
     with collection_paused(freeze=True):
         loaded = load_index(options.index_dir, ontology=options.ontology, device=options.device)
+    from ontolink.core.manifest import learned_or_none
+
     reranker = None
     if options.reranker_dir:
         from ontolink.reranking.base import load_reranker
 
         reranker = load_reranker(options.reranker_dir, device=options.device)
         reranker.check_index(loaded)
+        reranker = learned_or_none(reranker, "reranker", options.reranker_dir)
     ranker = None
     if options.ranker_dir:
         from ontolink.ranking.ranker import Ranker
 
-        ranker = Ranker(options.ranker_dir)
+        ranker = learned_or_none(Ranker(options.ranker_dir), "ranker", options.ranker_dir)
     elif options.prior != "auto" or options.with_features:
         raise UsageError("--prior and --with-features apply with --ranker")
     try:

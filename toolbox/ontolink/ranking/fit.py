@@ -127,3 +127,20 @@ def fit_gate(matrix, labels, groups, columns, fitted, gate_groups, coverage, reg
               "training_top1_gate": round(float(np.mean([gate for gate, _ in tops])), 4),
               "training_top1_gated_ranker": round(float(cascade), 4)}
     return weights, report
+
+
+def held_out_scores(features, queries, weights, batch_size=256):
+    """(the index's order, the ranker's): {"R@1", "MRR", "queries"} of held-out ``queries``, each over its top-K
+    candidates (a query whose answer was not retrieved is a miss for both)."""
+    from ontolink.training.loop import rank_of, rank_scores
+
+    matrix, labels, groups, skipped = training_matrix(features, queries, batch_size)
+    start, fitted = [None] * skipped, [None] * skipped
+    if matrix is not None:
+        scores = ((matrix - weights["mean"]) / weights["scale"]) @ weights["coefficients"]
+        boundaries = np.flatnonzero(np.diff(groups)) + 1
+        for part_scores, part_labels in zip(np.split(scores, boundaries), np.split(labels, boundaries)):
+            answer = int(np.flatnonzero(part_labels)[0])
+            start.append(answer + 1)  # candidates come in the index's order
+            fitted.append(rank_of(part_scores, answer))
+    return rank_scores(start), rank_scores(fitted)

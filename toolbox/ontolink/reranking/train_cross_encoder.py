@@ -3,10 +3,15 @@
 Input "[CLS] left [Ms] m [Me] right [SEP] name [ENT] definition [SEP]", score =
 w·[CLS] (a one-logit sequence-classification head). Training: for each pseudo
 pair take the retriever's top-K; if the pseudo gold is missing it replaces the
-last candidate; cross-entropy over the gold and sampled negatives.
+last candidate; cross-entropy over the gold and sampled negatives. The pairs of a held-out share of
+the entities are reranked at the start (the index's own order: no reranker yet) and after every epoch;
+the best epoch is published, and when none beats the index's order the manifest says so ("improved":
+false, "kept_epoch": 0) and `link` leaves the candidates in that order.
 """
 
 from __future__ import annotations
+
+import math
 
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -16,7 +21,8 @@ from ontolink.reranking.cross_encoder import cross_encoder_logits, load_cross_en
 from ontolink.core.errors import InputError
 from ontolink.core.encoder_inputs import entity_input, mention_input
 from ontolink.core.manifest import library_versions
-from ontolink.training.loop import Checkpoints, run_epochs
+from ontolink.training.loop import (DEFAULT_HOLDOUT_SHARE, Checkpoints, Holdout, KeepBest, rank_of, rank_scores,
+                                   run_epochs)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -51,8 +57,9 @@ def train_reranker(pairs: Sequence[dict[str, Any]], ontology: Ontology, loaded_i
                    backbone: str | None = None, top_k: int = 64, negatives: int = 20, epochs: int = 3,
                    learning_rate: float = 2e-5, head_learning_rate: float | None = None, batch_size: int = 32,
                    max_length: int = 256, seed: int = 0, device: str = "auto", resume: bool = False,
-                   force: bool = False) -> dict[str, Any]:
-    """Fine-tune the cross-encoder on the retriever's candidates; returns the manifest."""
+                   force: bool = False, holdout_share: float = DEFAULT_HOLDOUT_SHARE) -> dict[str, Any]:
+    """Fine-tune the cross-encoder on the retriever's candidates; returns the manifest (``force``: also on
+    pairs too few to learn from, or whose loss stays at chance; the model is then marked not improved)."""
     import torch
 
     from ontolink.encoders.model_files import DEFAULT_ENCODER
@@ -63,12 +70,16 @@ def train_reranker(pairs: Sequence[dict[str, Any]], ontology: Ontology, loaded_i
         raise InputError("no pairs to train on")
     backbone = backbone or DEFAULT_ENCODER
     device = resolve_device(device)
+    holdout = Holdout(pairs, lambda pair: [pair["entity_id"]], holdout_share, seed, force=force)
+    pairs, held_out = holdout.training, holdout.held_out
     options = {"backbone": backbone, "top_k": top_k, "negatives": negatives, "learning_rate": learning_rate,
                "head_learning_rate": head_learning_rate or learning_rate, "batch_size": batch_size,
                "max_length": max_length, "seed": seed, "pairs": len(pairs),
-               "retriever_index": loaded_index.manifest.get("index"), "ontology_sha256": ontology.content_hash}
+               "retriever_index": loaded_index.manifest.get("index"), "ontology_sha256": ontology.content_hash,
+               "holdout_share": holdout_share}
     checkpoints = Checkpoints(output, ARTIFACT, options, force=force)
-    retrieved = [record["candidates"] for record in link_mentions(pairs, loaded_index, top_k=top_k)]
+    retrieved = [record["candidates"] for record in link_mentions(pairs + held_out, loaded_index, top_k=top_k)]
+    retrieved, held_retrieved = retrieved[:len(pairs)], retrieved[len(pairs):]
 
     torch.manual_seed(seed)  # the scoring head and marker embeddings start at random
     loaded = {}
@@ -98,9 +109,34 @@ def train_reranker(pairs: Sequence[dict[str, Any]], ontology: Ontology, loaded_i
         model.save_pretrained(str(directory), safe_serialization=True)
         tokenizer.save_pretrained(str(directory))
 
+    def held_out_scores():
+        """R@1 and MRR of the held-out pairs with their top-K rescored by the model as it is now."""
+        model.eval()
+        ranks = []
+        with torch.inference_mode():
+            for pair, candidates in zip(held_out, held_retrieved):
+                ids = [candidate["id"] for candidate in candidates]
+                if pair["entity_id"] not in ids:
+                    ranks.append(None)
+                    continue
+                entities = [entity_input(ontology[entity_id].name, ontology[entity_id].definition) for entity_id in ids]
+                logits = torch.cat([cross_encoder_logits(model, tokenizer, [mention_input(pair)] * len(part), part,
+                                                         max_length, device).float().cpu()
+                                    for part in (entities[start:start + SEQUENCES_PER_PASS]
+                                                 for start in range(0, len(entities), SEQUENCES_PER_PASS))])
+                ranks.append(rank_of(logits, ids.index(pair["entity_id"])))
+        model.train()
+        return rank_scores(ranks)
+
+    index_order = rank_scores([[c["id"] for c in candidates].index(pair["entity_id"]) + 1
+                               if pair["entity_id"] in [c["id"] for c in candidates] else None
+                               for pair, candidates in zip(held_out, held_retrieved)])
+    keep = KeepBest(holdout, checkpoints, held_out_scores, save_model, start_scores=index_order)
+    keep.begin()
     losses, seconds = run_epochs(model, optimizer, checkpoints, save_model, batch_loss, len(pairs), batch_size,
                                  epochs, seed, first_epoch, losses, device,
-                                 accumulate=max(1, SEQUENCES_PER_PASS // (negatives + 1)))
+                                 accumulate=max(1, SEQUENCES_PER_PASS // (negatives + 1)), after_epoch=keep.after_epoch)
+    holdout.check_chance(losses, math.log(min(negatives + 1, top_k)), checkpoints)
 
     manifest = {
         "artifact": ARTIFACT,
@@ -111,6 +147,8 @@ def train_reranker(pairs: Sequence[dict[str, Any]], ontology: Ontology, loaded_i
         "losses": losses,
         "seconds": round(seconds, 1),
         "versions": library_versions("torch", "transformers"),
+        **keep.result(),
     }
-    checkpoints.finish(manifest)
+    checkpoints.finish(manifest, best=keep.publish_best())
     return manifest
+

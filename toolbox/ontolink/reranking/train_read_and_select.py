@@ -7,10 +7,14 @@ score of that rank), so neither its rank nor its score gives it away. Each batch
 candidates in a seeded random order, their ranks carried with them. The loss is cross-entropy over
 the K selecting-stage scores. ``frozen`` reading encodes every mention and candidate once with the
 frozen bi-encoder, so an epoch only runs the selecting transformer; ``cross`` trains the reading
-cross-encoder and the selecting transformer end to end.
+cross-encoder and the selecting transformer end to end. As for the BLINK-style reranker, a held-out share
+of the entities' pairs is reranked at the start (the index's own order) and after every epoch, and the
+best epoch is kept ("improved": false and "kept_epoch": 0 when none beats the index's order).
 """
 
 from __future__ import annotations
+
+import math
 
 from collections.abc import Sequence
 from pathlib import Path
@@ -34,7 +38,8 @@ from ontolink.reranking.read_and_select import (
 )
 from ontolink.core.errors import InputError
 from ontolink.core.manifest import library_versions
-from ontolink.training.loop import Checkpoints, run_epochs
+from ontolink.training.loop import (DEFAULT_HOLDOUT_SHARE, Checkpoints, Holdout, KeepBest, rank_of, rank_scores,
+                                   run_epochs)
 
 if TYPE_CHECKING:
     from ontolink.indexes.artifact import LoadedIndex
@@ -69,8 +74,8 @@ def train_res_reranker(pairs: Sequence[dict[str, Any]], ontology: Ontology, load
                        epochs: int = 3, learning_rate: float = 2e-5, head_learning_rate: float | None = None,
                        batch_size: int = 32, max_length: int = 256, width: int = 256, layers: int = 2, heads: int = 4,
                        dropout: float = 0.1, seed: int = 0, device: str = "auto", resume: bool = False,
-                       force: bool = False) -> dict[str, Any]:
-    """Train ReS on the retriever's candidates; returns the manifest."""
+                       force: bool = False, holdout_share: float = DEFAULT_HOLDOUT_SHARE) -> dict[str, Any]:
+    """Train ReS on the retriever's candidates; returns the manifest (``force``: as for train_reranker)."""
     import torch
 
     from ontolink.encoders.model_files import DEFAULT_ENCODER
@@ -83,10 +88,15 @@ def train_res_reranker(pairs: Sequence[dict[str, Any]], ontology: Ontology, load
     if width % heads:
         raise InputError(f"--select-width {width} is not a multiple of --select-heads {heads}")
     device = resolve_device(device)
+    holdout = Holdout(pairs, lambda pair: [pair["entity_id"]], holdout_share, seed, force=force)
+    pairs, held_out = holdout.training, holdout.held_out
     head_learning_rate = SELECTOR_LEARNING_RATE if head_learning_rate is None else head_learning_rate
     definition_of = lambda entity_id: ontology[entity_id].definition  # noqa: E731
-    retrieved = [record["candidates"] for record in link_mentions(pairs, loaded_index, top_k=top_k)]
-    width_k = min(len(candidates) for candidates in retrieved)  # equal groups: one (B, K) score matrix per batch
+    retrieved = [record["candidates"] for record in link_mentions(pairs + held_out, loaded_index, top_k=top_k)]
+    width_k = min(len(candidates) for candidates in retrieved)
+    retrieved, held_groups = retrieved[:len(pairs)], [candidates[:width_k] for candidates in retrieved[len(pairs):]]
+    held_golds = [[c["id"] for c in group].index(pair["entity_id"]) if pair["entity_id"] in [c["id"] for c in group]
+                  else None for pair, group in zip(held_out, held_groups)]  # equal groups: one (B, K) score matrix per batch
     if width_k < 2:
         raise InputError("the index returned fewer than 2 candidates for a pair: nothing to select from")
     injection_ranks = np.random.default_rng(seed).integers(0, width_k, len(pairs))
@@ -101,7 +111,9 @@ def train_res_reranker(pairs: Sequence[dict[str, Any]], ontology: Ontology, load
         described = reader.encoder.describe()
         with progress_bar(desc="read (frozen bi-encoder)", unit="text") as progress:
             mention_vectors, name_vectors = reader.vectors(
-                [{**pair, "candidates": group} for pair, (group, _) in zip(pairs, groups)], definition_of, progress)
+                [{**pair, "candidates": group} for pair, (group, _) in zip(pairs, groups)]
+                + [{**pair, "candidates": group} for pair, group in zip(held_out, held_groups)], definition_of,
+                progress)
         mention_vectors = torch.from_numpy(mention_vectors).to(device)
         name_vectors = torch.from_numpy(np.stack(name_vectors)).to(device)
         input_dimension, reading_manifest = reader.dimension + 1, {"kind": "frozen", "encoder": described}
@@ -112,7 +124,8 @@ def train_res_reranker(pairs: Sequence[dict[str, Any]], ontology: Ontology, load
     options = {"architecture": "res", "reading": reading_manifest, "selecting": dict(shape), "top_k": top_k,
                "learning_rate": learning_rate, "head_learning_rate": head_learning_rate, "batch_size": batch_size,
                "max_length": max_length, "seed": seed, "pairs": len(pairs),
-               "retriever_index": loaded_index.manifest.get("index"), "ontology_sha256": ontology.content_hash}
+               "retriever_index": loaded_index.manifest.get("index"), "ontology_sha256": ontology.content_hash,
+               "holdout_share": holdout_share}
     checkpoints = Checkpoints(output, ARTIFACT, options, force=force)
 
     torch.manual_seed(seed)  # the selecting transformer (and a new cross-encoder head) start at random
@@ -163,9 +176,36 @@ def train_res_reranker(pairs: Sequence[dict[str, Any]], ontology: Ontology, load
             model["reader"].save_pretrained(str(directory / READER_FOLDER), safe_serialization=True)
             loaded["tokenizer"].save_pretrained(str(directory / READER_FOLDER))
 
+    def held_out_scores():
+        """R@1 and MRR of the held-out pairs, each group selected in its retrieval order as `link` does."""
+        model.eval()
+        ranks = []
+        with torch.inference_mode():
+            for position, (pair, group, gold) in enumerate(zip(held_out, held_groups, held_golds)):
+                if gold is None:
+                    ranks.append(None)
+                    continue
+                if reading == "frozen":
+                    row = len(pairs) + position
+                    features = frozen_features(mention_vectors[row:row + 1], name_vectors[row:row + 1])
+                else:
+                    texts, entities = candidate_texts([{**pair, "candidates": group}], definition_of)
+                    features = cross_reading_vectors(model["reader"], loaded["tokenizer"], texts, entities,
+                                                     max_length, device).float()[None]
+                presented = with_retriever_scores(features, torch.tensor([[c["score"] for c in group]],
+                                                                         dtype=torch.float32, device=device))
+                ranks.append(rank_of(model["selector"](presented)[0].float().cpu(), gold))
+        model.train()
+        return rank_scores(ranks)
+
+    keep = KeepBest(holdout, checkpoints, held_out_scores, save_model,
+                    start_scores=rank_scores([None if gold is None else gold + 1 for gold in held_golds]))
+    keep.begin()
     losses, seconds = run_epochs(model, optimizer, checkpoints, save_model, batch_loss, len(pairs), batch_size,
                                  epochs, seed, first_epoch, losses, device,
-                                 accumulate=max(1, SEQUENCES_PER_PASS // width_k) if reading == "cross" else None)
+                                 accumulate=max(1, SEQUENCES_PER_PASS // width_k) if reading == "cross" else None,
+                                 after_epoch=keep.after_epoch)
+    holdout.check_chance(losses, math.log(width_k), checkpoints)
     manifest = {
         "artifact": ARTIFACT,
         "architecture": "res",
@@ -181,6 +221,7 @@ def train_res_reranker(pairs: Sequence[dict[str, Any]], ontology: Ontology, load
         "seconds": round(seconds, 1),
         "files": [SELECTOR_FILE] + ([f"{READER_FOLDER}/config.json"] if reading == "cross" else []),
         "versions": library_versions("torch", "transformers"),
+        **keep.result(),
     }
-    checkpoints.finish(manifest)
+    checkpoints.finish(manifest, best=keep.publish_best())
     return manifest

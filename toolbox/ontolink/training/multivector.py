@@ -6,7 +6,8 @@ hard negatives (the best-scoring documents of other entities under the current
 model, mined again at the start of every epoch). Scores are XTR's top-k
 aligned sum-of-max, logits = score / τ with τ learnable. Name-based KB: the
 loss is the marginal likelihood of all the gold entity's names; entity-based
-KB: plain cross-entropy over one document per entity.
+KB: plain cross-entropy over one document per entity. A held-out share of the entities' pairs is linked
+against every KB document at the start and after every epoch (R@1 by entity); the best is kept.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from ontolink.core.errors import InputError
 from ontolink.core.io import warn
 from ontolink.core.manifest import library_versions
 from ontolink.ontology.kb_documents import KB_KINDS, kb_documents
-from ontolink.training.loop import Checkpoints, run_epochs
+from ontolink.training.loop import DEFAULT_HOLDOUT_SHARE, Checkpoints, Holdout, KeepBest, rank_scores, run_epochs
 
 if TYPE_CHECKING:
     from ontolink.ontology.model import Ontology
@@ -37,7 +38,7 @@ class TrainingSet:
 
     def __init__(self, examples, ontology, kb, tokenizer_pieces):
         self.documents, self.entity_of_document, self.expanded = kb_documents(ontology, kb)
-        row_of_id = {entity.id: row for row, entity in enumerate(ontology)}
+        row_of_id = self.row_of_id = {entity.id: row for row, entity in enumerate(ontology)}
         self.documents_of_entity = {}
         for document, entity_row in enumerate(self.entity_of_document):
             self.documents_of_entity.setdefault(entity_row, []).append(document)
@@ -67,6 +68,22 @@ class TrainingSet:
                                         if row >= 0 and self.entity_of_document[row] not in golds][:count]
         encoder.train()
 
+    def held_out_scores(self, encoder, examples, seed):
+        """R@1 and MRR by entity of ``examples`` (pairs or labeled mentions) against every document."""
+        from ontolink.indexes.multivector import MultiVectorNameIndex
+
+        encoder.eval()
+        index = MultiVectorNameIndex.build(self.documents, encoder, "flat", seed=seed, token_k=MINING_TOKEN_K)
+        keys = [query_key(example) for example in examples]
+        _, rows = index.search(keys, min(len(self.documents), 64))
+        ranks = []
+        for example, found in zip(examples, rows):
+            golds = {self.row_of_id[gold] for gold in example["golds"]}
+            entities = list(dict.fromkeys(self.entity_of_document[row] for row in found if row >= 0))
+            ranks.append(next((rank for rank, entity in enumerate(entities, 1) if entity in golds), None))
+        encoder.train()
+        return rank_scores(ranks)
+
 
 def _expansion_targets(encoder, key, gold_documents, documents):
     """(gold document, missing token mask) for query expansion: the gold name sharing most word
@@ -84,8 +101,8 @@ def train_multivector(examples: Sequence[dict[str, Any]], ontology: Ontology, ou
                       top_k: int = 2048, hard_negatives: int = 32, query_expansion: bool = False, epochs: int = 5,
                       learning_rate: float = 3e-6, head_learning_rate: float | None = 1e-3, batch_size: int = 4,
                       max_length: int = 128, seed: int = 0, device: str = "auto", resume: bool = False,
-                      force: bool = False) -> dict[str, Any]:
-    """Fine-tune and write the multi-vector model directory; returns its manifest."""
+                      force: bool = False, holdout_share: float = DEFAULT_HOLDOUT_SHARE) -> dict[str, Any]:
+    """Fine-tune and write the multi-vector model directory; returns (its manifest, pairs skipped)."""
     import torch
 
     from ontolink.encoders.model_files import DEFAULT_ENCODER
@@ -101,10 +118,15 @@ def train_multivector(examples: Sequence[dict[str, Any]], ontology: Ontology, ou
                          f"would override --dimension and --no-temperature: start from {Path(backbone) / 'backbone'} "
                          "(its encoder) or --resume a checkpoint")
     device = resolve_device(device)
+    read_count = len(examples)
+    holdout = Holdout(list(examples), lambda example: example["golds"], holdout_share, seed, force=force,
+                      needed=batch_size)
+    examples, held_out = holdout.training, holdout.held_out
     options = {"backbone": backbone, "kb": kb, "dimension": dimension, "temperature": temperature, "top_k": top_k,
                "hard_negatives": hard_negatives, "query_expansion": query_expansion, "learning_rate": learning_rate,
                "head_learning_rate": head_learning_rate, "batch_size": batch_size, "max_length": max_length,
-               "seed": seed, "pairs": len(examples), "ontology_sha256": ontology.content_hash}
+               "seed": seed, "pairs": read_count, "ontology_sha256": ontology.content_hash,
+               "holdout_share": holdout_share}
     checkpoints = Checkpoints(output, ARTIFACT, options, force=force)
 
     def load(path):
@@ -161,8 +183,12 @@ def train_multivector(examples: Sequence[dict[str, Any]], ontology: Ontology, ou
                 loss = loss + EXPANSION_WEIGHT * sum(qe + dis for qe, dis in auxiliary) / len(auxiliary)
         return loss
 
+    held_out = [example for example in held_out if encoder.pieces(example["mention"])]
+    holdout.held_out = held_out
+    keep = KeepBest(holdout, checkpoints, lambda: data.held_out_scores(encoder, held_out, seed), encoder.save)
+    keep.begin()
     losses, seconds = run_epochs(encoder, optimizer, checkpoints, encoder.save, batch_loss, len(data), batch_size,
-                                 epochs, seed, first_epoch, losses, device)
+                                 epochs, seed, first_epoch, losses, device, after_epoch=keep.after_epoch)
     manifest = {
         "artifact": ARTIFACT,
         "backbone": backbone,
@@ -175,6 +201,7 @@ def train_multivector(examples: Sequence[dict[str, Any]], ontology: Ontology, ou
         "losses": losses,
         "seconds": round(seconds, 1),
         "versions": library_versions("torch", "transformers", "faiss-cpu", "faiss-gpu"),
+        **keep.result(),
     }
-    checkpoints.finish(manifest)
+    checkpoints.finish(manifest, best=keep.publish_best())
     return manifest, data.skipped

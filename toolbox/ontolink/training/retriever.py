@@ -10,20 +10,20 @@ strategy decides which columns count for each row:
     rm-pcs  P = {e_i}                      negatives C ∖ P ∖ N+(e_i)
     pc-pos  P = {e_i} ∪ (N(e_i) ∩ G)       negatives C ∖ P ∖ N(e_i)   (siblings stay negatives)
 
-L_i = −(1/|P|) Σ_p log(exp s_p / (exp s_p + Σ_neg exp s_c)). Epochs are fixed and
-the last one is kept, unless a validation fraction is given.
+L_i = −(1/|P|) Σ_p log(exp s_p / (exp s_p + Σ_neg exp s_c)).
 
 Input mode ``bare`` starts where the frozen index is: mention string against name
 strings, the backbone's own mean pooling and normalisation (step 0 *is* the frozen
 encoder), scores cosine × BARE_SCALE; pairs are de-duplicated by (normalised
 mention, entity) since context is not read, and a column entity reads one of its
 names at random (for a gold, one that is not the mention's own string, which the
-frozen index already finds). With ``validation_fraction``, that share of the
-mention strings is held out (grouped by normalised string, split by the seed) and
-scored after every epoch and at step 0: R@1 (ties: MRR) against every name of the
-ontology except those equal to the query (the pairs are exact matches, so the
-identical name is a free hit). The best epoch is kept; when none beats step 0, the starting
-model (in bare mode: the frozen encoder) is.
+frozen index already finds). A ``holdout_share`` of the pairs' entities is held out
+with all their pairs (seeded; ontolink.training.loop.holdout_split) and scored at step 0
+and after every epoch: R@1 (ties: MRR) against every name of the ontology except those
+equal to the query when its gold has another name (the pairs are exact matches, so the
+identical name would be a free hit). The best epoch is kept; when none beats step 0, the
+starting model (in bare mode, the default: the frozen encoder) is, and the manifest says
+"improved": false.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from ontolink.core.encoder_inputs import INPUT_MODES, SPECIAL_TOKENS, entity_inp
 from ontolink.core.manifest import library_versions
 from ontolink.ontology import normalize
 from ontolink.evaluation.rank_metrics import mean_reciprocal_rank, rank_by_score, recall_at
-from ontolink.training.loop import Checkpoints, run_epochs
+from ontolink.training.loop import DEFAULT_HOLDOUT_SHARE, Checkpoints, Holdout, KeepBest, key, run_epochs
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -52,7 +52,6 @@ ARTIFACT = "retriever"
 # Cosines lie in [−1, 1]: the softmax over them needs a temperature (sentence-transformers'
 # MultipleNegativesRankingLoss default).
 BARE_SCALE = 20.0
-SPLIT_STREAM = 7919  # the held-out split's own random stream, apart from the epochs'
 VALIDATION_BATCH = 256
 
 
@@ -68,27 +67,6 @@ def other_names(ontology, entity_id, mention):
     """The entity's names other than the (normalised) mention string."""
     key = normalize(mention)
     return [name for name in ontology.names(ontology[entity_id]) if normalize(name) != key]
-
-
-def split_pairs(pairs, ontology, fraction, seed):
-    """(training, held-out) pairs: ``fraction`` of the answerable mention strings (their gold has a name
-    other than the string itself) held out, grouped by normalised string so that none is on both sides;
-    the same seed and pairs give the same split."""
-    if not fraction:
-        return list(pairs), []
-    groups = {}
-    for pair in pairs:
-        groups.setdefault(normalize(pair["mention"]), []).append(pair)
-    answerable = [key for key, members in groups.items()
-                  if all(other_names(ontology, pair["entity_id"], pair["mention"]) for pair in members)]
-    count = int(round(fraction * len(answerable)))
-    if count < 1 or count >= len(groups):
-        raise InputError(f"--validation-fraction {fraction} of {len(answerable)} answerable mention strings "
-                         f"(of {len(groups)}) leaves no validation set or no training set")
-    rng = np.random.default_rng([seed, SPLIT_STREAM])
-    held = {answerable[row] for row in rng.choice(len(answerable), size=count, replace=False)}
-    return ([pair for pair in pairs if normalize(pair["mention"]) not in held],
-            [pair for pair in pairs if normalize(pair["mention"]) in held])
 
 
 def default_batch_size(pair_count):
@@ -216,7 +194,8 @@ def encode_texts(model, texts, device, pooling):
 
 def validation_scores(model, held_out, ontology, input_mode, device, pooling):
     """{"R@1", "MRR", "queries"} of the held-out pairs against every name of the ontology but the query's
-    own string (the index a trained model would build: one vector per name, an entity's best name counts)."""
+    own string when its gold has another name (the index a trained model would build: one vector per name, an
+    entity's best name counts)."""
     import torch
 
     bare = input_mode == "bare"
@@ -236,7 +215,8 @@ def validation_scores(model, held_out, ontology, input_mode, device, pooling):
     for pair, query in zip(held_out, queries):
         scores = name_vectors @ query
         own = normalize(pair["mention"])
-        scores[[column for column, key in enumerate(name_keys) if key == own]] = float("-inf")
+        if any(other_names(ontology, gold, pair["mention"]) for gold in pair["golds"]):
+            scores[[column for column, name_key in enumerate(name_keys) if name_key == own]] = float("-inf")
         best = torch.full((len(row_of),), float("-inf"), device=scores.device).scatter_reduce(
             0, owner_index, scores, "amax")
         gold = max(float(best[row_of[entity_id]]) for entity_id in pair["golds"])
@@ -244,9 +224,7 @@ def validation_scores(model, held_out, ontology, input_mode, device, pooling):
     return {"R@1": round(recall_at(ranks, 1), 4), "MRR": round(mean_reciprocal_rank(ranks), 4), "queries": len(ranks)}
 
 
-def validation_key(scores):
-    """What "better on the validation pairs" means: higher R@1, ties (a few dozen queries) broken by MRR."""
-    return scores["R@1"], scores["MRR"]
+validation_key = key  # higher R@1, ties broken by MRR (ontolink.training.loop.key)
 
 
 def column_texts(columns, golds, rows, ontology, input_mode, rng):
@@ -268,10 +246,11 @@ def column_texts(columns, golds, rows, ontology, input_mode, rng):
 def train_retriever(pairs: Sequence[dict[str, Any]], ontology: Ontology, output: str | Path,
                     backbone: str | None = None, negatives: str = "base", epochs: int = 1, learning_rate: float = 2e-5,
                     batch_size: int | None = None, max_length: int = 128, seed: int = 0, device: str = "auto",
-                    resume: bool = False, pooling: str = "span", input_mode: str = "context",
-                    validation_fraction: float = 0.0, force: bool = False) -> dict[str, Any]:
+                    resume: bool = False, pooling: str = "span", input_mode: str = "bare",
+                    holdout_share: float = DEFAULT_HOLDOUT_SHARE, force: bool = False) -> dict[str, Any]:
     """Fine-tune and write the retriever directory; returns its manifest (with "kept_epoch": the epoch
-    published, 0 when no epoch beat the starting model on the validation pairs)."""
+    published, 0 when no epoch beat the starting model on the held-out pairs, and "improved").
+    ``force`` also trains on pairs too few to learn from (the model is then marked not improved)."""
     import torch
 
     from ontolink.encoders.model_files import DEFAULT_ENCODER
@@ -291,13 +270,13 @@ def train_retriever(pairs: Sequence[dict[str, Any]], ontology: Ontology, output:
         raise InputError(f"unknown pooling {pooling!r} (known: {', '.join(POOLINGS)})")
     read_pairs = len(pairs)
     pairs = unique_bare_pairs(pairs) if bare else list(pairs)
-    pairs, held_out = split_pairs(pairs, ontology, validation_fraction, seed)
+    holdout = Holdout(pairs, lambda pair: [pair["entity_id"]], holdout_share, seed, force=force)
+    pairs, held_out = holdout.training, holdout.held_out
     batch_size = batch_size or default_batch_size(len(pairs))
     options = {"backbone": backbone, "negatives": negatives, "pooling": pooling, "learning_rate": learning_rate,
                "batch_size": batch_size, "max_length": max_length, "seed": seed, "pairs": read_pairs,
                "ontology_sha256": ontology.content_hash}
-    if bare or validation_fraction:  # recorded only when used, so older checkpoints still resume
-        options.update(input_mode=input_mode, validation_fraction=validation_fraction)
+    options.update(input_mode=input_mode, holdout_share=holdout_share)
     checkpoints = Checkpoints(output, ARTIFACT, options, force=force)
 
     torch.manual_seed(seed)  # the new marker-token embeddings are initialised at random
@@ -309,18 +288,9 @@ def train_retriever(pairs: Sequence[dict[str, Any]], ontology: Ontology, output:
     def save_model(directory):
         model.save(str(directory))
 
-    validation = list((checkpoints.saved or {}).get("validation", []))
-
-    def validate(epoch):
-        """Score the model after ``epoch`` and keep it if it beats every earlier one."""
-        scores = {"epoch": epoch, **validation_scores(model, held_out, ontology, input_mode, device, pooling)}
-        if not validation or validation_key(scores) > max(map(validation_key, validation)):
-            checkpoints.save_best(epoch, save_model)
-        validation.append(scores)
-        return {"validation": validation}
-
-    if held_out and not validation:
-        validate(0)
+    keep = KeepBest(holdout, checkpoints, lambda: validation_scores(model, held_out, ontology, input_mode, device,
+                                                                    pooling), save_model)
+    keep.begin()
 
     def batch_loss(indices, rng):
         rows = [pairs[i] for i in indices]
@@ -335,8 +305,8 @@ def train_retriever(pairs: Sequence[dict[str, Any]], ontology: Ontology, output:
 
     losses, seconds = run_epochs(model, optimizer, checkpoints, save_model, batch_loss, len(pairs), batch_size,
                                  epochs, seed, first_epoch, losses, device,
-                                 after_epoch=validate if held_out else None)
-    kept_epoch = checkpoints.best_epoch() if held_out else epochs
+                                 after_epoch=keep.after_epoch)
+    result = keep.result()
 
     manifest = {
         "artifact": ARTIFACT,
@@ -355,9 +325,9 @@ def train_retriever(pairs: Sequence[dict[str, Any]], ontology: Ontology, output:
         "seconds": round(seconds, 1),
         "versions": library_versions("torch", "transformers", "sentence-transformers"),
     }
-    if held_out:
-        manifest.update(validation=validation, kept_epoch=kept_epoch,
-                        kept="the starting model (the frozen encoder)" if bare and kept_epoch == 0 else
-                        "the starting model" if kept_epoch == 0 else f"epoch {kept_epoch}")
-    checkpoints.finish(manifest, best=bool(held_out))
+    manifest.update(result)
+    if "kept_epoch" in result:
+        manifest["kept"] = ("the starting model (the frozen encoder)" if bare and not result["kept_epoch"] else
+                            "the starting model" if not result["kept_epoch"] else f"epoch {result['kept_epoch']}")
+    checkpoints.finish(manifest, best=keep.publish_best())
     return manifest

@@ -11,7 +11,8 @@ def fit_options(epochs, learning_rate, batch_size=None, batch_help="Pairs per ba
     batch_default = {"default": batch_size, "show_default": True} if batch_size else {}
     decorators = [
         click.option("--epochs", type=click.IntRange(1), default=epochs, show_default=True,
-                     help="Fixed epochs; the last is kept."),
+                     help="Epochs; the best on the held-out pairs is kept (see --holdout-share)."),
+        holdout_option,
         click.option("--lr", "learning_rate", type=float, default=learning_rate, show_default=True,
                      help="AdamW learning rate."),
         click.option("--batch-size", type=click.IntRange(1), help=batch_help, **batch_default),
@@ -28,6 +29,13 @@ def fit_options(epochs, learning_rate, batch_size=None, batch_help="Pairs per ba
         return function
 
     return apply
+
+
+holdout_option = click.option(
+    "--holdout-share", type=click.FloatRange(0, 1, max_open=True), default=0.2, show_default=True,
+    help="Share of the pairs' entities held out with all their pairs (seeded by --seed): the model it starts from "
+         "and every epoch are scored on them (R@1), the best is kept, and the manifest says whether it beat the "
+         "start (\"improved\"). 0: no hold-out, the last epoch is kept unchecked.")
 
 
 def training_inputs(function):
@@ -77,19 +85,15 @@ def command():
               help="span: mean over the mention's own tokens and the entity's name tokens (context and "
                    "definition inform them through attention), a good start before any training; mean: over "
                    "the whole input.")
-@click.option("--input-mode", type=click.Choice(["context", "bare"]), default="context", show_default=True,
-              help="context: marked-up mention in context against name and definition; bare: the mention string "
-                   "against name strings, encoded as the frozen encoder does (step 0 is the frozen encoder, "
-                   "with its own pooling: --pooling does not apply; context is left to a ranker).")
-@click.option("--validation-fraction", type=click.FloatRange(0, 1, max_open=True),
-              help="Share of the mention strings held out (grouped by string, split by --seed) and scored after "
-                   "every epoch (R@1, ties broken by MRR, against all names but the query's own); the best epoch is kept, the "
-                   "starting model if none beats it.  [default: 0.1 with --input-mode bare, else 0: the last "
-                   "epoch is kept]")
+@click.option("--input-mode", type=click.Choice(["context", "bare"]), default="bare", show_default=True,
+              help="bare: the mention string against name strings, encoded as the frozen encoder does (step 0 is "
+                   "the frozen index's encoder, so the kept model is never below it on the held-out pairs; its own "
+                   "pooling: --pooling does not apply; context is left to a ranker); context: marked-up mention in "
+                   "context against name and definition (step 0 is the backbone with new marker tokens).")
 @fit_options(epochs=1, learning_rate=2e-5, batch_help="Mentions per batch.  [default: 512, or 128 under 5,120 pairs]")
 @config_option
 def retriever_command(directory, ontology, input_path, skip_invalid, backbone, negatives, pooling, input_mode,
-                      validation_fraction, epochs, learning_rate, batch_size, max_length, seed, device, resume, force):
+                      holdout_share, epochs, learning_rate, batch_size, max_length, seed, device, resume, force):
     """Fine-tune a bi-encoder retriever into DIRECTORY.
 
     Reads Pair records (a mention with context and its pseudo "entity_id").
@@ -97,41 +101,37 @@ def retriever_command(directory, ontology, input_path, skip_invalid, backbone, n
     "name [ENT] definition"; each batch is scored against its golds plus
     random entities, with the --negatives strategy. The
     directory (manifest.json + safetensors) is what `ontolink index --model`
-    takes; a checkpoint is kept after every epoch for --resume. With
-    --input-mode bare the model starts as the frozen encoder and reads the
-    mention and name strings only; with a validation fraction the best
-    epoch on the held-out pairs is kept (the manifest lists every epoch's
-    scores), and the starting model when no epoch beats it.
+    takes; a checkpoint is kept after every epoch for --resume. By default
+    (--input-mode bare) the model starts as the frozen encoder and reads
+    the mention and name strings only. The pairs of a --holdout-share of
+    the entities are held out; the starting model and every epoch are
+    scored on them, the best is kept (the manifest lists every epoch's
+    scores), and when no epoch beats the start the manifest says
+    "improved": false and `index --model` warns. Fewer than 16 training
+    pairs exit 2 (--force: train anyway, marked not improved).
 
     \b
     Examples:
       ontolink train retriever --ontology hpo -i pairs.jsonl --negatives pc-pos models/pc-pos
-      ontolink train retriever --ontology hpo -i pairs.jsonl --input-mode bare --epochs 2 models/warm
+      ontolink train retriever --ontology hpo -i pairs.jsonl --input-mode context --epochs 2 models/context
       ontolink train retriever --ontology hpo -i pairs.jsonl --epochs 4 --resume models/r4
       ontolink train retriever --ontology hpo -i pairs.jsonl --model cambridgeltl/SapBERT-from-PubMedBERT-fulltext \\
         --device cuda --batch-size 512 models/sapbert
     """
     from ontolink.core.io import warn
+    from ontolink.training.loop import held_out_summary
     from ontolink.training.retriever import train_retriever
 
     loaded = ontology.load()
     pairs = _read_pairs(input_path, loaded, skip_invalid=skip_invalid)
-    if validation_fraction is None:
-        validation_fraction = 0.1 if input_mode == "bare" else 0.0
     manifest = train_retriever(pairs, loaded, directory, backbone=backbone, negatives=negatives, epochs=epochs,
                                learning_rate=learning_rate, batch_size=batch_size, max_length=max_length, seed=seed,
                                device=device, resume=resume, pooling=pooling, input_mode=input_mode,
-                               validation_fraction=validation_fraction, force=force)
-    kept = ""
-    if "validation" in manifest:
-        start = "the frozen encoder" if input_mode == "bare" else "step 0"
-        scores = ", ".join(f"{entry['R@1']:.3f}" for entry in manifest["validation"])
-        kept = (f"; held-out R@1 by epoch from 0: {scores}; "
-                + (f"no epoch beat {start}; kept it" if manifest["kept_epoch"] == 0
-                   else f"kept epoch {manifest['kept_epoch']}"))
+                               holdout_share=holdout_share, force=force)
+    start = "the frozen encoder" if input_mode == "bare" else "the start"
     warn(f"trained retriever on {manifest['training_pairs']} of {len(pairs)} pairs ({input_mode}, {negatives}, "
          f"{epochs} epochs, final loss {manifest['losses'][-1]:.4f}) into {directory} in "
-         f"{manifest['seconds']:.0f} s{kept}")
+         f"{manifest['seconds']:.0f} s; {held_out_summary(manifest, start)}")
 
 
 @command.command("reranker")
@@ -168,8 +168,8 @@ def retriever_command(directory, ontology, input_path, skip_invalid, backbone, n
 @config_option
 def reranker_command(directory, ontology, index_dir, input_path, skip_invalid, architecture, reading,
                      backbone, top_k, negatives, head_learning_rate, select_width, select_layers, select_heads,
-                     select_dropout, epochs, learning_rate, batch_size, max_length, seed, device, resume,
-                     force):
+                     select_dropout, holdout_share, epochs, learning_rate, batch_size, max_length, seed, device,
+                     resume, force):
     """Fine-tune a reranker into DIRECTORY.
 
     Reads Pair records; for each, the --index retrieves the top-K candidates
@@ -192,13 +192,14 @@ def reranker_command(directory, ontology, index_dir, input_path, skip_invalid, a
     """
     from ontolink.indexes.artifact import load_index
     from ontolink.core.io import warn
+    from ontolink.training.loop import held_out_summary
 
     loaded = ontology.load()
     index = load_index(index_dir, ontology=loaded, device=device)
     pairs = _read_pairs(input_path, loaded, skip_invalid=skip_invalid)
     shared = {"backbone": backbone, "top_k": top_k, "epochs": epochs, "learning_rate": learning_rate,
               "head_learning_rate": head_learning_rate, "batch_size": batch_size, "max_length": max_length,
-              "seed": seed, "device": device, "resume": resume, "force": force}
+              "seed": seed, "device": device, "resume": resume, "force": force, "holdout_share": holdout_share}
     if architecture == "res":
         from ontolink.reranking.train_read_and_select import train_res_reranker
 
@@ -210,8 +211,9 @@ def reranker_command(directory, ontology, index_dir, input_path, skip_invalid, a
 
         manifest = train_reranker(pairs, loaded, index, directory, negatives=negatives, **shared)
         kind = "reranker"
-    warn(f"trained {kind} on {len(pairs)} pairs ({epochs} epochs, final loss {manifest['losses'][-1]:.4f}) "
-         f"into {directory} in {manifest['seconds']:.0f} s")
+    warn(f"trained {kind} on {manifest['held_out']['training_pairs']} of {len(pairs)} pairs ({epochs} epochs, final "
+         f"loss {manifest['losses'][-1]:.4f}) into {directory} in {manifest['seconds']:.0f} s; "
+         f"{held_out_summary(manifest, 'the index order')}")
 
 
 @command.command("multivector")
@@ -237,7 +239,7 @@ def reranker_command(directory, ontology, index_dir, input_path, skip_invalid, a
 @config_option
 def multivector_command(directory, ontology, input_path, skip_invalid, backbone,
                         dimension, kb, top_k, no_temperature, hard_negatives, query_expansion, head_learning_rate,
-                        epochs, learning_rate, batch_size, max_length, seed, device, resume, force):
+                        holdout_share, epochs, learning_rate, batch_size, max_length, seed, device, resume, force):
     """Fine-tune a multi-vector (late-interaction) linker into DIRECTORY.
 
     Reads Pair records (make-pairs output) or labeled Mention records
@@ -257,6 +259,7 @@ def multivector_command(directory, ontology, input_path, skip_invalid, backbone,
       ontolink train multivector --ontology hpo -i pairs.jsonl --kb entity --no-temperature models/xtr-entity
     """
     from ontolink.core.io import warn
+    from ontolink.training.loop import held_out_summary
     from ontolink.training.multivector import train_multivector
 
     loaded = ontology.load()
@@ -265,9 +268,10 @@ def multivector_command(directory, ontology, input_path, skip_invalid, backbone,
         pairs, loaded, directory, backbone=backbone, kb=kb, dimension=dimension, temperature=not no_temperature,
         top_k=top_k, hard_negatives=hard_negatives, query_expansion=query_expansion, epochs=epochs,
         learning_rate=learning_rate, head_learning_rate=head_learning_rate, batch_size=batch_size,
-        max_length=max_length, seed=seed, device=device, resume=resume, force=force)
-    warn(f"trained multi-vector model on {len(pairs) - skipped} pairs ({kb}-based KB, {epochs} epochs, final loss "
-         f"{manifest['losses'][-1]:.4f}, τ {manifest['temperature']}) into {directory} in {manifest['seconds']:.0f} s")
+        max_length=max_length, seed=seed, device=device, resume=resume, force=force, holdout_share=holdout_share)
+    warn(f"trained multi-vector model on {manifest['held_out']['training_pairs'] - skipped} of {len(pairs)} pairs "
+         f"({kb}-based KB, {epochs} epochs, final loss {manifest['losses'][-1]:.4f}, τ {manifest['temperature']}) "
+         f"into {directory} in {manifest['seconds']:.0f} s; {held_out_summary(manifest)}")
 
 
 @command.command("ranker")
@@ -301,11 +305,12 @@ def multivector_command(directory, ontology, input_path, skip_invalid, backbone,
 @click.option("--top-k", type=click.IntRange(2), default=64, show_default=True, help="Candidates per query.")
 @click.option("--regularisation", type=click.FloatRange(0), default=0.01, show_default=True,
               help="L2 penalty on the standardised weights.")
+@holdout_option
 @seed_option
 @device_option
 @config_option
 def ranker_command(directory, index_dir, pairs_path, synonym_queries, hold_out, groups, prior, second_encoder,
-                   gate_coverage, top_k, regularisation, seed, device, force):
+                   gate_coverage, top_k, regularisation, holdout_share, seed, device, force):
     """Fit a candidate ranker into DIRECTORY, without gold labels.
 
     Features of each of an index's top-K candidates (the retriever's score,
@@ -337,6 +342,7 @@ def ranker_command(directory, index_dir, pairs_path, synonym_queries, hold_out, 
     from ontolink.ranking.groups.second_encoder import second_encoder_spec
     from ontolink.ranking.train import ranker_queries, train_ranker
     from ontolink.core.records import validate_pair
+    from ontolink.training.loop import held_out_summary
 
     groups = check_groups([group.strip() for group in groups.split(",") if group.strip()])
     loaded = load_index(index_dir, device=device)
@@ -347,14 +353,15 @@ def ranker_command(directory, index_dir, pairs_path, synonym_queries, hold_out, 
     manifest = train_ranker(loaded, directory, queries, groups=groups, prior=prior, top_k=top_k,
                             regularisation=regularisation, described=described,
                             second_encoder=second_encoder_spec(second_encoder),
-                            gate_coverage=gate_coverage or None, force=force)
+                            gate_coverage=gate_coverage or None, force=force, holdout_share=holdout_share, seed=seed)
     report = manifest["report"]
     warn(f"fitted ranker ({', '.join(groups)}) on {report['queries']} queries ({manifest['training']['synonym_queries']} "
          f"synonym, {manifest['training']['pair_queries']} pair; {report['skipped_unretrieved']} without their answer in "
          f"the top {top_k} skipped) in {report['seconds_features'] + report['seconds_fit']:.0f} s into {directory}; "
          f"training top-1 {report['training_top1_retriever']:.3f} -> {report['training_top1_ranker']:.3f}"
          + (f"; gated {report['gate']['training_top1_gated_ranker']:.3f}, the encoder run for "
-            f"{report['gate']['training_share_refined']:.0%} of them" if "gate" in report else ""))
+            f"{report['gate']['training_share_refined']:.0%} of them" if "gate" in report else "")
+         + f"; {held_out_summary(manifest, 'the index order', fitted=True)}")
 
 
 def _document_readers():
