@@ -272,7 +272,9 @@ def test_train_and_link_through_the_cli(dense_index, tmp_path):
 
 def test_link_refuses_ranker_with_reranker_and_old_indexes(dense_index, tmp_path):
     loaded = load_index(dense_index, device="cpu")
-    train_ranker(loaded, tmp_path / "ranker", synonym_queries(loaded, 100), groups=["dense", "depth"], prior="none")
+    # no hold-out: a ranker marked not improved would be left out before the index is checked
+    train_ranker(loaded, tmp_path / "ranker", synonym_queries(loaded, 100), groups=["dense", "depth"], prior="none",
+                 holdout_share=0)
     result = run("link", "--index", dense_index, "--ranker", tmp_path / "ranker", "--reranker", tmp_path / "ranker",
                  input=jsonl([{"id": "m", "mention": "fits"}]))
     assert result.exit_code == 2 and "not both" in result.output
