@@ -367,7 +367,7 @@ def generate_aliases(records: Iterable[dict[str, Any]], ontology: Ontology, back
     else:
         from ontolink.aliases.llm import LLM_BACKENDS
 
-        in_flight = deque()
+        in_flight: deque[Any] = deque()
 
         def conversations():
             for batch in prompted_batches():

@@ -49,7 +49,7 @@ def build_matcher(ontology: Ontology, alias_records: Iterable[dict[str, Any]] | 
     unknown = set(sources) - set(SOURCES)
     if unknown:
         raise InputError(f"unknown pair source(s) {', '.join(sorted(unknown))} (known: {', '.join(SOURCES)})")
-    table = defaultdict(lambda: defaultdict(dict))
+    table: dict[str, dict[str, dict[str, str]]] = defaultdict(lambda: defaultdict(dict))
     for entity in ontology:
         if "name" in sources:
             table[normalize(entity.name)]["name"].setdefault(entity.id, entity.name)
@@ -58,7 +58,7 @@ def build_matcher(ontology: Ontology, alias_records: Iterable[dict[str, Any]] | 
                 if scope in ontology.synonym_scopes:
                     table[normalize(text)]["synonym"].setdefault(entity.id, text)
     if "alias" in sources:
-        for record in alias_records:
+        for record in alias_records:  # type: ignore[union-attr]
             if record["id"] not in ontology:
                 raise InputError(f"alias record for {record['id']!r}, which is not in ontology {ontology.label}",
                                  source_name)
@@ -81,8 +81,10 @@ def concept_bridge(mentions: Iterable[dict[str, Any]], ontology: Ontology,
     and ``CONCEPT_MARGIN`` times as many as for any other entity (BC5CDR's MeSH D012640, "seizures" ... ->
     HPO's Seizure)."""
     matcher = build_matcher(ontology, (), ("name", "synonym"))
-    votes = defaultdict(Counter)  # concept -> entity id -> its mentions that name the entity
-    names = defaultdict(Counter)  # (concept, entity id) -> the names those mentions matched
+    # concept -> entity id -> its mentions that name the entity
+    votes: defaultdict[str, Counter[str]] = defaultdict(Counter)
+    # (concept, entity id) -> the names those mentions matched
+    names: defaultdict[tuple[str, str], Counter[str]] = defaultdict(Counter)
     for mention in mentions:
         concept = mention_concept(mention)
         by_source = matcher.get(normalize(mention["mention"])) if concept is not None else None
@@ -101,7 +103,7 @@ def concept_bridge(mentions: Iterable[dict[str, Any]], ontology: Ontology,
 
 
 def make_pairs(mentions: Iterable[dict[str, Any]], matcher: dict[str, dict[str, dict[str, str]]], stats: Any = None,
-               on_ambiguous: Callable[[dict[str, Any]], Any] | None = None,
+               on_ambiguous: Callable[[dict[str, Any], str | None, list[str]], Any] | None = None,
                concepts: dict[str, tuple[str, str]] | None = None) -> Iterator[dict[str, Any]]:
     """Yield one Pair record per matched, unambiguous mention; ``concepts`` (``concept_bridge``) pairs the
     labeled mentions that no string source paired."""
@@ -110,7 +112,7 @@ def make_pairs(mentions: Iterable[dict[str, Any]], matcher: dict[str, dict[str, 
         stats.mentions += 1
         by_source = matcher.get(normalize(mention["mention"]))
         source = next((source for source in SOURCES if by_source and by_source.get(source)), None)
-        entities = by_source[source] if source else {}
+        entities = by_source[source] if by_source and source else {}
         if len(entities) != 1:
             bridged = concepts.get(mention_concept(mention)) if concepts else None
             if bridged is not None:
@@ -124,13 +126,13 @@ def make_pairs(mentions: Iterable[dict[str, Any]], matcher: dict[str, dict[str, 
                     on_ambiguous(mention, source, sorted(entities))
             continue
         (entity_id, matched), = entities.items()
-        also = [other for other in SOURCES if other != source and entity_id in by_source.get(other, {})]
+        also = [other for other in SOURCES if other != source and entity_id in (by_source or {}).get(other, {})]
         stats.by_source[source] += 1
         yield {**mention, "entity_id": entity_id, "source": source, "alias": matched,
                **({"also_matched_by": also} if also else {})}
 
 
-def distinct_pairs(pairs: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+def distinct_pairs(pairs: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
     """The first pair of each (normalised mention, entity): repeats of a mention add weight, not queries."""
     seen = set()
     for pair in pairs:

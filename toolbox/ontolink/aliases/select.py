@@ -77,7 +77,7 @@ def select_entities(mentions: Iterable[dict[str, Any]], ontology: Ontology, load
     index on ``device``.
     """
     selection = Selection(ontology)
-    text_counts = Counter()
+    text_counts: Counter[str] = Counter()
     for record in mentions:
         text_counts[normalize(record["mention"])] += 1
     selection.mentions = sum(text_counts.values())

@@ -18,14 +18,17 @@ formats through ``ontolink.backends`` entry points named ``document-format.NAME`
 
 from pathlib import Path
 
+from typing import TypeVar
+
 from ontolink.core.registry import Registry
 
 
 class FileFormat:
     """Base of every format: what it is called in help, and the file names it is recognised by."""
 
-    summary = ""  # one line: what the format is, for help texts and docs
-    suffixes = ()  # lower-case endings of the file names it is guessed from (a trailing .gz is ignored)
+    summary: str = ""  # one line: what the format is, for help texts and docs
+    # lower-case endings of the file names it is guessed from (a trailing .gz is ignored)
+    suffixes: tuple[str, ...] = ()
 
     @classmethod
     def name_match(cls, name: str) -> int:
@@ -44,7 +47,10 @@ def _plain_name(path: str | Path) -> str:
     return name[:-3] if name.endswith(".gz") else name
 
 
-class FormatRegistry(Registry):
+F = TypeVar("F", bound=FileFormat)
+
+
+class FormatRegistry(Registry[F]):
     """The formats of one kind: names to classes, plus guessing from a file name and listing the
     formats that can do something (``readers``, ``writers``)."""
 
@@ -62,7 +68,7 @@ class FormatRegistry(Registry):
         if path in (None, "-"):
             return None
         name = _plain_name(path)
-        ranked = []
+        ranked: list[tuple[int, str]] = []
         for format_name in (self.names_that(method) if method else self.names()):
             score = self.get(format_name).name_match(name) or 0
             if score:

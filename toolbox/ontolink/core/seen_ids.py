@@ -63,7 +63,7 @@ class SeenIds:
         # the dict takes at most a quarter of the budget; the rest is the arrays' and the filter's
         self._pending_max = min(PENDING_MAX, self.budget // 4 // PENDING_ENTRY_BYTES)
         self.capacity = max(0, (self.budget - self._pending_max * PENDING_ENTRY_BYTES) // ARRAY_ENTRY_BYTES)
-        self._pending = {}
+        self._pending: dict[int, int] = {}
         self._hashes = np.empty(0, np.int64)  # sorted
         self._lines = np.empty(0, np.int64)
         self._filter = bytearray(1)  # bit (hash & bits - 1) set for each merged hash

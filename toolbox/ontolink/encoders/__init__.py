@@ -52,3 +52,4 @@ def load_encoder(model: str | None = None, device: str = "auto", precision: str 
         except UnsupportedModel as reason:
             if runtime != AUTO:
                 raise OntolinkError(f"--runtime {name} cannot run {model!r}: {reason}; use --runtime torch") from None
+    raise AssertionError("unreachable: the torch runtime runs every model")

@@ -15,9 +15,11 @@ the other texts of its batch (``batch_invariant``); the ONNX int8 encoder
 quantises activations per token for that reason.
 """
 
+from __future__ import annotations
+
 import hashlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 
@@ -61,21 +63,30 @@ class Encoder:
     implements ``tokenize`` and ``forward`` and inherits the loop below, or overrides ``encode``.
     """
 
-    batch_invariant = False
-    tokens_per_batch = 4096
-    max_batch_size = 256
+    batch_invariant: bool = False
+    tokens_per_batch: int = 4096
+    max_batch_size: int = 256
     # batches an encoder runs at once (``map_batches``); the work is cut into at least this many
-    parallel_batches = 1
-    min_tokens_per_batch = 256
+    parallel_batches: int = 1
+    min_tokens_per_batch: int = 256
 
     # set by subclasses
-    model_name = None
-    dimension = None
-    device = "cpu"
-    precision = None
-    max_length = 128
-    normalize = True
-    retriever = None
+    model_name: str | None = None
+    dimension: int = None  # type: ignore[assignment]  # every subclass's __init__ sets it
+    device: str = "cpu"
+    precision: str | None = None
+    max_length: int = 128
+    normalize: bool = True
+    retriever: dict[str, Any] | None = None  # the retriever manifest of a fine-tuned model
+    # what the last encode() computed and reused (for summaries)
+    last_encoded: int = 0
+    last_reused: int = 0
+
+    if TYPE_CHECKING:
+        # What every registered encoder's constructor takes (load_encoder and ForwardBatches call it so);
+        # declared for the checker only: the base class itself is never constructed.
+        def __init__(self, model: str | None = ..., device: str = ..., precision: str | None = ...,
+                     max_length: int = ...) -> None: ...
 
     @property
     def runtime(self) -> str | None:
@@ -98,7 +109,8 @@ class Encoder:
     @property
     def marked_inputs(self) -> bool:
         """Whether texts are marked up (a retriever trained on context) or the bare strings."""
-        return bool(self.retriever) and self.retriever.get("input_mode", "context") == "context"
+        retriever = self.retriever or {}
+        return bool(retriever) and retriever.get("input_mode", "context") == "context"
 
     def describe(self) -> dict[str, Any]:
         return {"runtime": self.runtime, "model": self.model_name, "precision": self.precision,
@@ -152,14 +164,14 @@ class Encoder:
         unique = list(dict.fromkeys(texts))
         ids = self.tokenize(unique)
         keys = [token_key(row) for row in ids]
-        slot_of_key = {}
+        slot_of_key: dict[bytes, int] = {}
         for key in keys:
             slot_of_key.setdefault(key, len(slot_of_key))
         vectors = np.zeros((len(slot_of_key), self.dimension), dtype=np.float32)
         found = known.get_many(list(slot_of_key)) if known is not None and self.batch_invariant else {}
         for key, vector in found.items():
             vectors[slot_of_key[key]] = vector
-        todo = {}  # slot -> token ids, one per distinct key not found
+        todo: dict[int, list[int]] = {}  # slot -> token ids, one per distinct key not found
         for key, row in zip(keys, ids):
             if key not in found:
                 todo.setdefault(slot_of_key[key], row)
@@ -194,16 +206,17 @@ class ForwardBatches:
     engine runs for ``Encoder.encode``. Pickled (sent to a Ray actor) it keeps what loads the same
     encoder, and loads it there on its first batch, once per worker."""
 
-    def __init__(self, encoder):
-        self.encoder = encoder
-        self.runtime = encoder.runtime
-        self.options = {"model": encoder.model_name, "device": encoder.device, "precision": encoder.precision,
+    def __init__(self, encoder: Encoder) -> None:
+        self.encoder: Encoder | None = encoder
+        self.runtime = cast(str, encoder.runtime)  # a registered encoder's, so never None
+        self.options: dict[str, Any] = {"model": encoder.model_name, "device": encoder.device,
+                                        "precision": encoder.precision,
                         "max_length": encoder.max_length}
 
-    def __getstate__(self):
+    def __getstate__(self) -> dict[str, Any]:
         return {"encoder": None, "runtime": self.runtime, "options": self.options}
 
-    def __call__(self, id_lists):
+    def __call__(self, id_lists: Sequence[Sequence[int]]) -> np.ndarray:
         if self.encoder is None:
                 self.encoder = ENCODERS.get(self.runtime)(**self.options)
         output = self.encoder.forward(id_lists)
@@ -228,4 +241,4 @@ class UnsupportedModel(OntolinkError):
 
 
 # the family's registry, beside its base class: every encoder module registers here (``ontolink.encoders`` exports it)
-ENCODERS = Registry("encoder", "encoder", "ontolink.encoders", Encoder)
+ENCODERS: Registry[Encoder] = Registry("encoder", "encoder", "ontolink.encoders", Encoder)

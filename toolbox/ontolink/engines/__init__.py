@@ -51,7 +51,7 @@ class Engine:
         self.close()
 
 
-ENGINES = Registry("engine", "engine", "ontolink.engines", Engine)
+ENGINES: Registry[Engine] = Registry("engine", "engine", "ontolink.engines", Engine)
 DEFAULT_ENGINE = "local"
 
 

@@ -173,12 +173,12 @@ def metrics_from_ranks(ranks, ks=DEFAULT_KS):
 def file_metrics(ranks: Sequence[float], categories: Sequence[str | None], ks: Sequence[int] = DEFAULT_KS
                  ) -> dict[str, dict[str, float]]:
     """{group: metrics} for all mentions and, when categories are known, each of HO/LO/NO."""
-    ranks = np.asarray(ranks, dtype=float)
-    groups = {"all": metrics_from_ranks(ranks, ks)}
+    values = np.asarray(ranks, dtype=float)
+    groups = {"all": metrics_from_ranks(values, ks)}
     if categories:
         labels = np.asarray([category or "" for category in categories])
         for category in CATEGORIES:
-            groups[category] = metrics_from_ranks(ranks[labels == category], ks)
+            groups[category] = metrics_from_ranks(values[labels == category], ks)
         unknown = int(np.sum(labels == ""))
         if unknown:
             groups["all"]["gold_not_in_ontology"] = unknown
@@ -189,12 +189,12 @@ def aggregate(per_file: Sequence[dict[str, dict[str, float]]]) -> dict[str, dict
     """Mean ± population std of every metric over files (seeds, folds). A group or a value missing from a
     file (NIL rows where one run marked NIL, a predicate absent from a fold; NaN) is left out of that
     mean instead of making it NaN."""
-    groups = []
+    groups: list[str] = []
     for metrics in per_file:
         groups.extend(group for group in metrics if group not in groups)
-    summary = {}
+    summary: dict[str, dict[str, dict[str, float]]] = {}
     for group in groups:
-        names = []
+        names: list[str] = []
         for metrics in per_file:
             names.extend(name for name in metrics.get(group, {}) if name not in names)
         summary[group] = {}

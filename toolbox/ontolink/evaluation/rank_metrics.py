@@ -43,19 +43,19 @@ def as_ranks(ranks: Sequence[float]) -> np.ndarray:
 
 def mean_reciprocal_rank(ranks: Sequence[float]) -> float:
     """Mean of 1 / rank (NaN when there are no ranks)."""
-    ranks = as_ranks(ranks)
-    return float(np.mean(1.0 / ranks)) if len(ranks) else math.nan
+    values = as_ranks(ranks)
+    return float(np.mean(1.0 / values)) if len(values) else math.nan
 
 
 def recall_at(ranks: Sequence[float], k: int) -> float:
     """Share of ranks <= k: Recall@K, which retrieval calls Hits@K (NaN when there are no ranks)."""
-    ranks = as_ranks(ranks)
-    return float(np.mean(ranks <= k)) if len(ranks) else math.nan
+    values = as_ranks(ranks)
+    return float(np.mean(values <= k)) if len(values) else math.nan
 
 
 def median_rank(ranks: Sequence[float]) -> float:
-    ranks = as_ranks(ranks)
-    return float(np.median(ranks)) if len(ranks) else math.nan
+    values = as_ranks(ranks)
+    return float(np.median(values)) if len(values) else math.nan
 
 
 def recall_curve(ranks: Sequence[float], ks: Iterable[int]) -> list[tuple[int, float]]:

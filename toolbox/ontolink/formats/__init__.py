@@ -51,7 +51,8 @@ class DocumentFormat(FileFormat):
         raise NotImplementedError
 
 
-DOCUMENT_FORMATS = FormatRegistry("document format", "document-format", "ontolink.formats", DocumentFormat)
+DOCUMENT_FORMATS: FormatRegistry[DocumentFormat] = FormatRegistry("document format", "document-format",
+                                                                   "ontolink.formats", DocumentFormat)
 
 
 def reader_names():

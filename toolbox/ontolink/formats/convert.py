@@ -88,7 +88,7 @@ def document_mentions(documents: Iterable[BioCDocument], types: Collection[str] 
     id_prefixes = id_prefixes or {}
     for document in documents:
         text = document_text(document)
-        seen = {}
+        seen: dict[Any, Any] = {}
         entries = []
         for annotation in _annotations(document):
             kind = annotation.infons.get("type", "")
@@ -199,7 +199,7 @@ def write_linked(records: Iterable[dict[str, Any]], target_format: str, stream: 
     writer = fmt.writer(stream, **options)
     count = links = 0
     if fmt.needs_documents:
-        for document, linked in linked_documents(documents, records, documents_name):
+        for document, linked in linked_documents(documents, records, documents_name):  # type: ignore[arg-type]
             writer.write(document, with_own_annotations(document, linked) if keep_annotations else linked)
             count, links = count + 1, links + len(linked)
     else:

@@ -18,10 +18,13 @@ if TYPE_CHECKING:
     from ontolink.ontology.model import Ontology
 
 
-def index_rows(ontology: Ontology, extra_names: dict[str, list[str]] | None = None) -> list[tuple[str, str]]:
+def index_rows(ontology: Ontology, extra_names: dict[str, list[str]] | None = None
+               ) -> tuple[list[str], list[int], list[str]]:
     """(name texts, entity row of each name, kind of each name): name-based KB rows; an entity's
     ``extra_names`` (``ontolink.recognition.extra_names``) follow its own, of kind "alias"."""
-    texts, owners, kinds = [], [], []
+    texts: list[str] = []
+    owners: list[int] = []
+    kinds: list[str] = []
     extra_names = extra_names or {}
     for row, entity in enumerate(ontology):
         for text, kind in ontology.named(entity) + [(alias, "alias") for alias in extra_names.get(entity.id, ())]:

@@ -48,7 +48,7 @@ def calibrate_nil_threshold(loaded_index: LoadedIndex, queries: int = CALIBRATIO
     rows = rng.sample(range(len(names)), min(queries, len(names)))
     asked = [names[row] for row in rows]
     scores, found = loaded_index.name_index.search([loaded_index.query_text({"mention": text}) for text in asked], 8)
-    linkable = []
+    linkable: list[float] = []
     for text, score_row, name_row in zip(asked, scores, found):
         others = [score for score, row in zip(score_row, name_row) if row >= 0 and _folded(names[row]) != _folded(text)]
         if others:
@@ -62,15 +62,15 @@ def calibrate_nil_threshold(loaded_index: LoadedIndex, queries: int = CALIBRATIO
 
         raise InputError("--nil-threshold auto: the index has too few distinct names to calibrate on; "
                          "give a number", loaded_index.directory)
-    linkable, unlinkable = np.asarray(linkable, dtype=float), np.asarray(unlinkable[:, 0], dtype=float)
-    candidates = np.unique(np.concatenate([linkable, unlinkable]))
-    youden = [(np.mean(linkable >= t) - np.mean(unlinkable >= t), -t) for t in candidates]
+    linkable_scores, unlinkable_scores = np.asarray(linkable, dtype=float), np.asarray(unlinkable[:, 0], dtype=float)
+    candidates = np.unique(np.concatenate([linkable_scores, unlinkable_scores]))
+    youden = [(np.mean(linkable_scores >= t) - np.mean(unlinkable_scores >= t), -t) for t in candidates]
     best = max(range(len(candidates)), key=lambda index: youden[index])
-    threshold = min(float(candidates[best]), float(np.quantile(linkable, 1 - KEEP_LINKABLE)))
-    return round(threshold, 6), {"linkable_median": float(np.median(linkable)),
-                                 "unlinkable_median": float(np.median(unlinkable)),
-                                 "linkable_kept": float(np.mean(linkable >= threshold)),
-                                 "unlinkable_kept": float(np.mean(unlinkable >= threshold))}
+    threshold = min(float(candidates[best]), float(np.quantile(linkable_scores, 1 - KEEP_LINKABLE)))
+    return round(threshold, 6), {"linkable_median": float(np.median(linkable_scores)),
+                                 "unlinkable_median": float(np.median(unlinkable_scores)),
+                                 "linkable_kept": float(np.mean(linkable_scores >= threshold)),
+                                 "unlinkable_kept": float(np.mean(unlinkable_scores >= threshold))}
 
 
 def mark_nil(records: Iterable[dict[str, Any]], threshold: float | None) -> Iterator[dict[str, Any]]:

@@ -26,7 +26,8 @@ class OntologyFormat(FileFormat):
         raise NotImplementedError
 
 
-ONTOLOGY_FORMATS = FormatRegistry("ontology format", "ontology-format", "ontolink.ontology", OntologyFormat)
+ONTOLOGY_FORMATS: FormatRegistry[OntologyFormat] = FormatRegistry("ontology format", "ontology-format", "ontolink.ontology",
+                                                                   OntologyFormat)
 
 
 def format_names():

@@ -25,6 +25,7 @@ lip and palate"), those are kept as well, as names inside names are.
 """
 
 import weakref
+from typing import Any
 
 from ontolink.recognition.match import Match
 
@@ -40,7 +41,8 @@ MAX_SHARED = 4  # words shared by the conjuncts, function words included ("malfo
 # The longest chain of the GSC+ and NCBI-disease abstracts has 9 joints.
 MAX_TRIMMED = 16
 
-_tables = weakref.WeakKeyDictionary()  # matcher -> (key -> numbers of the names holding it, keys that modify, not head)
+# matcher -> (key -> numbers of the names holding it, keys that modify, not head)
+_tables: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 # A word modifies (is no head of) the names it occurs in when it ends at most this share of them, in
 # at least MODIFIER_NAMES names: "renal", "cranial", "posterior" do; "syndrome", "nevi", "hand" do not.
 MODIFIER_SHARE = 0.25

@@ -88,10 +88,10 @@ def training_texts(names: Iterable[str], corpus: Iterable[str], max_words: int =
                 negatives.add(span)
         if len(negatives) >= 10 * limit:
             break
-    positives, negatives = sorted(positives), sorted(negatives)
-    if len(negatives) > limit:
-        negatives = sorted(random.Random(seed).sample(negatives, limit))
-    return positives, negatives
+    positive_list, negative_list = sorted(positives), sorted(negatives)
+    if len(negative_list) > limit:
+        negative_list = sorted(random.Random(seed).sample(negative_list, limit))
+    return positive_list, negative_list
 
 
 def fit_span_scorer(positives: list[str], negatives: list[str], seed: int = 0, held_out: float = 0.1,

@@ -44,7 +44,8 @@ class Reranker:
         raise NotImplementedError
 
 
-RERANKERS = Registry("reranker architecture", "reranker", "ontolink.reranking.architectures", Reranker)
+RERANKERS: Registry[Reranker] = Registry("reranker architecture", "reranker", "ontolink.reranking.architectures",
+                                        Reranker)
 
 
 def load_reranker(directory: str | Path, device: str = "auto") -> Reranker:

@@ -101,7 +101,7 @@ def train_multivector(examples: Sequence[dict[str, Any]], ontology: Ontology, ou
                       top_k: int = 2048, hard_negatives: int = 32, query_expansion: bool = False, epochs: int = 5,
                       learning_rate: float = 3e-6, head_learning_rate: float | None = 1e-3, batch_size: int = 4,
                       max_length: int = 128, seed: int = 0, device: str = "auto", resume: bool = False,
-                      force: bool = False, holdout_share: float = DEFAULT_HOLDOUT_SHARE) -> dict[str, Any]:
+                      force: bool = False, holdout_share: float = DEFAULT_HOLDOUT_SHARE) -> tuple[dict[str, Any], int]:
     """Fine-tune and write the multi-vector model directory; returns (its manifest, pairs skipped)."""
     import torch
 
@@ -148,7 +148,7 @@ def train_multivector(examples: Sequence[dict[str, Any]], ontology: Ontology, ou
         warn(f"skipped {data.skipped} pairs whose mention has no word piece after tokenisation")
     if not len(data):
         raise InputError("no pair has a mention with word pieces left after tokenisation")
-    mined_for = {}
+    mined_for: dict[Any, Any] = {}
 
     def batch_loss(indices, rng):
         with torch.no_grad():  # CLIP: the logit scale is clipped after each step, never beyond 100

@@ -8,7 +8,7 @@ never does.
 from ontolink.aliases.llm.base import LLMBackend
 from ontolink.core.registry import Registry
 
-LLM_BACKENDS = Registry("LLM backend", "llm", "ontolink.aliases.llm", LLMBackend)
+LLM_BACKENDS: Registry[LLMBackend] = Registry("LLM backend", "llm", "ontolink.aliases.llm", LLMBackend)
 DEFAULT_BACKEND = "transformers"
 
 

@@ -38,15 +38,16 @@ class LLMBackend(ABC):
     #: wants a CUDA device
     needs_gpu = False
     #: the model used when --model is not given (None: --model is required)
-    default_model = None
+    default_model: str | None = None
 
     def __init__(self, model: str | None = None, max_new_tokens: int = 64) -> None:
         self.model = model or self.default_model
         self.max_new_tokens = max_new_tokens
 
     @property
-    def model_id(self) -> str:
-        """The model's identity in records and cache keys."""
+    def model_id(self) -> str | None:
+        """The model's identity in records and cache keys (None: a backend without a default model, given
+        none)."""
         return self.model
 
     @abstractmethod

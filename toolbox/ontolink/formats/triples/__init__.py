@@ -36,7 +36,8 @@ class TripleFormat(FileFormat):
         raise NotImplementedError
 
 
-TRIPLE_FORMATS = FormatRegistry("triple format", "triple-format", "ontolink.formats.triples", TripleFormat)
+TRIPLE_FORMATS: FormatRegistry[TripleFormat] = FormatRegistry("triple format", "triple-format", "ontolink.formats.triples",
+                                                               TripleFormat)
 
 
 def format_names() -> list[str]:

@@ -20,7 +20,7 @@ The model's parts, which `align train` and `align cv` (ontolink.kg.alignment.wor
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from ontolink.core.artifact_files import FLOAT_TYPES, REBUILD, check_weights, field, module_shapes, number
 from ontolink.kg.alignment.encoding import TRIPLE_ENCODINGS, triple_encoding
@@ -55,7 +55,7 @@ class LoadedAlignment:
         return AlignedScorer(self.model, self.encoding, self.embedder, device=self.encoding.device)
 
 
-def load_alignment(directory: str | Path, kg: KGEmbeddings | None = None, device: str = "auto",
+def load_alignment(directory: str | Path, kg: KGEmbeddings | str | Path | None = None, device: str = "auto",
                    embedder: TextEmbedder | None = None) -> LoadedAlignment:
     """Open a model directory; ``kg`` (loaded embeddings or a directory; default: the one it was trained on)
     must be the same embeddings, by sha256."""
@@ -68,22 +68,22 @@ def load_alignment(directory: str | Path, kg: KGEmbeddings | None = None, device
     manifest = read_manifest(directory, ARTIFACT, required_files=[HEADS_FILE])
     described = checked_manifest(manifest, directory / MANIFEST)
     trained_on = manifest["kg"]
+    loaded: KGEmbeddings | None = None
     if trained_on is None:
         if kg is not None:
             raise InputError("reads no KG embeddings (its triples are verbalised text): drop --kg-embeddings",
                              directory)
     else:
         if kg is None:
-            kg = trained_on["directory"]
-            if not Path(kg).exists():
+            kg = kg_directory = trained_on["directory"]
+            if not Path(kg_directory).exists():
                 raise InputError(f"was trained on the KG embeddings in {kg}, which are gone: pass --kg-embeddings",
                                  directory)
-        if not hasattr(kg, "entity"):
-            kg = load_kg_embeddings(kg)
-        if kg.sha256 != trained_on["sha256"]:
+        loaded = cast(KGEmbeddings, kg) if hasattr(kg, "entity") else load_kg_embeddings(cast("str | Path", kg))
+        if loaded.sha256 != trained_on["sha256"]:
             raise InputError(f"was trained on other KG embeddings ({trained_on['directory']}, sha256 "
-                             f"{str(trained_on['sha256'])[:12]}), not {kg.directory} (sha256 "
-                             f"{str(kg.sha256)[:12]}); retrain it with `ontolink align train`", directory)
+                             f"{str(trained_on['sha256'])[:12]}), not {loaded.directory} (sha256 "
+                             f"{str(loaded.sha256)[:12]}); retrain it with `ontolink align train`", directory)
     device = resolve_device(device)
     encoder = manifest["encoder"]
     if embedder is None:
@@ -105,11 +105,11 @@ def load_alignment(directory: str | Path, kg: KGEmbeddings | None = None, device
     projection = tensors.pop(PROJECTION, None)
     composition = manifest["composition"] or {}
     if projection is not None:
-        expected = (kg.relation.shape[1], kg.entity.shape[1]) if kg is not None else None
+        expected = (loaded.relation.shape[1], loaded.entity.shape[1]) if loaded is not None else None
         if header[PROJECTION][0] not in FLOAT_TYPES or tuple(projection.shape) != expected:
             raise InputError(f"tensor {PROJECTION!r} is {header[PROJECTION][0]}{list(projection.shape)}, not the "
                              f"relation projection of its KG embeddings ({list(expected or [])})" + REBUILD, heads)
-    encoding = triple_encoding(manifest["triple_encoding"], kg, embedder, composition.get("compose"),
+    encoding = triple_encoding(manifest["triple_encoding"], loaded, embedder, composition.get("compose"),
                                normalize=composition.get("normalize_components"),
                                projection=None if projection is None else projection.numpy(), device=device)
     check_triple_width(manifest, encoding, directory / MANIFEST)
@@ -119,7 +119,7 @@ def load_alignment(directory: str | Path, kg: KGEmbeddings | None = None, device
     except RuntimeError as error:
         raise InputError(f"does not fit the manifest ({str(error).splitlines()[0]})", heads) from None
     model.to(device).eval()
-    return LoadedAlignment(directory, manifest, model, encoding, embedder, kg)
+    return LoadedAlignment(directory, manifest, model, encoding, embedder, loaded)
 
 
 def checked_manifest(manifest, path):

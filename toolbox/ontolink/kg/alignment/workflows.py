@@ -140,7 +140,7 @@ def retrieve(queries: Sequence[dict[str, Any]], pool: Sequence[dict[str, Any]], 
     yield from retrieved_records(queries, pool, query_inputs, pool_inputs, scorer, retrievals, top_k)
 
 
-def resolve_entities(records: Iterable[dict[str, Any]], ontology: Ontology) -> list[dict[str, Any]]:
+def resolve_entities(records: Iterable[dict[str, Any]], ontology: Ontology) -> Iterator[dict[str, Any]]:
     """Yield ``records`` with ``subject_entities`` / ``object_entities``: the ontology entities {id, name} the
     triple's subject and object resolve to (the id itself, or an alt_id's or obsolete id's live terms; an
     empty list when it does not resolve), so alignment output joins with `link` output on entity ids."""
@@ -186,14 +186,14 @@ def cross_validate(pairs: Sequence[dict[str, Any]], directory: str | Path, kg: K
         encoding, rows = _encoded_triples(pairs, triple_encoding, kg, embedder, compose, normalize, seed, device,
                                           options)
         texts = embedder.encode([record["text"] for record in pairs])
-    scorer = VerbalizedScorer(embedder) if baseline else None
+    scorer: VerbalizedScorer | AlignedScorer | None = VerbalizedScorer(embedder) if baseline else None
     per_fold, fold_reports = [], []
     all_rows = np.arange(len(pairs))
-    manifest = {}  # filled in place at the end: artifact_directory writes it when the block completes
+    manifest: dict[str, Any] = {}  # filled in place at the end: artifact_directory writes it when the block completes
     with artifact_directory(directory, manifest, force=force) as temporary:
         for fold, test_index in enumerate(test_folds, 1):
             fold_started = time.perf_counter()
-            report = {"fold": fold, "test_pairs": int(len(test_index)),
+            report: dict[str, Any] = {"fold": fold, "test_pairs": int(len(test_index)),
                       "test_groups": len({groups[row] for row in test_index})}
             if baseline is None:
                 rest = np.setdiff1d(all_rows, test_index)
@@ -244,7 +244,7 @@ def cross_validate(pairs: Sequence[dict[str, Any]], directory: str | Path, kg: K
             "head": None if baseline else head,
             **(_encoding_manifest(encoding, combine) if encoding else {"composition": None}),
             "encoder": embedder.describe(),
-            "kg": kg.describe() if encoding is not None and encoding.uses_kg else None,
+            "kg": kg.describe() if kg is not None and encoding is not None and encoding.uses_kg else None,
             "training": None if baseline else {"options": options.__dict__,
                                                "validation_fraction": validation_fraction},
             "folds": len(test_folds),

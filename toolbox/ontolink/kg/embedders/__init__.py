@@ -8,7 +8,7 @@ backend, which lists PyKEEN's models when the name is none of them.
 """
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -34,14 +34,18 @@ class KGEmbeddingResult:
 class KGEmbedder:
     """Base class: one method, ``fit(triple_set) -> KGEmbeddingResult``; options are keywords."""
 
-    method = None
+    method: str | None = None
+
+    if TYPE_CHECKING:
+        # A backend's constructor takes its own options (the PyKEEN backend the model's name first).
+        def __init__(self, *args: Any, **options: Any) -> None: ...
 
     def fit(self, triple_set: TripleSet, seed: int = 0, device: str = "auto",
             progress: Any = None) -> KGEmbeddingResult:
         raise NotImplementedError
 
 
-KG_EMBEDDERS = Registry("KG embedder", "kg", "ontolink.kg.embedders", KGEmbedder)
+KG_EMBEDDERS: Registry[KGEmbedder] = Registry("KG embedder", "kg", "ontolink.kg.embedders", KGEmbedder)
 MODEL_ZOO = "pykeen"  # the backend that takes any other method name as one of its models
 
 

@@ -55,8 +55,8 @@ class FeatureGroup:
     ``position`` (its place in listings and among the default groups: a ranker's columns follow its groups).
     """
 
-    name = None  # set by FEATURE_GROUPS.register
-    columns = ()
+    name: str | None = None  # set by FEATURE_GROUPS.register
+    columns: tuple[str, ...] = ()
     default = False
     required = False
     runs_encoder = False
