@@ -58,7 +58,7 @@ def build_matcher(ontology: Ontology, alias_records: Iterable[dict[str, Any]] | 
                 if scope in ontology.synonym_scopes:
                     table[normalize(text)]["synonym"].setdefault(entity.id, text)
     if "alias" in sources:
-        for record in alias_records:  # type: ignore[union-attr]
+        for record in alias_records or ():
             if record["id"] not in ontology:
                 raise InputError(f"alias record for {record['id']!r}, which is not in ontology {ontology.label}",
                                  source_name)

@@ -199,7 +199,9 @@ def write_linked(records: Iterable[dict[str, Any]], target_format: str, stream: 
     writer = fmt.writer(stream, **options)
     count = links = 0
     if fmt.needs_documents:
-        for document, linked in linked_documents(documents, records, documents_name):  # type: ignore[arg-type]
+        if documents is None:
+            raise InputError(f"the {target_format} format writes the documents the mentions are in: give them")
+        for document, linked in linked_documents(documents, records, documents_name):
             writer.write(document, with_own_annotations(document, linked) if keep_annotations else linked)
             count, links = count + 1, links + len(linked)
     else:
