@@ -21,7 +21,7 @@ class Engine:
     ``device`` where workers compute (``auto`` gives each one a GPU where the cluster has them).
     """
 
-    in_process = False  # True: batches run here, one after another
+    in_process: bool = False  # True: batches run here, one after another
 
     def __init__(self, workers: int = 1, address: str | None = None, device: str = "auto") -> None:
         self.workers = workers
@@ -32,7 +32,7 @@ class Engine:
         raise NotImplementedError
 
     def map_inputs(self, function: Callable[[Any], Any], paths: Sequence[str],
-                   read: Callable[[str, Any], Iterable[Any]], stats: Any) -> Iterator[tuple[int, Any]]:
+                   read: Callable[[str, Any], Iterator[Any]], stats: Any) -> Iterator[tuple[int, Any]]:
         """``(position, function(batch))`` for the batches that ``read(path, stats)`` yields of each of
         ``paths`` (files, ``-`` for stdin) in turn, ``position`` the path's index in ``paths``. ``read``
         raises at a bad line after yielding the batches before it; the results of those come first.
@@ -47,7 +47,7 @@ class Engine:
     def __enter__(self) -> "Engine":
         return self
 
-    def __exit__(self, *exc_info):
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
 

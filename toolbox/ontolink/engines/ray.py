@@ -14,14 +14,22 @@ not depend on which actor or attempt computed it. An exception of the step's fun
 that batch's result and is raised in its place, after the results before it.
 """
 
+from __future__ import annotations
+
 import logging
 import os
 import pickle
 import sys
 import warnings
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from ontolink.engines import ENGINES, Engine
 from ontolink.core.errors import InputError, OntolinkError
+
+if TYPE_CHECKING:
+    from ontolink.core.io import ReadStats
 
 RESTARTS = 3  # per actor and per batch; a batch that kills its actor this often is a bug, not bad luck
 # a window is one Ray Data execution (its actors load the index or model once): large enough that this
@@ -33,7 +41,7 @@ WINDOW_BYTES = 64 * 2 ** 20
 BATCH, FAILED, ENDED = "batch", "failed", "ended"
 
 
-def import_ray():
+def import_ray() -> ModuleType:
     try:
         import ray
         import ray.data  # noqa: F401 (ray[data]: Ray Core alone lacks it)
@@ -42,7 +50,7 @@ def import_ray():
     return ray
 
 
-def actor_resources(device, cluster_gpus):
+def actor_resources(device: str, cluster_gpus: float) -> dict[str, int]:
     """What each actor of the pool asks the cluster for: one GPU where ``device`` allows CUDA (``auto``,
     ``cuda``, ``cuda:N``) and the cluster has one, else one CPU slot."""
     wants_gpu = str(device) == "auto" or str(device).startswith("cuda")
@@ -51,7 +59,7 @@ def actor_resources(device, cluster_gpus):
     return {"num_cpus": 1, "num_gpus": 0}
 
 
-def check_actor_device(device):
+def check_actor_device(device: str) -> None:
     """Refuse ``cuda:N``: Ray gives each actor its own GPU, which the actor sees as its only one (cuda:0),
     so a GPU number chosen on the driver names nothing there."""
     if str(device).startswith("cuda:"):
@@ -60,7 +68,7 @@ def check_actor_device(device):
                          "choose GPUs)")
 
 
-def next_or_error(iterator):
+def next_or_error(iterator: Iterator[Any]) -> tuple[Any, BaseException | None]:
     """``(item, None)``, ``(None, the exception reading raised)``, or ``(None, StopIteration())``."""
     try:
         return next(iterator), None
@@ -70,16 +78,18 @@ def next_or_error(iterator):
         return None, error
 
 
-def windows(batches, max_batches=WINDOW_BATCHES, max_bytes=WINDOW_BYTES):
+def windows(batches: Iterable[Any], max_batches: int = WINDOW_BATCHES, max_bytes: int = WINDOW_BYTES
+            ) -> Iterator[tuple[list[bytes], BaseException | None]]:
     """``(pickled (BATCH, batch) list, error)`` windows of an iterable of batches. An exception raised
     while reading (a bad record) ends the windows: it comes with the last one, after the batches read
     before it."""
-    batches = iter(batches)
+    pending = iter(batches)
     error = None
     while error is None:
-        window, size = [], 0
+        window: list[bytes] = []
+        size = 0
         while error is None and len(window) < max_batches and size < max_bytes:
-            batch, error = next_or_error(batches)
+            batch, error = next_or_error(pending)
             if error is None:
                 window.append(pickle.dumps((BATCH, batch), protocol=pickle.HIGHEST_PROTOCOL))
                 size += len(window[-1])
@@ -91,7 +101,7 @@ def windows(batches, max_batches=WINDOW_BATCHES, max_bytes=WINDOW_BYTES):
             yield window, error
 
 
-def pickled_row(column, kind, value):
+def pickled_row(column: str, kind: str, value: Any) -> dict[str, Any]:
     import numpy as np
 
     try:
@@ -106,10 +116,10 @@ class FileBatches:
     ``read(path, stats)``, then an ``ENDED`` row with the reader's counts, the warnings it wrote (on
     stderr, which a Ray worker does not show) and the error that stopped it (a bad line)."""
 
-    def __init__(self, read):
+    def __init__(self, read: Callable[[str, Any], Iterator[Any]]) -> None:
         self.read = read
 
-    def __call__(self, rows):
+    def __call__(self, rows: dict[str, Any]) -> Iterator[dict[str, Any]]:
         import contextlib
         import io
 
@@ -133,10 +143,10 @@ class BatchRunner:
     batch, once per actor) and maps a row's pickled ``(BATCH, batch)`` to pickled ``(BATCH, result)``, or
     ``(FAILED, exception)`` where the function raised; other rows pass as they are."""
 
-    def __init__(self, function):
+    def __init__(self, function: Callable[[Any], Any]) -> None:
         self.function = function
 
-    def __call__(self, rows):
+    def __call__(self, rows: dict[str, Any]) -> dict[str, Any]:
         (pickled,) = rows["batch"]  # batch_size 1
         kind, value = pickle.loads(pickled)
         if kind != BATCH:
@@ -147,7 +157,7 @@ class BatchRunner:
             return pickled_row("result", FAILED, error)
 
 
-def ray_log_level():
+def ray_log_level() -> int:
     """Ray's own log level on the terminal: ``RAY_LOG_LEVEL`` (debug, info, warning, error) when set, else
     errors only, with the C++ core's lines (``core_worker.cc``) quiet too (``RAY_BACKEND_LOG_LEVEL``, unless
     set): a failure reaches the user through its batch, and Ray's warnings landed over the progress bar."""
@@ -164,7 +174,7 @@ class RayEngine(Engine):
     a local one with ``workers`` CPUs and shuts it down on close (also after Ctrl-C). Where Ray is
     already initialised in this process (a library caller, the tests), that cluster is used."""
 
-    def __init__(self, workers=1, address=None, device="auto"):
+    def __init__(self, workers: int = 1, address: str | None = None, device: str = "auto") -> None:
         super().__init__(workers=workers, address=address, device=device)
         check_actor_device(device)
         ray = import_ray()
@@ -185,9 +195,9 @@ class RayEngine(Engine):
                 ray.init(num_cpus=workers, **options)
         configure_ray_data()
         keep_stdout_for_records()
-        self.running = []  # Ray Data executions whose rows are being read
+        self.running: list[Any] = []  # Ray Data executions whose rows are being read
 
-    def map_options(self, max_actors):
+    def map_options(self, max_actors: int) -> dict[str, Any]:
         """``map_batches`` keywords: the actor pool (``workers``, at most ``max_actors``), each actor's
         resources, restarts and settings."""
         import ray
@@ -203,7 +213,7 @@ class RayEngine(Engine):
             options["runtime_env"] = {"env_vars": settings}
         return options
 
-    def _outcomes(self, dataset, function, max_actors):
+    def _outcomes(self, dataset: Any, function: Callable[[Any], Any], max_actors: int) -> Iterator[tuple[str, Any]]:
         """``(kind, value)`` of each row, in order, once ``function`` has run on the ``BATCH`` rows of
         ``dataset`` on the actor pool."""
         import ray
@@ -228,7 +238,7 @@ class RayEngine(Engine):
         finally:
             self.running.remove(rows)
 
-    def map(self, function, batches):
+    def map(self, function: Callable[[Any], Any], batches: Iterable[Any]) -> Iterator[Any]:
         import ray
 
         for window, error in windows(batches):
@@ -240,7 +250,8 @@ class RayEngine(Engine):
             if error is not None:  # a bad record: the batches before it are written
                 raise error
 
-    def map_inputs(self, function, paths, read, stats):
+    def map_inputs(self, function: Callable[[Any], Any], paths: Sequence[str],
+                   read: Callable[[str, Any], Iterator[Any]], stats: Any) -> Iterator[tuple[int, Any]]:
         """Files are read by Ray Data tasks, one per file, in the same execution as the actor pool
         (which loads its model once for all of them); stdin is read here (``map``)."""
         import ray
@@ -264,7 +275,7 @@ class RayEngine(Engine):
                 raise error
             position += 1
 
-    def close(self):
+    def close(self) -> None:
         import ray
 
         # an execution left unfinished (Ctrl-C, a bad line, `| head`) is ended while Ray is still up:
@@ -277,7 +288,7 @@ class RayEngine(Engine):
             self.connected = False
 
 
-def configure_ray_data():
+def configure_ray_data() -> None:
     """Results in input order, one block per yielded batch; no Ray Data progress bars or logs."""
     from ray.data import DataContext
 
@@ -296,7 +307,7 @@ def configure_ray_data():
             handler.setLevel(logging.CRITICAL + 1)
 
 
-def keep_stdout_for_records():
+def keep_stdout_for_records() -> None:
     """Send what Ray prints on the driver to stderr. Ray prints the raylet's notices (such as "Task ...
     failed ... will be retried" when an actor dies) on stdout (``listen_error_messages`` in
     ``ray._private.worker``), which is our JSONL output; there is no option to move them."""
@@ -306,8 +317,8 @@ def keep_stdout_for_records():
     if getattr(print_to_stdstream, "to_stderr", False):
         return
 
-    def to_stderr(data, ignore_prefix):
+    def to_stderr(data: dict[str, Any], ignore_prefix: bool) -> None:
         print_to_stdstream({**data, "is_err": True}, ignore_prefix)
 
-    to_stderr.to_stderr = True
+    to_stderr.to_stderr = True  # type: ignore[attr-defined]  # marks the wrapper: installed once
     worker.print_to_stdstream = to_stderr

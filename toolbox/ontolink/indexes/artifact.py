@@ -19,6 +19,7 @@ from ontolink.core.errors import InputError
 from ontolink.core.manifest import check_same_ontology, read_manifest
 
 if TYPE_CHECKING:
+    from ontolink.ontology import OntologySource
     from ontolink.ontology.model import Ontology
 
 ARTIFACT = "index"
@@ -78,7 +79,7 @@ class LoadedIndex:
         return encoder.mention_text(record) if encoder is not None else record["mention"].strip()
 
 
-def load_index(directory: str | Path, ontology: Ontology | None = None, device: str = "auto",
+def load_index(directory: str | Path, ontology: Ontology | OntologySource | None = None, device: str = "auto",
                precision: str | None = None) -> LoadedIndex:
     """Open an index directory, refusing a truncated one or one built for another ontology."""
     directory = Path(directory)

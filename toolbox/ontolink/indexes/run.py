@@ -30,7 +30,7 @@ def index_directory(options: IndexOptions) -> dict[str, Any]:
         from ontolink.recognition.extra_names import read_extra_names
 
         extra_names = read_extra_names(options.alias_files, loaded)
-    faiss_options = {key: value for key, value in dict(
+    faiss_options: dict[str, Any] = {key: value for key, value in dict(
         hnsw_m=options.hnsw_m, ef_search=options.ef_search, ivf_nlist=options.nlist, pq_m=options.pq_m,
         nprobe=options.nprobe).items() if value is not None}
     index_type = NAME_INDEXES.get(method)
@@ -46,6 +46,7 @@ def index_directory(options: IndexOptions) -> dict[str, Any]:
                 f"{manifest['entities']} entities (multi-vector, {manifest['index']['faiss']['bytes_per_token']} "
                 f"bytes per token) into {options.directory} in {time.perf_counter() - started:.1f} s")
         return manifest
+    build_options: dict[str, Any]
     if index_type.uses_encoder:
         build_options = dict(model=options.model, device=options.device, precision=options.precision,
                              faiss_type=options.faiss_type, seed=options.seed, runtime=options.runtime,

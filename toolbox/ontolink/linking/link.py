@@ -266,7 +266,7 @@ def link_mentions(records: Iterable[dict[str, Any]], loaded_index: LoadedIndex, 
         yield from linked
 
 
-def link_inputs(paths: Sequence[str], read: Callable[[str, Any], Iterable[Any]], loaded_index: LoadedIndex,
+def link_inputs(paths: Sequence[str], read: Callable[[str, Any], Iterator[Any]], loaded_index: LoadedIndex,
                 engine: Engine | None = None, stats: Any = None,
                 **options: Any) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(position, linked record)`` for the Mention records of each input of ``paths`` in turn

@@ -34,8 +34,9 @@ def link_files(options: LinkOptions) -> int:
     stats = ReadStats()
     started = time.perf_counter()
     # the first batches are small, so that output and the progress bar move within a second or two
-    read = RecordBatchReader(batch_size, validate=validate_mention, skip_invalid=options.skip_invalid,
-                             check_duplicate_ids=True, first_size=min(batch_size, FIRST_BATCH_SIZE))
+    read: RecordBatchReader | PhraseBatches = RecordBatchReader(
+        batch_size, validate=validate_mention, skip_invalid=options.skip_invalid, check_duplicate_ids=True,
+        first_size=min(batch_size, FIRST_BATCH_SIZE))
     if options.phrases:
         read = PhraseBatches(options.phrases, read)
     with _engine(options) as engine:
@@ -47,7 +48,7 @@ def link_files(options: LinkOptions) -> int:
         if nil is not None:
             linked = ((position, next(mark_nil((record,), nil))) for position, record in linked)
         desc = "link + rerank" if reranker else "link + rank" if ranker else "link"
-        targets = [output_shard(shard, options.output_dir) for shard in shards] if options.output_dir else None
+        targets = [output_shard(shard, options.output_dir) for shard in shards or ()] if options.output_dir else None
         written = _write(linked, output_format, selection, options.output_path, shards, targets, desc, batch_size)
     empty = getattr(loaded.name_index, "empty_spans", 0)
     if empty:

@@ -89,7 +89,7 @@ def batched(score, count, batch_size, torch):
     return torch.cat(parts) if parts else torch.zeros(0)
 
 
-def reordered(record: dict[str, Any], scores: Sequence[float]) -> dict[str, Any]:
+def reordered(record: dict[str, Any], scores: Iterable[float]) -> dict[str, Any]:
     """The record with its candidates sorted by ``scores``, the retriever's kept as retriever_score."""
     rescored = [{**c, "score": round(float(score), 6), "retriever_score": c["score"]}
                 for c, score in zip(record["candidates"], scores)]
