@@ -42,7 +42,7 @@ def warn_not_improved(model):
     manifest = peek_manifest(model) if model and Path(model).is_dir() else None
     line = not_improved_warning(manifest, manifest.get("artifact", "model"), model) if manifest else None
     if line:
-        warn(line + (": the index is the starting model's" if manifest.get("kept_epoch") == 0 else ""))
+        warn(line + (": the index is the starting model's" if (manifest or {}).get("kept_epoch") == 0 else ""))
 
 
 def build_index(ontology: Ontology, directory: str | Path, method: str = "dense", model: str | None = None,

@@ -1,5 +1,7 @@
 """`ontolink train ranker`: fit a candidate ranker on training queries made without gold labels, and save it."""
 
+from typing import Any
+
 from ontolink.ranking.groups import default_groups
 
 
@@ -40,7 +42,7 @@ def train_ranker(loaded_index, directory, queries, groups=None, prior="auto", to
     features = CandidateFeatures(loaded_index, groups, prior=load_prior(prior), top_k=top_k,
                                  second_encoder=second_encoder)
     weights, report = fit_ranker(features, queries, regularisation=regularisation, gate_coverage=gate_coverage)
-    judged = {"held_out": {**holdout.describe(), "queries": len(holdout.held_out)}, "improved": None}
+    judged: dict[str, Any] = {"held_out": {**holdout.describe(), "queries": len(holdout.held_out)}, "improved": None}
     if holdout.held_out:
         start, fitted = held_out_scores(features, holdout.held_out, weights)
         improved = key(fitted) > key(start) and not holdout.problem

@@ -112,7 +112,7 @@ def train_reranker(pairs: Sequence[dict[str, Any]], ontology: Ontology, loaded_i
     def held_out_scores():
         """R@1 and MRR of the held-out pairs with their top-K rescored by the model as it is now."""
         model.eval()
-        ranks = []
+        ranks: list[float | None] = []
         with torch.inference_mode():
             for pair, candidates in zip(held_out, held_retrieved):
                 ids = [candidate["id"] for candidate in candidates]

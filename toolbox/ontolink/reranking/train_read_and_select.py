@@ -179,7 +179,7 @@ def train_res_reranker(pairs: Sequence[dict[str, Any]], ontology: Ontology, load
     def held_out_scores():
         """R@1 and MRR of the held-out pairs, each group selected in its retrieval order as `link` does."""
         model.eval()
-        ranks = []
+        ranks: list[float | None] = []
         with torch.inference_mode():
             for position, (pair, group, gold) in enumerate(zip(held_out, held_groups, held_golds)):
                 if gold is None:
