@@ -24,6 +24,7 @@ GPU-sized defaults.
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -96,7 +97,7 @@ def learned(model_dir):
     return manifest.get("start_R@1"), manifest.get("kept_R@1"), manifest.get("kept_epoch"), manifest.get("improved")
 
 
-def run_pipe(name, work, shared=SHARED, reranker_options=RERANKER_CPU, max_entities=None):
+def run_pipe(name, work, shared=SHARED, reranker_options=RERANKER_CPU, max_entities=None, llm=True):
     """Rows of one dataset's pipe: (dataset, stage, what it reports, test R@1, test R@10)."""
     ontology, corpus, test, domain, default_cap = datasets(shared)[name]
     cap = default_cap if max_entities is None else max_entities
@@ -114,13 +115,17 @@ def run_pipe(name, work, shared=SHARED, reranker_options=RERANKER_CPU, max_entit
     step("index (frozen)", ["index", *on, "--force", work / "idx-frozen"], log)
     step("select-entities", ["select-entities", *on, "--index", work / "idx-frozen", "-i", unlabeled, "-o",
                              work / "selected.jsonl"], log)
-    if cap:
+    if not llm:  # no LLM: make-pairs from the ontology's names and synonyms alone
+        print("no gen-aliases | filter (--no-llm): pairs from names and synonyms only")
+        (work / "filtered.jsonl").write_text("", encoding="utf-8")
+    elif cap:
         lines = (work / "selected.jsonl").read_text(encoding="utf-8").splitlines()[:cap]
         (work / "selected.jsonl").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
         print(f"gen-aliases on the {len(lines)} most-mentioned selected entities (LLM time on a CPU)")
-    step("gen-aliases", ["gen-aliases", *on, "--domain", domain, "-i", work / "selected.jsonl", "-o",
-                         work / "aliases.jsonl"], log)
-    step("filter", ["filter", *on, "-i", work / "aliases.jsonl", "-o", work / "filtered.jsonl"], log)
+    if llm:
+        step("gen-aliases", ["gen-aliases", *on, "--domain", domain, "-i", work / "selected.jsonl", "-o",
+                             work / "aliases.jsonl"], log)
+        step("filter", ["filter", *on, "-i", work / "aliases.jsonl", "-o", work / "filtered.jsonl"], log)
     step("make-pairs", ["make-pairs", *on, "--mentions", unlabeled, "--sources", "name,alias,synonym", "-i",
                         work / "filtered.jsonl", "-o", work / "pairs.jsonl"], log)
     pairs = sum(1 for line in (work / "pairs.jsonl").read_text().splitlines() if line.strip())
@@ -130,8 +135,10 @@ def run_pipe(name, work, shared=SHARED, reranker_options=RERANKER_CPU, max_entit
     frozen = test_r1(work / "frozen.jsonl", ontology)
     rows.append([name, "frozen index", f"{pairs} pairs made", *frozen])
 
+    # a fresh directory rather than --force, which also trains on pairs too few to learn from
+    shutil.rmtree(work / "retriever", ignore_errors=True)
     status, stderr = step("train retriever", ["train", "retriever", *on, "-i", work / "pairs.jsonl", "--negatives",
-                                              "pc-pos", "--force", work / "retriever"], log, allowed=(0, 2))
+                                              "pc-pos", work / "retriever"], log, allowed=(0, 2))
     if status:
         rows.append([name, "retriever", "refused: " + log[-1][3].removeprefix("ontolink: ")[:160], *frozen])
         rows.append([name, "pipe ends at", "the frozen index (no step after a refusal)", *frozen])
@@ -142,8 +149,9 @@ def run_pipe(name, work, shared=SHARED, reranker_options=RERANKER_CPU, max_entit
     tuned = test_r1(work / "tuned.jsonl", ontology)
     rows.append([name, "retriever", summary, *tuned])
 
+    shutil.rmtree(work / "reranker", ignore_errors=True)
     status, _ = step("train reranker", ["train", "reranker", *on, "--index", work / "idx-tuned", "-i",
-                                        work / "pairs.jsonl", *reranker_options, "--force", work / "reranker"], log,
+                                        work / "pairs.jsonl", *reranker_options, work / "reranker"], log,
                      allowed=(0, 2))
     if status:
         rows.append([name, "reranker", "refused: " + log[-1][3].removeprefix("ontolink: ")[:160], *tuned])
@@ -180,7 +188,7 @@ def precision_rows(name, work, shared=SHARED):
 
 
 def zero_shot_rows(workdir="/tmp/ontolink-zero-shot-pipe", only=("lpt", "hpo"), shared=SHARED,
-                   reranker_options=RERANKER_CPU):
+                   reranker_options=RERANKER_CPU, llm=True):
     """Rows (dataset, stage, what the trainer reports, test R@1, test R@10) of the pipe on each dataset, and
     the step log (name, seconds, exit status, summary). For bench_default_path.py and this script's main."""
     rows, log = [], []
@@ -189,7 +197,7 @@ def zero_shot_rows(workdir="/tmp/ontolink-zero-shot-pipe", only=("lpt", "hpo"), 
         if not all(Path(path).exists() for path in (corpus, test) if path is not None):
             print(f"{name}: shared data absent, skipped")
             continue
-        more_rows, more_log = run_pipe(name, Path(workdir) / name, shared, reranker_options)
+        more_rows, more_log = run_pipe(name, Path(workdir) / name, shared, reranker_options, llm=llm)
         rows += more_rows
         log += [(name, *entry) for entry in more_log]
     return rows, log
@@ -207,6 +215,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", choices=["lpt", "hpo"], action="append")
     parser.add_argument("--workdir", default="/tmp/ontolink-zero-shot-pipe")
+    parser.add_argument("--no-llm", action="store_true",
+                        help="skip gen-aliases | filter (SmolLM2 on a busy CPU: minutes a call); pairs from names "
+                             "and synonyms only")
     parser.add_argument("--precision", action="store_true",
                         help="also index each tuned retriever in torch fp32, torch int8 and ONNX int8 and score them")
     args = parser.parse_args()
@@ -214,7 +225,7 @@ def main():
         nothing_measured(f"{SHARED} is absent (the project's shared data sits beside the repository); nothing to do")
         return 0
     started = time.perf_counter()
-    rows, log = zero_shot_rows(args.workdir, tuple(args.only or ("lpt", "hpo")))
+    rows, log = zero_shot_rows(args.workdir, tuple(args.only or ("lpt", "hpo")), llm=not args.no_llm)
     print()
     print(f"reranker options (CPU): {' '.join(RERANKER_CPU)}")
     print()
