@@ -26,12 +26,13 @@ def test_version_and_help_of_every_command():
 
 @pytest.mark.parametrize("via", ["stdin", "file"])
 def test_link_adds_ranked_unique_candidates_and_keeps_fields(tfidf_index, tmp_path, via):
+    # the index's own scores and order (the default ranker's: tests/test_default_ranker.py)
     if via == "stdin":
-        result = run("link", "--index", tfidf_index, "--top-k", 5, input=jsonl(MENTIONS))
+        result = run("link", "--index", tfidf_index, "--no-ranker", "--top-k", 5, input=jsonl(MENTIONS))
     else:
         path = tmp_path / "mentions.jsonl"
         path.write_text(jsonl(MENTIONS))
-        result = run("link", "--index", tfidf_index, "--top-k", 5, "-i", path)
+        result = run("link", "--index", tfidf_index, "--no-ranker", "--top-k", 5, "-i", path)
     assert result.exit_code == 0, result.stderr
     records = parse_jsonl(result.stdout)
     assert [record["id"] for record in records] == ["m1", "m2", "m3"]

@@ -278,8 +278,9 @@ def test_link_refuses_ranker_with_reranker_and_old_indexes(dense_index, tmp_path
     result = run("link", "--index", dense_index, "--ranker", tmp_path / "ranker", "--reranker", tmp_path / "ranker",
                  input=jsonl([{"id": "m", "mention": "fits"}]))
     assert result.exit_code == 2 and "not both" in result.output
-    result = run("link", "--index", dense_index, "--prior", "hpo", input=jsonl([{"id": "m", "mention": "fits"}]))
-    assert result.exit_code == 2 and "apply with --ranker" in result.output
+    result = run("link", "--index", dense_index, "--no-ranker", "--prior", "hpo",
+                 input=jsonl([{"id": "m", "mention": "fits"}]))
+    assert result.exit_code == 2 and "apply with a ranker" in result.output
     old = tmp_path / "old-index"
     import shutil
 

@@ -64,11 +64,12 @@ class Index:
 
     def link(self, mentions: Iterable[str | dict[str, Any]], *, top_k: int | None = None,
              ranker: str | Path | Ranker | None = None, reranker: str | Path | Reranker | None = None,
-             annotate_ids: bool = True, device: str = "auto") -> list[dict[str, Any]]:
+             no_ranker: bool = False, annotate_ids: bool = True, device: str = "auto") -> list[dict[str, Any]]:
         """Each mention with its ``candidates``, best first: the records `ontolink link` writes for the same
         input. A string is the Mention record ``{"id": "1", "mention": string}`` (ids count from 1, as for
         ``ontolink link PHRASE ...``); a dict is a Mention record, its other fields kept. ``top_k``: candidates per
-        mention (default: as `ontolink link`); ``ranker`` / ``reranker``: a trained one's directory or the object."""
+        mention (default: as `ontolink link`); ``ranker`` / ``reranker``: a trained one's directory or the object
+        (neither: the index's default ranker, as `ontolink link`; ``no_ranker``: the index's order)."""
         from ontolink.core.records import validate_mention
         from ontolink.linking.link import link_mentions
         from ontolink.linking.options import trained_top_k
@@ -88,9 +89,14 @@ class Index:
             reranker = reranker if isinstance(reranker, Reranker) else load_reranker(reranker, device=device)
         if reranker is not None:
             reranker.check_index(self.loaded)
+        by_default = ranker is None and reranker is None and not no_ranker
+        if by_default:
+            from ontolink.ranking.default import index_ranker
+
+            ranker = index_ranker(self.loaded)[0]
         top_k = top_k if top_k is not None else trained_top_k(ranker, reranker)
         return list(link_mentions(records, self.loaded, top_k=top_k, reranker=reranker, ranker=ranker,
-                                  device=device, annotate_ids=annotate_ids))
+                                  device=device, annotate_ids=annotate_ids, exact_first=by_default))
 
 
 def load_index(directory: str | Path, *, ontology: Ontology | OntologySource | str | Path | None = None,

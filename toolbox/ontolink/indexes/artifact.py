@@ -115,6 +115,17 @@ def load_index(directory: str | Path, ontology: Ontology | OntologySource | None
     if len(name_index) != len(maps["names"]):
         raise InputError(f"index holds {len(name_index)} vectors but {NAMES_FILE} lists {len(maps['names'])} "
                          "names; rebuild it", directory)
+    return _loaded(directory, manifest, name_index, maps)
+
+
+def written_index(directory, manifest, name_index):
+    """A ``LoadedIndex`` over the names.json just written into ``directory`` and ``name_index`` as built, for
+    what `index` measures on it before its manifest is written (the default ranker's choice)."""
+    return _loaded(Path(directory), manifest, name_index,
+                   checked_names(read_json(Path(directory) / NAMES_FILE), Path(directory) / NAMES_FILE))
+
+
+def _loaded(directory, manifest, name_index, maps):
     return LoadedIndex(directory, manifest, name_index, maps["entity_ids"], maps["entity_names"], maps["names"],
                        maps["entity_of_name"], maps.get("entity_definitions"), maps.get("entity_depths"),
                        maps.get("entity_children"), maps.get("name_kinds"), maps.get("entity_parents"))

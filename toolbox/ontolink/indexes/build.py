@@ -48,7 +48,8 @@ def warn_not_improved(model):
 def build_index(ontology: Ontology, directory: str | Path, method: str = "dense", model: str | None = None,
                 device: str = "auto", precision: str = "auto", faiss_type: str = "flat", min_df: int = 1, seed: int = 0,
                 runtime: str = "auto", cache: bool = True, engine: Engine | None = None, force: bool = False,
-                extra_names: dict[str, list[str]] | None = None, **index_options: Any) -> dict[str, Any]:
+                extra_names: dict[str, list[str]] | None = None, ranker: str = "auto",
+                **index_options: Any) -> dict[str, Any]:
     """Build and write an index directory; returns its manifest.
 
     ``method`` is a registered index method; ``runtime`` the registered encoder of ``model`` (methods
@@ -56,7 +57,10 @@ def build_index(ontology: Ontology, directory: str | Path, method: str = "dense"
     as a token model. ``cache``: reuse and keep name vectors in the persistent embedding cache
     (batch-invariant encoders), so a rebuild encodes only names it has not seen. ``engine``: where the
     names to encode are encoded (the driver keeps the cache, the only writer). ``extra_names``: {entity id:
-    [alias, ...]} indexed as names of kind "alias" (`index --aliases`; single-vector methods).
+    [alias, ...]} indexed as names of kind "alias" (`index --aliases`; single-vector methods). ``ranker``: the
+    default ranker `link` applies (auto: the packaged one, one fitted here on the ontology's synonyms, or none,
+    whichever measures best on held-out synonyms; packaged; none), with the tables its features read
+    (ontolink.ranking.default; the manifest's "ranker").
     """
     warn_not_improved(model)
     index_type = NAME_INDEXES.get(method)
@@ -106,6 +110,10 @@ def build_index(ontology: Ontology, directory: str | Path, method: str = "dense"
     with artifact_directory(directory, manifest, force=force) as temporary:
         name_index.save(temporary)
         write_names(temporary, ontology, texts, owners, kinds)
+        from ontolink.indexes.artifact import written_index
+        from ontolink.ranking.default import add_ranker
+
+        add_ranker(temporary, written_index(temporary, manifest, name_index), ranker, seed)
     return manifest
 
 

@@ -34,6 +34,7 @@ class IndexOptions:
     pq_m: int | None = None  # IVF-PQ sub-quantisers
     nprobe: int = 16
     min_df: int = 1  # tfidf: drop character n-grams found in fewer names
+    ranker: str = "auto"  # the ranker `link` applies by default: auto (measured), packaged or none
     seed: int = 0
     start_engine: Callable[..., Any] | None = None  # cli.options.engine_options; None: this process
     force: bool = False  # replace DIRECTORY whatever it holds

@@ -16,6 +16,7 @@ def index_directory(options: IndexOptions) -> dict[str, Any]:
     from ontolink.engines import ENGINES, open_engine
     from ontolink.indexes import NAME_INDEXES
     from ontolink.indexes.build import build_index
+    from ontolink.ranking.default import ranker_summary
 
     started = time.perf_counter()
     method = options.method
@@ -56,11 +57,11 @@ def index_directory(options: IndexOptions) -> dict[str, Any]:
     start_engine = options.start_engine or (lambda device: open_engine(device=device))
     with start_engine(options.device) as engine:
         manifest = build_index(loaded, options.directory, method=method, engine=engine, force=options.force,
-                               extra_names=extra_names, **build_options)
+                               extra_names=extra_names, ranker=options.ranker, **build_options)
     encoded = manifest.get("encoded") or {}
     reused = f"; {encoded['encoded']} encoded, {encoded['reused']} from the embedding cache" \
         if encoded.get("reused") else ""
     aliases = f" ({manifest['aliases']['names']} of them aliases)" if "aliases" in manifest else ""
     summary(f"indexed {manifest['names']} names{aliases} of {manifest['entities']} entities ({method}) into "
-            f"{options.directory} in {time.perf_counter() - started:.1f} s{reused}")
+            f"{options.directory} in {time.perf_counter() - started:.1f} s{reused}; {ranker_summary(manifest)}")
     return manifest

@@ -121,22 +121,26 @@ class FoldedNames:
                 groups[0 if found else 1].append(candidate)
         return [candidate for group in groups for candidate in group]
 
-    def mark(self, mention, candidates, dictionary_ids=()):
+    def mark(self, mention, candidates, dictionary_ids=(), exact_first=False):
         """``candidates`` in their order (a ranker's), marked as ``candidates`` marks them: those whose name is the
         mention once folded as new records with that name and "matched_by": "exact", those of ``dictionary_ids``
-        with "matched_by": "annotate"; the list itself when there are none."""
+        with "matched_by": "annotate"; the list itself when there are none. ``exact_first``: in the four groups
+        of ``candidates`` (exact and found by annotate, exact, found by annotate, the rest), each in the given
+        order, as without a ranker: the default ranker learns from held-out synonyms, never from an exact name
+        or annotate's dictionary."""
         exact = self.exact_rows(mention)
         if not exact and not dictionary_ids:
             return candidates
-        marked = []
+        groups = ([], [], [], [])
         for candidate in candidates:
             row = exact.get(candidate["id"])
+            found = candidate["id"] in dictionary_ids
             if row is not None:
                 candidate = self._exact(candidate, row)
-            elif candidate["id"] in dictionary_ids:
+            elif found:
                 candidate = {**candidate, "matched_by": "annotate"}
-            marked.append(candidate)
-        return marked
+            groups[(0 if row is not None else 2) + (0 if found else 1) if exact_first else 3].append(candidate)
+        return [candidate for group in groups for candidate in group]
 
 
 def dictionary_ids(record):
@@ -154,7 +158,7 @@ class LinkBatches:
     """
 
     def __init__(self, loaded_index, top_k=64, reranker=None, device="auto", ranker=None, prior="auto",
-                 with_features=False, fold=True, annotate_ids=True):
+                 with_features=False, fold=True, annotate_ids=True, exact_first=False):
         self.index_dir = str(loaded_index.directory)
         self.reranker_dir = str(reranker.directory) if reranker is not None else None
         self.ranker_dir = str(ranker.directory) if ranker is not None else None
@@ -163,6 +167,7 @@ class LinkBatches:
         self.top_k = top_k
         self.fold = fold
         self.annotate_ids = annotate_ids
+        self.exact_first = exact_first
         self.device = device
         self._load(loaded_index, reranker, ranker)
 
@@ -218,7 +223,8 @@ class LinkBatches:
                 candidates = record["candidates"]
                 found = dictionary_ids(record) if self.annotate_ids else frozenset()
                 if (id(candidates), found) not in marked:
-                    marked[id(candidates), found] = self.folded.mark(record["mention"], candidates, found)
+                    marked[id(candidates), found] = self.folded.mark(record["mention"], candidates, found,
+                                                                     self.exact_first)
                 linked.append({**record, "candidates": marked[id(candidates), found]})
             return linked
         texts = [self.index.query_text(record) for record in batch]
@@ -246,13 +252,15 @@ class LinkBatches:
 def link_mentions(records: Iterable[dict[str, Any]], loaded_index: LoadedIndex, top_k: int = 64,
                   batch_size: int = LINK_BATCH_SIZE, reranker: Any = None, engine: Engine | None = None,
                   device: str = "auto", ranker: Any = None, prior: Any = "auto", with_features: bool = False,
-                  fold: bool = True, annotate_ids: bool = True) -> Iterator[dict[str, Any]]:
+                  fold: bool = True, annotate_ids: bool = True,
+                  exact_first: bool = False) -> Iterator[dict[str, Any]]:
     """Yield each Mention record with ``candidates`` added (unknown fields kept).
 
     With a ``reranker``, all top-K candidates are rescored by it and reordered; with a ``ranker`` (a
     ontolink.ranking.ranker.Ranker; ``prior`` and ``with_features`` are its options) they are ordered by
     its features. ``fold``: a candidate whose name is the mention once folded comes first (``FoldedNames``;
-    with a ranker, which weighs exact names itself, it is only marked "matched_by": "exact"); ``annotate_ids``: then
+    with a ranker it is only marked "matched_by": "exact", and put first with ``exact_first``, as `link` does
+    with the index's default ranker); ``annotate_ids``: then
     the entities `annotate`'s dictionary found over the mention (``FoldedNames.candidates``). Batches go through
     ``engine`` (an ``Engine``; default: in this process, one after
     another); its workers load the index on ``device``.
@@ -260,7 +268,8 @@ def link_mentions(records: Iterable[dict[str, Any]], loaded_index: LoadedIndex, 
     from ontolink.engines import open_engine
 
     link_batch = LinkBatches(loaded_index, top_k=top_k, reranker=reranker, device=device, ranker=ranker,
-                             prior=prior, with_features=with_features, fold=fold, annotate_ids=annotate_ids)
+                             prior=prior, with_features=with_features, fold=fold, annotate_ids=annotate_ids,
+                             exact_first=exact_first)
     engine = engine or open_engine()
     for linked in engine.map(link_batch, record_batches(records, batch_size)):
         yield from linked

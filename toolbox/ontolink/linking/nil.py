@@ -73,11 +73,17 @@ def calibrate_nil_threshold(loaded_index: LoadedIndex, queries: int = CALIBRATIO
                                  "unlinkable_kept": float(np.mean(unlinkable_scores >= threshold))}
 
 
-def mark_nil(records: Iterable[dict[str, Any]], threshold: float | None) -> Iterator[dict[str, Any]]:
-    """Yield each Linked mention with ``"nil"``: true when its best score is below ``threshold``."""
+def mark_nil(records: Iterable[dict[str, Any]], threshold: float | None,
+             retriever: bool = False) -> Iterator[dict[str, Any]]:
+    """Yield each Linked mention with ``"nil"``: true when its best score is below ``threshold``
+    (``retriever``: the best "retriever_score" of candidates a ranker ordered, its "score" being a probability)."""
     for record in records:
         candidates = record.get("candidates") or []
-        record["nil"] = not candidates or candidates[0]["score"] < threshold
+        if retriever and candidates:
+            best = max(candidate.get("retriever_score", candidate["score"]) for candidate in candidates)
+        else:
+            best = candidates[0]["score"] if candidates else None
+        record["nil"] = not candidates or best < threshold
         yield record
 
 

@@ -50,7 +50,8 @@ class LinkOptions:
     batch_size: int | None = None  # None: the linking step's own (smaller with a reranker)
     ontology: OntologySource | None = None  # checked by content hash against the index's
     reranker_dir: str | None = None
-    ranker_dir: str | None = None
+    ranker_dir: str | None = None  # None: the index's default ranker (ontolink.ranking.default), unless no_ranker
+    no_ranker: bool = False  # the index's order: what `link` wrote before it had a default ranker
     prior: str = "auto"
     with_features: bool = False
     nil_threshold: str | None = None  # a number or "auto"

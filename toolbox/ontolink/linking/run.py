@@ -23,7 +23,7 @@ def link_files(options: LinkOptions) -> int:
     from ontolink.linking.nil import mark_nil
 
     output_format, selection = _checked(options)
-    loaded, reranker, ranker, nil = _load(options)
+    loaded, reranker, ranker, by_default, nil = _load(options)
     top_k = options.top_k if options.top_k is not None else trained_top_k(ranker, reranker)
     shards = None if options.phrases else input_shards(options.input_path)
     if options.output_dir and not shards:
@@ -44,9 +44,10 @@ def link_files(options: LinkOptions) -> int:
         linked = link_inputs(shards or ([PHRASES] if options.phrases else [options.input_path]), read, loaded,
                              top_k=top_k, reranker=reranker, engine=engine, device=options.device, stats=stats,
                              ranker=ranker, prior=options.prior, with_features=options.with_features,
-                             annotate_ids=options.annotate_ids)
+                             annotate_ids=options.annotate_ids, exact_first=by_default is not None)
         if nil is not None:
-            linked = ((position, next(mark_nil((record,), nil))) for position, record in linked)
+            linked = ((position, next(mark_nil((record,), nil, retriever=by_default is not None)))
+                      for position, record in linked)
         desc = "link + rerank" if reranker else "link + rank" if ranker else "link"
         targets = [output_shard(shard, options.output_dir) for shard in shards or ()] if options.output_dir else None
         written = _write(linked, output_format, selection, options.output_path, shards, targets, desc, batch_size)
@@ -58,7 +59,8 @@ def link_files(options: LinkOptions) -> int:
     rate = f" ({rate_text(written / seconds)} mentions/s)" if written and seconds > 0 else ""
     shard_count = f" from {len(shards)} shards" if shards else ""
     read_from = "" if options.phrases else f"; read {stats.summary()}"
-    summary(f"linked {plural(written, 'mention')}{shard_count} in {seconds:.1f} s{rate}{read_from}")
+    ranked = f"; ranked by the index's {by_default} ranker" if by_default is not None else ""
+    summary(f"linked {plural(written, 'mention')}{shard_count} in {seconds:.1f} s{rate}{ranked}{read_from}")
     return written
 
 
@@ -68,6 +70,8 @@ def _checked(options: LinkOptions) -> tuple[str, Any]:
 
     if options.ranker_dir and options.reranker_dir:
         raise UsageError("give --ranker or --reranker, not both")
+    if options.ranker_dir and options.no_ranker:
+        raise UsageError("give --ranker or --no-ranker, not both")
     if options.phrases and options.input_path != "-":
         raise UsageError("give PHRASES or -i FILE, not both")
     output_format = options.output_format or (
@@ -83,8 +87,9 @@ def _checked(options: LinkOptions) -> tuple[str, Any]:
     return output_format, selection
 
 
-def _load(options: LinkOptions) -> tuple[Any, Any, Any, float | None]:
-    """(the index, the reranker or None, the ranker or None, the NIL threshold or None) that ``options`` name."""
+def _load(options: LinkOptions) -> tuple[Any, Any, Any, str | None, float | None]:
+    """(the index, the reranker or None, the ranker or None, which default ranker it is ("packaged", "fitted") or
+    None, the NIL threshold or None) that ``options`` name."""
     from ontolink.core.gc_pause import collection_paused
     from ontolink.indexes.artifact import load_index
     from ontolink.linking.nil import resolve_nil_threshold
@@ -102,19 +107,25 @@ def _load(options: LinkOptions) -> tuple[Any, Any, Any, float | None]:
         reranker = load_reranker(options.reranker_dir, device=options.device)
         reranker.check_index(loaded)
         reranker = learned_or_none(reranker, "reranker", options.reranker_dir)
-    ranker = None
+    ranker, by_default = None, None
     if options.ranker_dir:
         from ontolink.ranking.ranker import Ranker
 
         ranker = learned_or_none(Ranker(options.ranker_dir), "ranker", options.ranker_dir)
-    elif options.prior != "auto" or options.with_features:
-        raise UsageError("--prior and --with-features apply with --ranker")
+    elif not options.no_ranker and options.reranker_dir is None:
+        from ontolink.ranking.default import index_ranker
+
+        ranker, which = index_ranker(loaded)
+        by_default = which if ranker is not None else None
+    if ranker is None and not options.ranker_dir and (options.prior != "auto" or options.with_features):
+        raise UsageError("--prior and --with-features apply with a ranker")
     try:
+        # the default ranker's scores are probabilities: NIL reads the retriever's best score, as without one
         nil = resolve_nil_threshold(options.nil_threshold, loaded,
-                                    reranked=reranker is not None or ranker is not None)
+                                    reranked=reranker is not None or options.ranker_dir is not None)
     except ValueError as error:
         raise UsageError(str(error), option="--nil-threshold") from None
-    return loaded, reranker, ranker, nil
+    return loaded, reranker, ranker, by_default, nil
 
 
 def _engine(options: LinkOptions) -> Any:

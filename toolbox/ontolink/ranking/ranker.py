@@ -85,11 +85,19 @@ class Ranker:
 
         if feature_columns(self.groups) != self.columns:
             raise InputError("was fitted with features this version computes differently; refit it", self.directory)
-        counts = load_prior(resolve_prior(prior, loaded_index)) if "prior" in self.groups else None
+        counts = rows = None
+        if "prior" in self.groups and prior == AUTO_PRIOR:
+            from ontolink.ranking.tables import ranker_tables
+
+            # the prior `auto` resolves to, read from the index's tables (parsing phenotype.hpoa cost 0.6 CPU-s)
+            rows = ranker_tables(loaded_index).prior
+        elif "prior" in self.groups:
+            counts = load_prior(resolve_prior(prior, loaded_index))
         # what the groups recorded when fitted (second_encoder: the encoder) goes back to them as options
         recorded = {key: value for key, value in self.manifest["features"].items()
                     if key not in ("groups", "columns", "gate")}
-        self.features = CandidateFeatures(loaded_index, self.groups, prior=counts, top_k=top_k, **recorded)
+        self.features = CandidateFeatures(loaded_index, self.groups, prior=counts, prior_rows=rows, top_k=top_k,
+                                          **recorded)
         self._bound = (id(loaded_index), prior, top_k)
         return self
 

@@ -51,6 +51,11 @@ def _faiss_types():
 @click.option("--nlist", type=int, help="IVF-PQ: number of lists.  [default: 4·sqrt(names)]")
 @click.option("--pq-m", type=int, help="IVF-PQ: sub-quantisers (bytes per vector); must divide the dimension.")
 @click.option("--nprobe", type=int, default=IndexOptions.nprobe, show_default=True, help="IVF-PQ: lists searched per query.")
+@click.option("--ranker", type=click.Choice(["auto", "packaged", "none"]), default=IndexOptions.ranker,
+              show_default=True,
+              help="The ranker `link` applies to this index by default: auto scores the packaged ranker, one "
+                   "fitted here on the ontology's own synonyms (when it has enough) and none on held-out synonym "
+                   "queries and keeps the best (the manifest records the numbers); single-vector methods.")
 @click.option("--min-df", type=int, default=IndexOptions.min_df, show_default=True,
               help="tfidf: drop character n-grams found in fewer names.")
 @seed_option

@@ -50,12 +50,16 @@ from ontolink.linking.options import DEFAULT_TOP_K, LinkOptions
               help="A reranker from `ontolink train reranker` (either architecture): rescores all top-K "
                    "candidates.")
 @click.option("--ranker", "ranker_dir", type=click.Path(file_okay=False),
-              help="A feature ranker from `ontolink train ranker`: orders the top-K candidates (CPU-cheap).")
+              help="A feature ranker from `ontolink train ranker`: orders the top-K candidates (CPU-cheap).  "
+                   "[default: the index's own, chosen by `ontolink index`: the packaged ranker, one fitted on the "
+                   "ontology's synonyms, or none]")
+@click.option("--no-ranker", is_flag=True,
+              help="The index's order, with no ranker: what `link` wrote before it had a default ranker.")
 @click.option("--prior", default=LinkOptions.prior, show_default=True, metavar="auto|hpo|none|FILE",
-              help="With --ranker: the entity prior ('hpo', a select-entities output or id/count file, 'none'; "
+              help="With a ranker: the entity prior ('hpo', a select-entities output or id/count file, 'none'; "
                    "auto: hpo for an HPO index, else none).")
 @click.option("--with-features", is_flag=True,
-              help="With --ranker: add each candidate's feature values (\"features\") to the output.")
+              help="With a ranker: add each candidate's feature values (\"features\") to the output.")
 @click.option("--nil-threshold", metavar="FLOAT|auto",
               help="Mark a mention \"nil\": true (candidates kept) when its best score is below this; 'auto' "
                    "calibrates it on the index, without labels (docs/recognition.md: NIL).")

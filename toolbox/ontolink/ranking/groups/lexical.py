@@ -16,12 +16,13 @@ class CharacterTrigrams(FeatureGroup):
     position = 10
 
     def prepare(self, index, options):
-        from ontolink.indexes.tfidf import char_trigram_vectorizer
+        from ontolink.ranking.tables import ranker_tables
 
+        tables = ranker_tables(index)  # built by `index`; scikit-learn's vectorizer cost more than linking
         self._index = index
-        self._vectorizer = char_trigram_vectorizer()
+        self._trigrams = tables.trigrams
         self._rows_of_text = rows_by_text(index)
-        self._name_matrix = self._vectorizer.fit_transform(index.names).tocsr()
+        self._name_matrix = tables.name_trigrams
 
     def compute(self, batch):
         return [[lexical, lexical - lexical.max(), exact] if len(lexical) else None
@@ -48,7 +49,7 @@ class CharacterTrigrams(FeatureGroup):
             slot_offset.append(slot_offset[-1] + len(found.entities))
         best = np.zeros(slot_offset[-1], dtype=np.float32)
         if pair_name:
-            queries = self._vectorizer.transform(query_texts).tocsr()
+            queries = self._trigrams.transform(query_texts)
             similarity = sparse_pair_dots(queries, np.concatenate(pair_query), self._name_matrix,
                                           np.concatenate(pair_name))
             np.maximum.at(best, np.concatenate(pair_slot), similarity)

@@ -12,7 +12,13 @@ class EntityPrior(FeatureGroup):
     position = 20
 
     def prepare(self, index, options):
-        counts = options.get("prior") or {}  # no prior: a constant column, which the fit weighs 0
+        # per entity row (the index's own table, `--prior auto`), or id -> count; none: a constant column,
+        # which the fit weighs 0
+        rows = options.get("prior_rows")
+        if rows is not None:
+            self._prior = np.log1p(np.asarray(rows, dtype=np.float32))
+            return
+        counts = options.get("prior") or {}
         self._prior = np.log1p(np.array([counts.get(entity_id, 0) for entity_id in index.entity_ids],
                                         dtype=np.float32))
 

@@ -1,0 +1,226 @@
+"""The default path (`ontolink index` then `ontolink link`, nothing else) against the frozen index (`link
+--no-ranker`), side by side in one run, and what the default ranker costs.
+
+    python benchmarks/bench_default_path.py [--workdir DIR] [--rounds 2] [--skip-speed]
+
+Rows, each an index built by `index` with its defaults (the ranker it chose is shown) and linked at `link`'s
+default depth (10), no label of any test set read except to score:
+- GSC+ public, gold spans (1,151 mentions), on the packaged HPO;
+- the same mentions on HPO with its synonyms and hierarchy removed (names only: id and name of each term);
+- LPT (livestock product traits, 520 entities, not used to make the packaged ranker): a test set made from its
+  own text: for every entity with synonyms whose id a seeded coin picks (seed 1, half), its first synonym is
+  taken out of the KB and becomes a mention whose gold is that entity (the index is built on what is left,
+  and its own ranker, if `index` fits one, learns on the remaining synonyms only); beside it the 42 public test
+  mentions in shared data (a partial file: a smoke check, not a benchmark);
+- speed: plain (`--no-ranker`) and ranked `link` on the 6,284-mention corpus (NCBI-disease unlabeled + GSC+),
+  alternating, ``--rounds`` each: mentions/s as `link` reports it, whole-process wall and CPU seconds.
+
+Sections other helpers add (the zero-shot pipe as the trainers report it) are modules named in ``SECTIONS``,
+each with ``section(workdir)`` returning its markdown; a module not present is said so and skipped.
+"""
+
+import argparse
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("ONTOLINK_SHARED_DATA", REPO.parent / "shared" / "data"))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from results_file import nothing_measured, run_and_record  # noqa: E402  (beside this script)
+
+SECTIONS = ("default_path_zero_shot",)  # modules beside this script: section(workdir) -> markdown
+GSC = SHARED / "gscplus" / "mentions.jsonl"
+NCBI = SHARED / "ncbi_disease" / "unlabeled_mentions.jsonl"
+LPT_KB = SHARED / "sci-zsel" / "lpt_kb.json"
+LPT_TEST = SHARED / "sci-zsel" / "lpt_test_grag.PARTIAL_first42.json"
+LPT_SEED = 1
+
+
+def read_jsonl(path):
+    with open(path, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def write_jsonl(records, path):
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
+
+
+def build(ontology_spec, directory):
+    """`ontolink index` with its defaults (in this process); the manifest's ranker block."""
+    from ontolink.indexes.build import build_index
+    from ontolink.ontology import load_ontology
+
+    if not (directory / "manifest.json").is_file():
+        build_index(load_ontology(str(ontology_spec)), directory, device="cpu")
+    return json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
+
+
+def linked(index, mentions, ranked):
+    """What `link` writes (default depth), ranked by the index's default ranker or not (`--no-ranker`)."""
+    from ontolink.indexes.artifact import load_index
+    from ontolink.linking.link import link_mentions
+    from ontolink.ranking.default import index_ranker
+
+    loaded = load_index(index, device="cpu")
+    ranker = index_ranker(loaded)[0] if ranked else None
+    return list(link_mentions([dict(record) for record in mentions], loaded, top_k=10, ranker=ranker,
+                              exact_first=ranked))
+
+
+def scores(records, ontology):
+    from ontolink.evaluation.evaluate import file_metrics, score_file
+
+    metrics = file_metrics(*score_file(records, ontology=ontology, ks=(1, 10)), ks=(1, 10))["all"]
+    return metrics["R@1"], metrics["R@10"]
+
+
+def compare(label, index, mentions, ontology, manifest):
+    frozen = scores(linked(index, mentions, False), ontology)
+    default = scores(linked(index, mentions, True), ontology)
+    block = manifest.get("ranker", {})
+    measured = block.get("held_out_R@1")
+    chosen = block.get("choice", "?") + (" (held-out R@1 " + ", ".join(f"{name} {value:.3f}" for name, value in
+                                                                       measured.items()) + ")" if measured else "")
+    return [label, len(mentions), f"{frozen[0]:.3f}", f"{default[0]:.3f}", f"{default[0] - frozen[0]:+.3f}",
+            f"{frozen[1]:.3f}", f"{default[1]:.3f}", chosen]
+
+
+def names_only_hpo(target):
+    """HPO as Entity JSONL with only each live term's id and name: no synonym, no parent, no definition."""
+    from ontolink.ontology import load_ontology
+
+    write_jsonl([{"id": entity.id, "name": entity.name} for entity in load_ontology("hpo")], target)
+
+
+def lpt_held_out(kb_target, mentions_target):
+    """LPT with one synonym taken out of the KB for the entities a seeded coin picks; those synonyms as mentions."""
+    from ontolink.ontology import load_ontology
+
+    coin = random.Random(LPT_SEED)
+    records, mentions = [], []
+    for entity in load_ontology(str(LPT_KB)):
+        record = entity.to_record()
+        if record["synonyms"] and coin.random() < 0.5:
+            mentions.append({"id": f"lpt-synonym-{len(mentions) + 1}", "mention": record["synonyms"][0],
+                             "gold": [entity.id]})
+            record["synonyms"] = record["synonyms"][1:]
+        records.append(record)
+    write_jsonl(records, kb_target)
+    write_jsonl(mentions, mentions_target)
+    return mentions
+
+
+def lpt_public(target):
+    """The 42 public LPT test mentions (Sci-ZSEL JSON) as Mention JSONL."""
+    items = json.loads(LPT_TEST.read_text(encoding="utf-8"))
+    records = []
+    for item in items:
+        left, _, rest = item["mention_context"].partition("[MENTION_START]")
+        _, _, right = rest.partition("[MENTION_END]")
+        records.append({"id": str(item["sample_id"]), "mention": item["mention"], "context_left": left.rstrip() + " ",
+                        "context_right": " " + right.lstrip(), "gold": [gold["id"] for gold in item["ground_truth"]]})
+    write_jsonl(records, target)
+    return records
+
+
+def timed_link(index, corpus, ranked):
+    """(mentions/s as `link` says it, wall s, CPU s) of one `ontolink link` process."""
+    command = [sys.executable, "-m", "ontolink", "link", "--index", str(index), "-i", str(corpus), "-o", os.devnull]
+    command += [] if ranked else ["--no-ranker"]
+    before = os.times()
+    started = time.perf_counter()
+    result = subprocess.run(command, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    after = os.times()
+    if result.returncode:
+        sys.exit(f"link failed:\n{result.stderr}")
+    rate = float(re.search(r"\(([\d.]+) mentions/s\)", result.stderr).group(1))
+    cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    return rate, wall, cpu
+
+
+def speed(index, corpus, rounds):
+    runs = {False: [], True: []}
+    for _ in range(rounds):
+        for ranked in (False, True):
+            runs[ranked].append(timed_link(index, corpus, ranked))
+    median = {ranked: [sorted(values)[len(values) // 2] for values in zip(*found)] for ranked, found in runs.items()}
+    print(f"Speed: `link` on the 6,284-mention corpus, {rounds} alternating rounds, medians (on a shared machine "
+          "compare the ratios; CPU seconds count every thread of the process):\n")
+    print("| link | mentions/s | whole process, wall s | whole process, CPU s |\n|---|---|---|---|")
+    for ranked, label in ((False, "plain (`--no-ranker`)"), (True, "default (ranked)")):
+        rate, wall, cpu = median[ranked]
+        print(f"| {label} | {rate:,.0f} | {wall:.1f} | {cpu:.1f} |")
+    print(f"| ranked / plain | {median[True][0] / median[False][0]:.2f}x | "
+          f"{median[False][1] / median[True][1]:.2f}x | {median[False][2] / median[True][2]:.2f}x |")
+    print("\n(the ratios of the last row are rates: plain time / ranked time)\n")
+
+
+def sections(workdir):
+    import importlib
+
+    for name in SECTIONS:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as error:
+            if error.name != name:
+                raise
+            print(f"({name}.py is not in benchmarks/: its section is not part of this run)\n")
+            continue
+        print(module.section(workdir))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--skip-speed", action="store_true")
+    args = parser.parse_args(argv)
+    if not GSC.is_file():
+        nothing_measured(f"no GSC+ mentions at {GSC}: nothing measured")
+        return 0
+    from ontolink.ontology import load_ontology
+
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="default-path-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    hpo = load_ontology("hpo")
+    gsc = read_jsonl(GSC)
+    rows = []
+    manifest = build("hpo", workdir / "hpo")
+    rows.append(compare("GSC+ (gold spans), HPO", workdir / "hpo", gsc, hpo, manifest))
+    names_only_hpo(workdir / "hpo_names_only.jsonl")
+    manifest = build(workdir / "hpo_names_only.jsonl", workdir / "hpo-names-only")
+    rows.append(compare("GSC+ (gold spans), HPO names only", workdir / "hpo-names-only", gsc, hpo, manifest))
+    if LPT_KB.is_file():
+        held = lpt_held_out(workdir / "lpt_reduced.jsonl", workdir / "lpt_synonyms.jsonl")
+        lpt = load_ontology(str(workdir / "lpt_reduced.jsonl"))
+        manifest = build(workdir / "lpt_reduced.jsonl", workdir / "lpt")
+        rows.append(compare("LPT, synonyms taken out of the KB", workdir / "lpt", held, lpt, manifest))
+        rows.append(compare("LPT, 42 public test mentions (partial: smoke)", workdir / "lpt",
+                            lpt_public(workdir / "lpt_public.jsonl"), lpt, manifest))
+    print("Frozen index (`link --no-ranker`) against the default path (`link`), both at depth 10, each index built "
+          "by `index` with its defaults; no label of a test set read except to score:\n")
+    print("| test set | mentions | R@1 frozen | R@1 default | change | R@10 frozen | R@10 default | ranker chosen "
+          "by `index` |\n|---|---|---|---|---|---|---|---|")
+    for row in rows:
+        print("| " + " | ".join(str(value) for value in row) + " |")
+    print()
+    if not args.skip_speed:
+        corpus = workdir / "corpus_6284.jsonl"
+        write_jsonl(read_jsonl(NCBI) + gsc, corpus)
+        speed(workdir / "hpo", corpus, args.rounds)
+    sections(workdir)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_and_record(main, __file__))
