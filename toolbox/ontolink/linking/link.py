@@ -280,8 +280,8 @@ def link_inputs(paths: Sequence[str], read: Callable[[str, Any], Iterator[Any]],
                 **options: Any) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(position, linked record)`` for the Mention records of each input of ``paths`` in turn
     (``position``: its index in ``paths``), as ``link_mentions`` links them (``options``: top_k, device,
-    reranker, ranker, prior, with_features, fold, annotate_ids). ``read(path, stats)`` yields an input's records in batches
-    (``io.RecordBatchReader``); the engine may read files where its workers are (Ray: Ray Data tasks)."""
+    reranker, ranker, prior, with_features, fold, annotate_ids, exact_first). ``read(path, stats)`` yields an
+    input's records in batches (``io.RecordBatchReader``); the engine may read files where its workers are (Ray: Ray Data tasks)."""
     from ontolink.engines import open_engine
 
     link_batch = LinkBatches(loaded_index, **options)

@@ -91,12 +91,19 @@ def choose_ranker(directory, loaded_index, seed=0):
     if features.columns != packaged.columns:
         return {"choice": "packaged", **block, "reason": "the packaged ranker's features differ from this version's"}
     matrix, labels, groups, _ = training_matrix(features, held)
+    if matrix is None:
+        return {"choice": "packaged", **block, "reason": "no held-out synonym query found its entity in the top "
+                                                         f"{DEPTH}: nothing to measure on"}
     scores = {"retriever": _top1(matrix[:, features.columns.index("dense")], labels, groups, len(held)),
               "packaged": _top1(packaged.scores(matrix), labels, groups, len(held))}
     fitted = None
     if len(fit_queries) >= MIN_FIT:
-        weights, report = fit_ranker(features, fit_queries)
-        fitted = (weights, report)
+        try:
+            fitted = fit_ranker(features, fit_queries)
+        except ValueError:  # no training query found its entity: nothing to fit
+            fitted = None
+    if fitted is not None:
+        weights, report = fitted
         block["fitted_on"] = report["queries"]
         standard = (matrix - weights["mean"]) / weights["scale"]
         scores["fitted"] = _top1(standard @ weights["coefficients"], labels, groups, len(held))
