@@ -125,7 +125,7 @@ def sssom_validate(path):
 
 def test_sssom_output_is_valid(cdr, tfidf_index, tmp_path):
     mentions = run("convert", "-i", cdr, "--types", "Disease").stdout
-    records = parse_jsonl(run("link", "--index", tfidf_index, "--top-k", 3, input=mentions).stdout)
+    records = parse_jsonl(run("link", "--index", tfidf_index, "--no-ranker", "--top-k", 3, input=mentions).stdout)
     records[1]["nil"] = True  # a NIL mention becomes sssom:NoTermFound
     out = tmp_path / "links.sssom.tsv"
     result = run("convert", "--to", "sssom", "--mapping-set-id", "https://example.org/test-run", "--top-n", 2,
