@@ -38,8 +38,10 @@ def test_vllm_backend_speaks_the_vllm_api(hpo, onto, cache_path, monkeypatch):
             return [types.SimpleNamespace(prompt_token_ids=list(range(40 + n)), outputs=[types.SimpleNamespace(
                 text=" 1. fits\n2. convulsions ", token_ids=[1, 2, 3])]) for n, _ in enumerate(conversations)]
 
-    monkeypatch.setitem(sys.modules, "vllm", types.SimpleNamespace(LLM=LLM, SamplingParams=SamplingParams))
-    result = CliRunner().invoke(cli, ["gen-aliases", "--ontology", onto, "--backend", "vllm", "--seed", "3"],
+    monkeypatch.setitem(sys.modules, "vllm", types.SimpleNamespace(LLM=LLM, SamplingParams=SamplingParams,
+                                                                   __version__="0.6.2"))
+    result = CliRunner().invoke(cli, ["gen-aliases", "--ontology", onto, "--backend", "vllm", "--seed", "3",
+                                      "--gpu-memory-utilization", "0.5", "--max-model-len", "2048"],
                                 input=jsonl(selected(hpo, SEIZURE, HYPERTELORISM)))
     assert result.exit_code == 0, result.stderr
     out = parse_jsonl(result.stdout)
@@ -48,6 +50,7 @@ def test_vllm_backend_speaks_the_vllm_api(hpo, onto, cache_path, monkeypatch):
     assert all(record["llm"]["completion_tokens"] == 3 and record["llm"]["model"] ==
                "meta-llama/Llama-3.2-3B-Instruct" for record in out)
     assert calls["llm"][0]["model"] == "meta-llama/Llama-3.2-3B-Instruct" and calls["llm"][0]["seed"] == 3
+    assert (calls["llm"][0]["gpu_memory_utilization"], calls["llm"][0]["max_model_len"]) == (0.5, 2048)
     assert calls["sampling"][0]["temperature"] == 0
     assert len(calls["chat"]) == 1 and len(calls["chat"][0]) == 2  # both entities in one batch
     assert all(message["role"] in ("system", "user", "assistant") for message in calls["chat"][0][0])

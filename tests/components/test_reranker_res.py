@@ -189,3 +189,31 @@ def test_a_missing_gold_goes_in_at_the_drawn_rank(small_ontology_path):
         assert group[rank]["score"] == retrieved[rank]["score"]
         assert [c["score"] for c in group] == sorted((c["score"] for c in group), reverse=True)
     assert candidate_group(retrieved, entities[2].id, ontology, 0) == (retrieved, 2)  # present: left alone
+
+
+def test_a_res_reranker_moves_between_gpu_and_cpu_machines(frozen_res, tfidf_index, tmp_path):
+    """A frozen reader's manifest records the precision of the machine that trained it: fp16 (torch) from a GPU,
+    int8 from a CPU. The loader takes it through the index loaders' resolver, so a GPU-made reranker links on a
+    CPU (in fp32) and a CPU-made one on a GPU (in fp16, checked through the resolver: no GPU here)."""
+    import shutil
+
+    from ontolink.core.device import portable_precision
+
+    model, entities = frozen_res
+    built_on_cpu = json.loads((model / "manifest.json").read_text())["reading"]["encoder"]["precision"]
+    assert built_on_cpu == "int8" and portable_precision(built_on_cpu, "cuda") == "fp16"
+    assert portable_precision(built_on_cpu, "cpu") == "int8"
+    gpu_made = tmp_path / "res-gpu"
+    shutil.copytree(model, gpu_made)
+    manifest = json.loads((gpu_made / "manifest.json").read_text())
+    manifest["reading"]["encoder"].update(precision="fp16", runtime="torch")  # what `--device cuda` records
+    (gpu_made / "manifest.json").write_text(json.dumps(manifest))
+    reranker = load_reranker(gpu_made, device="cpu")
+    assert reranker.reader.encoder.precision == "fp32"
+    mentions, retrieved = linked_slice(tfidf_index, entities)
+    result = run("link", "--index", tfidf_index, "--reranker", gpu_made, "--top-k", 6, "--device", "cpu",
+                 input=mentions)
+    assert result.exit_code == 0, result.stderr
+    reranked = parse_jsonl(result.stdout)
+    assert [sorted(c["id"] for c in record["candidates"]) for record in reranked] == [
+        sorted(c["id"] for c in record["candidates"]) for record in retrieved]

@@ -7,7 +7,7 @@ s_anchor >= tau. Every decision is kept in the output for auditing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -41,14 +41,18 @@ def _decide(alias, anchor, drift, drift_to, tau):
             "drift_to": drift_to, "kept": bool(kept)}
 
 
-def filter_aliases(records: Iterable[dict[str, Any]], ontology: Ontology, encoder: Encoder, tau: float = DEFAULT_TAU,
-                   with_siblings: bool = True, batch_size: int = 64, stats: Any = None,
+def filter_aliases(records: Iterable[dict[str, Any]], ontology: Ontology, encoder: Encoder | Callable[[], Encoder],
+                   tau: float = DEFAULT_TAU, with_siblings: bool = True, batch_size: int = 64, stats: Any = None,
                    source: str = "<stdin>") -> Iterator[dict[str, Any]]:
-    """Yield each Aliases record with ``aliases`` = kept ones and ``decisions`` for all."""
+    """Yield each Aliases record with ``aliases`` = kept ones and ``decisions`` for all. ``encoder``: an Encoder,
+    or a function that loads one, called when the first record has arrived (so a pipe's GPU holds the step
+    before's model first)."""
     from ontolink.core.io import record_batches
 
     stats = stats if stats is not None else FilterStats()
     for batch in record_batches(records, batch_size):
+        if not hasattr(encoder, "encode"):
+            encoder = encoder()
         plans = []
         texts = []
         for record in batch:

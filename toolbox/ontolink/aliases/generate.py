@@ -393,7 +393,8 @@ def backend_options(options: GenAliasesOptions) -> dict[str, Any]:
         chosen.update(device=options.device, repetition_penalty=options.repetition_penalty,
                       no_repeat_ngram_size=options.no_repeat_ngram_size)
     elif options.backend == "vllm":
-        chosen.update(repetition_penalty=options.repetition_penalty, seed=options.seed)
+        chosen.update(repetition_penalty=options.repetition_penalty, seed=options.seed,
+                      gpu_memory_utilization=options.gpu_memory_utilization, max_model_len=options.max_model_len)
     else:
         chosen.update(base_url=options.base_url, api_key_env=options.api_key_env, concurrency=options.concurrency,
                       retries=options.retries, seed=options.seed)

@@ -43,6 +43,8 @@ class GenAliasesOptions:
     repetition_penalty: float = 1.0  # transformers, vllm
     no_repeat_ngram_size: int = 3  # transformers
     device: str = "auto"
+    gpu_memory_utilization: float = 0.85  # vllm: the share of the GPU's total memory it claims
+    max_model_len: int = 4096  # vllm: the longest prompt + reply it reserves KV cache for
     base_url: str | None = None  # openai; None: $OPENAI_BASE_URL, else https://api.openai.com/v1
     api_key_env: str = "OPENAI_API_KEY"  # openai
     concurrency: int = 4  # openai

@@ -8,7 +8,7 @@ selected entity, never per mention, which bounds the LLM cost.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ontolink.core.errors import InputError
@@ -67,14 +67,17 @@ class BestEntities(LinkBatches):
         return [candidates[0]["id"] if candidates else None for candidates in self._loaded_linker().search(texts)]
 
 
-def select_entities(mentions: Iterable[dict[str, Any]], ontology: Ontology, loaded_index: LoadedIndex | None = None,
-                    batch_size: int = 256, engine: Engine | None = None, device: str = "auto") -> Selection:
+def select_entities(mentions: Iterable[dict[str, Any]], ontology: Ontology,
+                    loaded_index: LoadedIndex | Callable[[], LoadedIndex] | None = None, batch_size: int = 256,
+                    engine: Engine | None = None, device: str = "auto") -> Selection:
     """Return a ``Selection`` for an iterable of Mention records.
 
     Mention texts are counted first (memory grows with distinct texts, not
     mentions), so each distinct text is matched and searched once; the
     searches go through ``engine`` (default: here), whose workers load the
-    index on ``device``.
+    index on ``device``. ``loaded_index`` may be a function that loads it: it is
+    called once the mentions are read, and the index let go (its GPU memory
+    with it) before this returns, so the next step of a pipe finds the GPU free.
     """
     selection = Selection(ontology)
     text_counts: Counter[str] = Counter()
@@ -95,6 +98,10 @@ def select_entities(mentions: Iterable[dict[str, Any]], ontology: Ontology, load
     if loaded_index is not None:
         from ontolink.core.progress import counting
 
+        loads_its_own = not hasattr(loaded_index, "name_index")
+        if loads_its_own:
+            loaded_index = loaded_index()
+
         texts = sorted(text_counts)
         chunks = [texts[start:start + batch_size] for start in range(0, len(texts), batch_size)]
         best = (engine.map if engine is not None else map)(BestEntities(loaded_index, device=device), chunks)
@@ -104,6 +111,11 @@ def select_entities(mentions: Iterable[dict[str, Any]], ontology: Ontology, load
                 if entity_id is not None:
                     selection.reasons[entity_id].add(BIENCODER)
                     pointed[text].add(entity_id)
+        if loads_its_own:
+            from ontolink.core.device import release_gpu_memory
+
+            del best, loaded_index
+            release_gpu_memory()
 
     for text, entity_ids in pointed.items():
         for entity_id in entity_ids:

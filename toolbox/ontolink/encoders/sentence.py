@@ -87,6 +87,10 @@ class SentenceEncoder(Encoder):
         model.max_seq_length = min(self.max_length, model.max_seq_length or self.max_length)
         if self.precision == "fp16":
             model.half()
+        elif self.precision == "bf16":
+            import torch
+
+            model.to(torch.bfloat16)
         elif self.precision == "int8":
             import warnings
 

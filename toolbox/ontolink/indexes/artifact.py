@@ -194,12 +194,7 @@ def _load_multivector(directory, manifest, names, device, precision):
 
 
 def _same_precision(built_with, device):
-    """Encode queries as the names were encoded, unless the device cannot (int8 is CPU-only)."""
-    from ontolink.core.device import resolve_device
+    """Encode queries as the names were encoded, unless the device cannot (core.device.portable_precision)."""
+    from ontolink.core.device import portable_precision, resolve_device
 
-    resolved = resolve_device(device)
-    if built_with == "int8" and resolved.startswith("cuda"):
-        return "fp16"
-    if built_with == "fp16" and not resolved.startswith("cuda"):
-        return "fp32"
-    return built_with
+    return portable_precision(built_with, resolve_device(device))

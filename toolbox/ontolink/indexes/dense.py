@@ -14,15 +14,53 @@ def _gpu_available(faiss):
     return hasattr(faiss, "StandardGpuResources") and faiss.get_num_gpus() > 0
 
 
+GPU_MAX_K = 2048  # faiss-gpu's largest k and nprobe (GPU_MAX_SELECTION_K)
+# IVF-PQ code sizes (bytes per vector = sub-quantisers at 8 bits) faiss-gpu has kernels for (IVFPQ.cu)
+GPU_PQ_SIZES = (1, 2, 3, 4, 8, 12, 16, 20, 24, 28, 32, 40, 48, 56, 64, 96)
+GPU_SHARED_MEMORY = 48 * 1024  # bytes of shared memory per block the lookup tables must fit (every CUDA GPU)
+
+
+def gpu_clone_settings(faiss_type, pq_m=None, nprobe=None):
+    """The ``GpuClonerOptions`` fields an index of ``faiss_type`` needs to move to the GPU, or None where it
+    stays on the CPU: FAISS has no GPU HNSW (sq8 stays too); an IVF-PQ's lookup tables, one per sub-quantiser of
+    256 entries, must fit a block's shared memory, which float32 tables do up to 48 sub-quantisers and float16
+    ones up to 96 (--pq-m 56, 64, 96 fail to clone without them); other code sizes and an nprobe over 2,048
+    have no GPU kernel."""
+    if faiss_type == "flat":
+        return {}
+    if faiss_type != "ivfpq" or pq_m not in GPU_PQ_SIZES or (nprobe or 0) > GPU_MAX_K:
+        return None
+    return {"useFloat16LookupTables": 4 * pq_m * 256 > GPU_SHARED_MEMORY}
+
+
 def faiss_on_device(index, device, faiss_type):
     """``index`` moved to the GPU when ``device`` is CUDA and faiss-gpu is installed; (index, resources)."""
     faiss = faiss_module()
-    # FAISS has no GPU HNSW; sq8 stays on the CPU too (flat and IVF-PQ are the GPU-supported kinds here)
-    if device.startswith("cuda") and _gpu_available(faiss) and faiss_type in ("flat", "ivfpq"):
-        resources = faiss.StandardGpuResources()
-        device_id = int(device.split(":")[1]) if ":" in device else 0
-        return faiss.index_cpu_to_gpu(resources, device_id, index), resources
-    return index, None
+    if not (device.startswith("cuda") and _gpu_available(faiss)):
+        return index, None
+    settings = gpu_clone_settings(faiss_type, *((index.pq.M, index.nprobe) if faiss_type == "ivfpq" else ()))
+    if settings is None:
+        if faiss_type == "ivfpq":
+            from ontolink.core.io import warn
+
+            warn(f"faiss-gpu has no kernel for IVF-PQ with {index.pq.M} sub-quantisers and nprobe {index.nprobe}: "
+                 f"searching on the CPU (GPU sizes: {', '.join(map(str, GPU_PQ_SIZES))}; nprobe <= {GPU_MAX_K})")
+        return index, None
+    resources = faiss.StandardGpuResources()
+    options = faiss.GpuClonerOptions()
+    for name, value in settings.items():
+        setattr(options, name, value)
+    device_id = int(device.split(":")[1]) if ":" in device else 0
+    return faiss.index_cpu_to_gpu(resources, device_id, index, options), resources
+
+
+def search_place(faiss_type, on_gpu, k):
+    """Where a search of ``k`` neighbours runs: "gpu" (the faiss-gpu copy, for k up to 2,048), "scan" (a flat
+    index's own CPU search: the int8 scan or exact float64) or "cpu" (the CPU FAISS index). A k over faiss-gpu's
+    limit searches the CPU copy, which every index keeps, so --top-k or a ranker's pool of any size works."""
+    if on_gpu and k <= GPU_MAX_K:
+        return "gpu"
+    return "scan" if faiss_type == "flat" else "cpu"
 
 
 def make_faiss_index(vectors, faiss_type="flat", hnsw_m=32, ivf_nlist=None, pq_m=None, nprobe=16, ef_search=128,
@@ -179,12 +217,13 @@ class DenseNameIndex(NameIndex):
         inverse = np.array([first_of.setdefault(vector.tobytes(), len(first_of)) for vector in vectors],
                            dtype=np.int64)
         vectors = vectors[np.unique(inverse, return_index=True)[1]]
-        if self.faiss_options["type"] == "flat" and self._gpu_resources is None:
+        place = search_place(self.faiss_options["type"], self._gpu_resources is not None, k)
+        if place == "scan":
             scan = self._name_scan()
             names = self._flat_vectors() if scan is not None else self._exact_name_vectors()
             scores, rows = flat_search(names, vectors, k, scan)
         else:
-            scores, rows = self._index.search(vectors, k)
+            scores, rows = (self._index if place == "gpu" else self._cpu_index).search(vectors, k)
         return scores[inverse], rows[inverse]
 
     def _exact_name_vectors(self):

@@ -149,7 +149,7 @@ class TokenEncoder:
         save_file(tensors, str(directory / HEAD_FILE))
 
     def set_precision(self, precision):
-        """Inference arithmetic: fp16 on CUDA, int8 dynamic quantisation of the backbone on CPU, or fp32."""
+        """Inference arithmetic: fp16 (or bf16) on CUDA, int8 dynamic quantisation of the backbone on CPU, or fp32."""
         import warnings
 
         import torch
@@ -158,6 +158,8 @@ class TokenEncoder:
         self.eval()
         if precision == "fp16":
             self.transformer.half()
+        elif precision == "bf16":
+            self.transformer.to(torch.bfloat16)
         elif precision == "int8":
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")

@@ -121,11 +121,15 @@ class FrozenReading:
 
     @classmethod
     def described(cls, described, device):
-        """The encoder the manifest describes, rebuilt as an index rebuilds its own (ONNX on CPU only)."""
+        """The encoder the manifest describes, rebuilt as an index rebuilds its own (ONNX on CPU only; the
+        recorded precision where ``device`` can run it, else the nearest: a reranker trained on a GPU reads in
+        fp32 on a CPU, one trained on a CPU in fp16 on a GPU)."""
+        from ontolink.core.device import portable_precision
         from ontolink.encoders import load_encoder
 
         runtime = described["runtime"]
-        return cls(load_encoder(described["model"], device=device, precision=described["precision"],
+        precision = portable_precision(described["precision"], device)
+        return cls(load_encoder(described["model"], device=device, precision=precision,
                                 runtime="auto" if runtime == "onnx" else runtime, max_length=described["max_length"]))
 
     def vectors(self, records, definition_of, progress=None):

@@ -7,6 +7,7 @@ resumed from a checkpoint gives the same weights as an uninterrupted one.
 """
 
 import json
+import os
 import shutil
 import time
 from pathlib import Path
@@ -158,6 +159,19 @@ def return_freed_memory():
         return False
 
 
+def mixed_precision(precision, device, bf16=None):
+    """(autocast dtype or None, whether a grad scaler is needed) for ``precision`` on ``device``: auto is bf16 on
+    a GPU that has it (fp32's exponent range: gradients do not underflow, so no scaler), fp16 with a scaler on
+    other GPUs, fp32 on a CPU (core.device.training_precision). ``bf16``: whether the device has native bf16
+    (None: ask it)."""
+    import torch
+
+    from ontolink.core.device import training_precision
+
+    precision = training_precision(precision, device, bf16)
+    return {"fp16": torch.float16, "bf16": torch.bfloat16}.get(precision), precision == "fp16"
+
+
 def backward(loss, scaler):
     """Accumulate gradients, through the fp16 grad scaler on CUDA."""
     (scaler.scale(loss) if scaler is not None else loss).backward()
@@ -174,14 +188,14 @@ def optimizer_step(optimizer, scaler):
 
 
 def run_epochs(model, optimizer, checkpoints, save_model, batch_loss, item_count, batch_size, epochs, seed,
-               first_epoch=0, losses=(), device="cpu", accumulate=None, after_epoch=None):
+               first_epoch=0, losses=(), device="cpu", accumulate=None, after_epoch=None, precision="auto"):
     """Train epochs ``first_epoch`` .. ``epochs`` − 1 and checkpoint after each; return (losses, seconds).
 
     ``after_epoch(epoch)`` (optional) runs after each epoch, before its checkpoint, and returns fields
     the checkpoint's manifest records (a validation history, say).
 
-    ``batch_loss(indices, rng)`` gives the loss of one batch of items (run under fp16 autocast on
-    CUDA); the items are shuffled per epoch with the epoch's generator. With ``accumulate`` a batch
+    ``batch_loss(indices, rng)`` gives the loss of one batch of items (run under bf16 or fp16 autocast on
+    CUDA: ``precision``, see ``mixed_precision``); the items are shuffled per epoch with the epoch's generator. With ``accumulate`` a batch
     is run ``accumulate`` items at a time and the gradients summed, weighted by size: the same
     update in bounded memory, valid only where the loss is a mean of independent per-item terms
     (not for in-batch negatives).
@@ -191,8 +205,9 @@ def run_epochs(model, optimizer, checkpoints, save_model, batch_loss, item_count
     from ontolink.core.progress import progress_bar
 
     return_freed_memory()
-    use_amp = device.startswith("cuda")
-    scaler = torch.amp.GradScaler("cuda") if use_amp else None
+    # ONTOLINK_TRAIN_PRECISION (fp32, fp16, bf16) overrides auto for every trainer: what a GPU check compares
+    amp_dtype, scaled = mixed_precision(os.environ.get("ONTOLINK_TRAIN_PRECISION") or precision, device)
+    scaler = torch.amp.GradScaler("cuda") if scaled else None
     losses = list(losses)
     started = time.perf_counter()
     for epoch in range(first_epoch, epochs):
@@ -207,7 +222,7 @@ def run_epochs(model, optimizer, checkpoints, save_model, batch_loss, item_count
                 batch_loss_value = 0.0
                 for part in range(0, len(indices), step):
                     chunk = indices[part:part + step]
-                    with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+                    with torch.autocast("cuda", dtype=amp_dtype or torch.float16, enabled=amp_dtype is not None):
                         loss = batch_loss(chunk, rng) * (len(chunk) / len(indices))
                     backward(loss, scaler)
                     batch_loss_value += float(loss.detach())

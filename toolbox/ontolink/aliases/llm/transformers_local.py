@@ -40,6 +40,26 @@ def _packaged_gguf(name):
     return path
 
 
+DTYPE_KEYWORD = (4, 56)  # transformers 4.56 renamed from_pretrained's torch_dtype to dtype (huggingface/transformers#39782)
+
+
+def dtype_keyword(version):
+    """The keyword ``from_pretrained`` reads the weights' dtype from in transformers ``version``: ``torch_dtype``
+    before 4.56 (where a ``dtype`` keyword was taken for a config attribute and the weights loaded in float32,
+    twice the memory of a bf16 checkpoint), ``dtype`` from 4.56 on (where ``torch_dtype`` still works, with a
+    deprecation warning)."""
+    from packaging.version import Version
+
+    return "dtype" if Version(version).release[:2] >= DTYPE_KEYWORD else "torch_dtype"
+
+
+def dtype_argument(dtype):
+    """``{keyword: dtype}`` for the installed transformers' ``from_pretrained``."""
+    import transformers
+
+    return {dtype_keyword(transformers.__version__): dtype}
+
+
 def _quiet_transformers():
     from transformers.utils import logging as transformers_logging
 
@@ -163,7 +183,7 @@ class TransformersBackend(LLMBackend):
             dtype = "auto" if self.device.startswith("cuda") else torch.float32
         try:
             tokenizer = AutoTokenizer.from_pretrained(self._path)
-            model = AutoModelForCausalLM.from_pretrained(self._path, dtype=dtype)
+            model = AutoModelForCausalLM.from_pretrained(self._path, **dtype_argument(dtype))
         except Exception as error:  # noqa: BLE001 - any failure becomes one line
             hint = "" if Path(self._path).exists() else " (not a local path: hub names need network access)"
             first = str(error).splitlines()[0] if str(error) else ""

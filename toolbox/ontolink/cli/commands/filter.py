@@ -20,7 +20,7 @@ from ontolink.cli.options import (
               help="Keep an alias only if its similarity to the entity's name is at least tau.")
 @click.option("--neighbours", type=click.Choice(["n-plus", "n"]), default="n-plus", show_default=True,
               help="Neighbours an alias may drift to: n-plus = parents, children and siblings; n = no siblings.")
-@click.option("--precision", type=click.Choice(["fp32", "fp16", "int8", "auto"]), default="fp32", show_default=True,
+@click.option("--precision", type=click.Choice(["fp32", "fp16", "bf16", "int8", "auto"]), default="fp32", show_default=True,
               help="Encoder arithmetic; fp32 keeps cosine similarities exact next to the tau threshold.")
 @device_option
 @click.option("--batch-size", type=click.IntRange(1), default=64, show_default=True, help="Records per batch.")
@@ -48,11 +48,12 @@ def command(ontology, input_path, skip_invalid, output_path, model, tau, neighbo
     from ontolink.aliases.filter import FilterStats, filter_aliases
 
     loaded = ontology.load()
-    encoder = load_encoder(model, device=device, precision=precision)
     stats, read_stats = FilterStats(), ReadStats()
     records = read_records(input_path, validate=validate_alias_record, skip_invalid=skip_invalid, stats=read_stats)
     with RecordWriter(output_path) as writer:
-        filtered = filter_aliases(records, loaded, encoder, tau=tau, with_siblings=neighbours == "n-plus",
+        # the encoder loads when the first record arrives (in a pipe: after gen-aliases has its GPU share)
+        filtered = filter_aliases(records, loaded, lambda: load_encoder(model, device=device, precision=precision),
+                                  tau=tau, with_siblings=neighbours == "n-plus",
                                   batch_size=batch_size, stats=stats, source=display_name(input_path))
         writer.write_all(counting(filtered, "filter", "entity"), flush_every=batch_size)
     warn(f"filter: {stats.summary()}")

@@ -41,6 +41,13 @@ from ontolink.core.registry import registry_choice
               help="transformers: never repeat an n-gram of prompt or reply (stops a small model looping or "
                    "echoing the definition; 0: off).")
 @device_option
+@click.option("--gpu-memory-utilization", type=click.FloatRange(0, 1, min_open=True),
+              default=GenAliasesOptions.gpu_memory_utilization, show_default=True,
+              help="vllm: the share of the GPU's total memory vLLM claims (weights and KV cache); lower it when "
+                   "other steps of a pipe share the GPU (0.5 runs Llama-3.2-3B beside them on 24 GB).")
+@click.option("--max-model-len", type=click.IntRange(1), default=GenAliasesOptions.max_model_len, show_default=True,
+              help="vllm: the longest prompt + reply in tokens vLLM reserves KV cache for (a prompt here is "
+                   "under 1,000 tokens).")
 @click.option("--base-url", envvar="OPENAI_BASE_URL", show_envvar=True,
               help="openai: the endpoint, e.g. http://localhost:8000/v1.  [default: https://api.openai.com/v1]")
 @click.option("--api-key-env", default=GenAliasesOptions.api_key_env, show_default=True, metavar="NAME",

