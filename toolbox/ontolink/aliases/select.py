@@ -138,7 +138,9 @@ def select_entities_files(options: SelectEntitiesOptions) -> Selection:
     if options.index_dir:
         from ontolink.indexes.artifact import load_index
 
-        index = load_index(options.index_dir, ontology=loaded, device=options.device)
+        # loaded once the mentions are read, and let go before the output is written (a pipe's GPU)
+        def index():
+            return load_index(options.index_dir, ontology=loaded, device=options.device)
     else:
         if not ENGINES.get(engine_name).in_process:
             raise InputError(f"--engine {engine_name} searches --index in parallel: give --index")
