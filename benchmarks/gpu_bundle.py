@@ -25,9 +25,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "toolbox"))
 LIMIT = 64 * 1024 * 1024
-# ontolink's imports on gpu_check's paths that the GPU image (docs/gpu.md) does not hold
-WHEELS = ["orjson", "platformdirs", "fastobo", "pronto", "snowballstemmer", "PyStemmer", "abbreviations",
-          "bioc", "jsonlines", "intervaltree", "docopt", "chardet"]
+# what gpu_check's paths import that the GPU image (docs/gpu.md) lacks: records
+# (orjson), the user cache (platformdirs), the OBO reader (fastobo); everything else there is, or is never imported
+WHEELS = ["orjson", "platformdirs", "fastobo"]
 
 
 def folder_size(path):
@@ -78,11 +78,9 @@ def wheels(target, python_version):
     platforms = [argument for tag in ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64",
                                       "manylinux2014_x86_64", "manylinux1_x86_64") for argument in ("--platform", tag)]
     for name in WHEELS:
-        command = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", str(target), name]
-        binary = command + ["--only-binary=:all:", "--python-version", python_version, "--implementation", "cp",
-                            *platforms]
-        if subprocess.run(binary, check=False).returncode != 0:  # a source-only package: an sdist pip builds there
-            subprocess.run(command + ["--no-binary=:all:"], check=True)
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "-d",
+                        str(target), "--python-version", python_version, "--implementation", "cp", *platforms, name],
+                       check=True)
 
 
 def main(argv=None):

@@ -194,11 +194,11 @@ def run_epochs(model, optimizer, checkpoints, save_model, batch_loss, item_count
     ``after_epoch(epoch)`` (optional) runs after each epoch, before its checkpoint, and returns fields
     the checkpoint's manifest records (a validation history, say).
 
-    ``batch_loss(indices, rng)`` gives the loss of one batch of items (run under bf16 or fp16 autocast on
-    CUDA: ``precision``, see ``mixed_precision``); the items are shuffled per epoch with the epoch's generator. With ``accumulate`` a batch
-    is run ``accumulate`` items at a time and the gradients summed, weighted by size: the same
-    update in bounded memory, valid only where the loss is a mean of independent per-item terms
-    (not for in-batch negatives).
+    ``batch_loss(indices, rng)`` gives the loss of one batch of items (run under bf16 or fp16 autocast on CUDA:
+    ``precision``, see ``mixed_precision``); the items are shuffled per epoch with the epoch's generator. With
+    ``accumulate`` a batch is run ``accumulate`` items at a time and the gradients summed, weighted by size: the
+    same update in bounded memory, valid only where the loss is a mean of independent per-item terms (not for
+    in-batch negatives).
     """
     import torch
 
