@@ -98,9 +98,9 @@ def select_entities(mentions: Iterable[dict[str, Any]], ontology: Ontology,
     if loaded_index is not None:
         from ontolink.core.progress import counting
 
-        loads_its_own = not hasattr(loaded_index, "name_index")
+        loads_its_own = callable(loaded_index) and not hasattr(loaded_index, "name_index")
         if loads_its_own:
-            loaded_index = loaded_index()
+            loaded_index = loaded_index()  # type: ignore[operator]  # a function that loads it
 
         texts = sorted(text_counts)
         chunks = [texts[start:start + batch_size] for start in range(0, len(texts), batch_size)]

@@ -42,7 +42,7 @@ def release(version):
 
     parts = []
     for part in str(version).split("+")[0].split(".")[:3]:
-        digits = re.match(r"\d*", part).group()
+        digits = re.sub(r"\D.*", "", part)  # the leading digits
         parts.append(int(digits) if digits else 0)
     return tuple(parts + [0] * (3 - len(parts)))
 
