@@ -63,3 +63,14 @@ def test_import_ontolink_loads_no_library_module():
     assert "Index" in dir(ontolink) and callable(ontolink.load_index)
     with pytest.raises(AttributeError):
         ontolink.no_such_function
+
+
+def test_train_ranker_writes_what_train_ranker_writes(tfidf_index, tmp_path):
+    manifest = ontolink.train_ranker(tfidf_index, tmp_path / "api", synonym_queries=60, groups="dense,lexical",
+                                     holdout_share=0)
+    assert run("train", "ranker", "--index", str(tfidf_index), "--synonym-queries", "60", "--features",
+               "dense,lexical", "--holdout-share", "0", str(tmp_path / "cli")).exit_code == 0
+    written = json.loads((tmp_path / "cli" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["weights"] == written["weights"] and manifest["features"] == written["features"]
+    linked = ontolink.load_index(tfidf_index).link(["seizures"], ranker=tmp_path / "api")
+    assert linked[0]["candidates"][0]["retriever_score"] is not None

@@ -13,7 +13,7 @@ The functions below live in ``ontolink.api`` and are imported on first use, so `
 
 from ontolink.version import __version__
 
-__all__ = ["__version__", "Index", "annotate", "build_index", "evaluate", "load_index", "load_ontology"]
+__all__ = ["__version__", "Index", "annotate", "build_index", "evaluate", "load_index", "load_ontology", "train_ranker"]
 
 
 def __getattr__(name):

@@ -152,3 +152,17 @@ def evaluate(files: Sequence[str | Path], *, ontology: Ontology | OntologySource
         ontology = load_ontology(ontology)
     return score([str(path) for path in files], ontology, gold_path=str(gold) if gold else None, spans=spans,
                  labels=labels)
+
+
+def train_ranker(index: Index | str | Path, directory: str | Path, *, pairs: str | Path | None = None,
+                 force: bool = False, **options: Any) -> dict[str, Any]:
+    """Fit a candidate ranker over ``index`` with no gold labels, as `ontolink train ranker` does (the ontology's
+    synonyms searched without their own name, and the make-pairs records of the file ``pairs`` if given), write it
+    to ``directory`` and return its manifest; ``Index.link(..., ranker=directory)`` applies it. ``options``: the
+    other fields of ``ontolink.ranking.options.TrainRankerOptions`` (groups, prior, top_k, seed, ...)."""
+    from ontolink.ranking.options import TrainRankerOptions
+    from ontolink.ranking.train import train_ranker_files
+
+    index_dir = index.directory if isinstance(index, Index) else index
+    return train_ranker_files(TrainRankerOptions(directory=str(directory), index_dir=str(index_dir),
+                                                 pairs_path=str(pairs) if pairs else None, force=force, **options))

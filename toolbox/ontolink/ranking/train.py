@@ -1,8 +1,11 @@
 """`ontolink train ranker`: fit a candidate ranker on training queries made without gold labels, and save it."""
 
+from __future__ import annotations
+
 from typing import Any
 
 from ontolink.ranking.groups import default_groups
+from ontolink.ranking.options import TrainRankerOptions
 
 
 def ranker_queries(loaded_index, pairs=(), synonym_count=2000, hold_out=0.5, seed=0):
@@ -61,3 +64,39 @@ def train_ranker(loaded_index, directory, queries, groups=None, prior="auto", to
         **judged,
     }
     return save_ranker(directory, weights, manifest, force=force)
+
+
+def train_ranker_files(options: TrainRankerOptions) -> dict[str, Any]:
+    """`ontolink train ranker`: the queries (synonyms and pairs), the fit, DIRECTORY and the summary line; returns
+    the manifest. No gold label is read."""
+    from ontolink.core.errors import InputError
+    from ontolink.core.io import read_records, warn
+    from ontolink.core.records import validate_pair
+    from ontolink.indexes.artifact import load_index
+    from ontolink.ranking.groups import check_groups
+    from ontolink.ranking.groups.second_encoder import second_encoder_spec
+    from ontolink.training.loop import held_out_summary
+
+    names = options.groups.split(",") if options.groups is not None else default_groups()
+    groups = check_groups([group.strip() for group in names if group.strip()])
+    loaded = load_index(options.index_dir, device=options.device)
+    pairs = list(read_records(options.pairs_path, validate=validate_pair)) if options.pairs_path else []
+    if not pairs and not options.synonym_queries:
+        raise InputError("nothing to learn from: give --pairs or --synonym-queries above 0")
+    queries, described = ranker_queries(loaded, pairs, synonym_count=options.synonym_queries,
+                                        hold_out=options.hold_out, seed=options.seed)
+    manifest = train_ranker(loaded, options.directory, queries, groups=groups, prior=options.prior,
+                            top_k=options.top_k, regularisation=options.regularisation, described=described,
+                            second_encoder=second_encoder_spec(options.second_encoder),
+                            gate_coverage=options.gate_coverage or None, force=options.force,
+                            holdout_share=options.holdout_share, seed=options.seed)
+    report = manifest["report"]
+    warn(f"fitted ranker ({', '.join(groups)}) on {report['queries']} queries ({manifest['training']['synonym_queries']} "
+         f"synonym, {manifest['training']['pair_queries']} pair; {report['skipped_unretrieved']} without their answer in "
+         f"the top {options.top_k} skipped) in {report['seconds_features'] + report['seconds_fit']:.0f} s into "
+         f"{options.directory}; training top-1 {report['training_top1_retriever']:.3f} -> "
+         f"{report['training_top1_ranker']:.3f}"
+         + (f"; gated {report['gate']['training_top1_gated_ranker']:.3f}, the encoder run for "
+            f"{report['gate']['training_share_refined']:.0%} of them" if "gate" in report else "")
+         + f"; {held_out_summary(manifest, 'the index order', fitted=True)}")
+    return manifest

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+import time
+from typing import TYPE_CHECKING, Any
 
 from ontolink.core.errors import InputError
 from ontolink.recognition.span_scorer import SpanScorer, fit_span_scorer, training_texts
+
+if TYPE_CHECKING:
+    from ontolink.training.options import TrainSpanScorerOptions
 
 
 def looked_for(ontology: Any, roots: Sequence[str] | None) -> list[Any]:
@@ -38,3 +42,47 @@ def train_span_scorer(ontology: Any, corpus_texts: Iterable[str], roots: Sequenc
                             "regularisation": regularisation},
                 "fit": report}
     return scorer, manifest
+
+
+def train_span_scorer_files(options: TrainSpanScorerOptions) -> dict[str, Any]:
+    """`ontolink train span-scorer`: the ontology's names against the word n-grams of the documents read, the fit
+    written to DIRECTORY and the summary line printed; returns the manifest."""
+    from ontolink.recognition.span_scorer_artifact import save_span_scorer
+    from ontolink.formats import Counted, Problems, document_format, document_text, resolve_format
+    from ontolink.core.io import plural, warn
+
+    started = time.perf_counter()
+    loaded = options.ontology.load()
+    root_ids = [part.strip() for part in options.roots.split(",") if part.strip()] if options.roots else None
+    missing = [root for root in root_ids or () if root not in loaded]
+    if missing:
+        raise InputError(f"--roots: {', '.join(missing)} not in the ontology {loaded.label}")
+    source_format = options.source_format
+    if source_format is None and options.input_path == "-":
+        source_format = "text"
+    problems = Problems(options.skip_invalid)
+    reader = document_format(resolve_format(options.input_path, source_format))
+    if hasattr(reader, "text_field"):
+        reader.text_field = options.text_field
+    documents = Counted(document for document in reader.read(options.input_path, problems)
+                        if document_text(document).strip())
+    try:
+        scorer, manifest = train_span_scorer(loaded, (document_text(document) for document in documents), root_ids,
+                                             max_words=options.max_words,
+                                             negatives_per_name=options.negatives_per_name, seed=options.seed,
+                                             regularisation=options.regularisation)
+    except InputError:
+        if not documents.count:
+            raise InputError("holds no document with text: the negatives come from its word n-grams",
+                             options.input_path) from None
+        raise
+    manifest["corpus"] = {"documents": documents.count}
+    save_span_scorer(options.directory, scorer, manifest, force=options.force)
+    fit = manifest["fit"]
+    skipped = f"; {plural(problems.skipped, 'invalid line')} skipped" if problems.skipped else ""
+    warn(f"fitted a span scorer on {plural(fit['positives'], 'name')} and {plural(fit['negatives'], 'n-gram')} of "
+         f"{plural(documents.count, 'document')} into {options.directory} in {time.perf_counter() - started:.1f} s: "
+         f"threshold "
+         f"{fit['threshold']:.3f}, held-out precision {fit['held_out_precision']:.3f}, recall "
+         f"{fit['held_out_recall']:.3f}{skipped}")
+    return manifest

@@ -11,12 +11,14 @@ import os
 import shutil
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from ontolink.core.errors import InputError
 from ontolink.core.io import warn
 from ontolink.core.manifest import artifact_directory, read_manifest
+from ontolink.training.options import HOLDOUT_SHARE
 
 OPTIMIZER_FILES = ("optimizer.safetensors", "optimizer.json")
 
@@ -238,7 +240,7 @@ def run_epochs(model, optimizer, checkpoints, save_model, batch_loss, item_count
 
 # --- Hold-out and keep-best: a trainer never publishes a model that lost to the one it started from ---
 
-DEFAULT_HOLDOUT_SHARE = 0.2
+DEFAULT_HOLDOUT_SHARE = HOLDOUT_SHARE
 HOLDOUT_STREAM = 7919  # the held-out split's own random stream, apart from the epochs'
 # "One real optimiser step": a batch this full at least. Fewer pairs give a step on a handful of examples, which
 # moves the weights by noise (the issue's 12 LPT name pairs: one step, held-out R@1 down).
@@ -403,3 +405,12 @@ def rank_scores(ranks):
     """{"R@1", "MRR", "queries"} of 1-based ranks (None: the answer was not among the candidates)."""
     return {"R@1": round(sum(rank == 1 for rank in ranks) / max(1, len(ranks)), 4),
             "MRR": round(sum(1 / rank for rank in ranks if rank) / max(1, len(ranks)), 4), "queries": len(ranks)}
+
+
+def read_pairs(path: str, ontology: Any, skip_invalid: bool = False, accept_gold: bool = False) -> list[dict[str, Any]]:
+    """The Pair records of ``path`` (``accept_gold``: labeled Mention records too), each checked against
+    ``ontology``: what every trainer reads."""
+    from ontolink.core.io import read_records
+    from ontolink.core.records import pair_validator
+
+    return list(read_records(path, validate=pair_validator(ontology, accept_gold), skip_invalid=skip_invalid))

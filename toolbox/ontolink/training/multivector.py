@@ -26,6 +26,7 @@ from ontolink.ontology.kb_documents import KB_KINDS, kb_documents
 from ontolink.training.loop import DEFAULT_HOLDOUT_SHARE, Checkpoints, Holdout, KeepBest, rank_scores, run_epochs
 
 if TYPE_CHECKING:
+    from ontolink.training.options import TrainMultivectorOptions
     from ontolink.ontology.model import Ontology
 
 EXPANSION_WEIGHT = 0.3  # λ of L = L_MML + λ (L_QE + L_DIS)
@@ -205,3 +206,25 @@ def train_multivector(examples: Sequence[dict[str, Any]], ontology: Ontology, ou
     }
     checkpoints.finish(manifest, best=keep.publish_best())
     return manifest, data.skipped
+
+
+def train_multivector_files(options: TrainMultivectorOptions) -> dict[str, Any]:
+    """`ontolink train multivector`: read the pairs (or labeled mentions), train, write DIRECTORY and print the
+    summary line; returns the manifest."""
+    from ontolink.core.io import warn
+    from ontolink.training.loop import held_out_summary, read_pairs
+
+    loaded = options.ontology.load()
+    pairs = read_pairs(options.input_path, loaded, skip_invalid=options.skip_invalid, accept_gold=True)
+    manifest, skipped = train_multivector(
+        pairs, loaded, options.directory, backbone=options.backbone, kb=options.kb, dimension=options.dimension,
+        temperature=not options.no_temperature, top_k=options.top_k, hard_negatives=options.hard_negatives,
+        query_expansion=options.query_expansion, epochs=options.epochs, learning_rate=options.learning_rate,
+        head_learning_rate=options.head_learning_rate, batch_size=options.batch_size,
+        max_length=options.max_length, seed=options.seed, device=options.device, resume=options.resume,
+        force=options.force, holdout_share=options.holdout_share)
+    warn(f"trained multi-vector model on {manifest['held_out']['training_pairs'] - skipped} of {len(pairs)} pairs "
+         f"({options.kb}-based KB, {options.epochs} epochs, final loss {manifest['losses'][-1]:.4f}, "
+         f"τ {manifest['temperature']}) into {options.directory} in {manifest['seconds']:.0f} s; "
+         f"{held_out_summary(manifest)}")
+    return manifest

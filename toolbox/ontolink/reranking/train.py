@@ -1,0 +1,44 @@
+"""`ontolink train reranker` as one library function: the pairs, the retriever's index, and the trainer of the
+architecture asked (train_cross_encoder for blink, train_read_and_select for res)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ontolink.core.errors import UsageError
+from ontolink.reranking.options import TrainRerankerOptions
+
+
+def train_reranker_files(options: TrainRerankerOptions) -> dict[str, Any]:
+    """Read the pairs, train a reranker of ``options.architecture`` over ``options.index_dir``'s top K, write
+    DIRECTORY and print the summary line; returns the manifest."""
+    from ontolink.core.io import warn
+    from ontolink.indexes.artifact import load_index
+    from ontolink.training.loop import held_out_summary, read_pairs
+
+    if not options.index_dir:
+        raise UsageError("a reranker is trained over an index's candidates: give --index")
+    loaded = options.ontology.load()
+    index = load_index(options.index_dir, ontology=loaded, device=options.device)
+    pairs = read_pairs(options.input_path, loaded, skip_invalid=options.skip_invalid)
+    shared = {"backbone": options.backbone, "top_k": options.top_k, "epochs": options.epochs,
+              "learning_rate": options.learning_rate, "head_learning_rate": options.head_learning_rate,
+              "batch_size": options.batch_size, "max_length": options.max_length, "seed": options.seed,
+              "device": options.device, "resume": options.resume, "force": options.force,
+              "holdout_share": options.holdout_share}
+    if options.architecture == "res":
+        from ontolink.reranking.train_read_and_select import train_res_reranker
+
+        manifest = train_res_reranker(pairs, loaded, index, options.directory, reading=options.reading,
+                                      width=options.select_width, layers=options.select_layers,
+                                      heads=options.select_heads, dropout=options.select_dropout, **shared)
+        kind = f"ReS reranker ({options.reading} reading, {manifest['options']['candidates']} candidates)"
+    else:
+        from ontolink.reranking.train_cross_encoder import train_reranker
+
+        manifest = train_reranker(pairs, loaded, index, options.directory, negatives=options.negatives, **shared)
+        kind = "reranker"
+    warn(f"trained {kind} on {manifest['held_out']['training_pairs']} of {len(pairs)} pairs ({options.epochs} epochs, "
+         f"final loss {manifest['losses'][-1]:.4f}) into {options.directory} in {manifest['seconds']:.0f} s; "
+         f"{held_out_summary(manifest, 'the index order')}")
+    return manifest
