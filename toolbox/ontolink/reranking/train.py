@@ -21,7 +21,7 @@ def train_reranker_files(options: TrainRerankerOptions) -> dict[str, Any]:
     loaded = options.ontology.load()
     index = load_index(options.index_dir, ontology=loaded, device=options.device)
     pairs = read_pairs(options.input_path, loaded, skip_invalid=options.skip_invalid)
-    shared = {"backbone": options.backbone, "top_k": options.top_k, "epochs": options.epochs,
+    shared: dict[str, Any] = {"backbone": options.backbone, "top_k": options.top_k, "epochs": options.epochs,
               "learning_rate": options.learning_rate, "head_learning_rate": options.head_learning_rate,
               "batch_size": options.batch_size, "max_length": options.max_length, "seed": options.seed,
               "device": options.device, "resume": options.resume, "force": options.force,

@@ -220,8 +220,8 @@ def train_multivector_files(options: TrainMultivectorOptions) -> dict[str, Any]:
         pairs, loaded, options.directory, backbone=options.backbone, kb=options.kb, dimension=options.dimension,
         temperature=not options.no_temperature, top_k=options.top_k, hard_negatives=options.hard_negatives,
         query_expansion=options.query_expansion, epochs=options.epochs, learning_rate=options.learning_rate,
-        head_learning_rate=options.head_learning_rate, batch_size=options.batch_size,
-        max_length=options.max_length, seed=options.seed, device=options.device, resume=options.resume,
+        head_learning_rate=options.head_learning_rate, max_length=options.max_length,
+        **({"batch_size": options.batch_size} if options.batch_size is not None else {}), seed=options.seed, device=options.device, resume=options.resume,
         force=options.force, holdout_share=options.holdout_share)
     warn(f"trained multi-vector model on {manifest['held_out']['training_pairs'] - skipped} of {len(pairs)} pairs "
          f"({options.kb}-based KB, {options.epochs} epochs, final loss {manifest['losses'][-1]:.4f}, "
