@@ -19,7 +19,7 @@ def runtime_names() -> list[str]:
     return [AUTO, *(name for name in ENCODERS.names() if getattr(ENCODERS.get(name), "listed", True))]
 
 
-def trained_reading(model, device, runtime, precision):
+def trained_reading(model: str | None, device: str, runtime: str, precision: str) -> tuple[str, str]:
     """(runtime, precision) for ``model``: a retriever from `train retriever` on a CPU, left to auto, is read
     as its manifest's "read_as" says (the trainer's choice, measured: docs/methods.md), and without one in
     PyTorch fp32, the way it was trained and scored on its held-out pairs; anything else as asked."""

@@ -8,13 +8,21 @@ to resume at) or JSON lines of documents, streamed; both go through
 ``bioc.biocjson``'s decoder. Writers are ``bioc``'s own.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterator
 import json
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
 
 from bioc import BioCAnnotation, BioCDocument, BioCLocation, BioCPassage
 
 from ontolink.core.errors import InputError
 from ontolink.formats import DOCUMENT_FORMATS, DocumentFormat, top_link
 from ontolink.core.io import MAX_LINE_BYTES_VARIABLE, OverlongLine, display_name, max_line_bytes, open_input_lines
+
+if TYPE_CHECKING:
+    from ontolink.formats import DocumentWriter, Problems
 
 
 _ENTITY_CHARACTERS = 1 << 20  # the most text one entity reference may stand for
@@ -306,7 +314,7 @@ def read_bioc_json(path, problems):
 class BioCXMLWriter:
     """Streams documents into one BioC XML collection (``bioc.biocxml``'s writer)."""
 
-    def __init__(self, stream, source="ontolink"):
+    def __init__(self, stream: IO[Any], source: str = "ontolink") -> None:
         from bioc import BioCCollection
         from bioc.biocxml import BioCXMLDocumentWriter
 
@@ -317,24 +325,24 @@ class BioCXMLWriter:
         collection.key = "ontolink.key"
         self._writer.write_collection_info(collection)
 
-    def write(self, document, links=None):
+    def write(self, document: BioCDocument, links: list[dict[str, Any]] | None = None) -> None:
         """``document`` as is, or (with ``links``) its copy annotated with its Linked mentions."""
         self._writer.write_document(document if links is None else bioc_document(document, links))
 
-    def close(self):
+    def close(self) -> None:
         self._writer.close()
 
 
 class BioCJSONWriter:
     """Streams documents into one BioC JSON collection object, a document at a time."""
 
-    def __init__(self, stream, source="ontolink"):
+    def __init__(self, stream: IO[Any], source: str = "ontolink") -> None:
         self.stream = stream
         self.count = 0
         header = {"source": source, "date": "", "key": "ontolink.key", "infons": {}}
         self.stream.write(json.dumps(header, ensure_ascii=False)[:-1] + ', "documents": [\n')
 
-    def write(self, document, links=None):
+    def write(self, document: BioCDocument, links: list[dict[str, Any]] | None = None) -> None:
         """``document`` as is, or (with ``links``) its copy annotated with its Linked mentions."""
         from bioc.biocjson import toJSON
 
@@ -344,7 +352,7 @@ class BioCJSONWriter:
         self.count += 1
         self.stream.flush()
 
-    def close(self):
+    def close(self) -> None:
         self.stream.write("\n]}\n")
         self.stream.flush()
 
@@ -390,10 +398,10 @@ class BioCXMLFormat(DocumentFormat):
     suffixes = (".xml",)
     binary = True
 
-    def read(self, path, problems):
+    def read(self, path: str | Path, problems: Problems) -> Iterator[BioCDocument]:
         return read_bioc_xml(path)
 
-    def writer(self, stream, **options):
+    def writer(self, stream: IO[Any], **options: Any) -> DocumentWriter:
         return BioCXMLWriter(stream)
 
 
@@ -402,8 +410,8 @@ class BioCJSONFormat(DocumentFormat):
     summary = "BioC JSON: a collection object, or JSON lines of one document each"
     suffixes = (".json",)
 
-    def read(self, path, problems):
+    def read(self, path: str | Path, problems: Problems) -> Iterator[BioCDocument]:
         return read_bioc_json(path, problems)
 
-    def writer(self, stream, **options):
+    def writer(self, stream: IO[Any], **options: Any) -> DocumentWriter:
         return BioCJSONWriter(stream)

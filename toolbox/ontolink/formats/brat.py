@@ -7,7 +7,11 @@ the file's stem, its one passage the whole ``.txt`` (brat offsets count characte
 A directory is read as every ``.ann`` in it, in name order.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from bioc import BioCAnnotation, BioCLocation
 
@@ -15,10 +19,15 @@ from ontolink.core.errors import InputError
 from ontolink.formats import DOCUMENT_FORMATS, DocumentFormat, decoded_lines, one_passage_document
 from ontolink.core.io import display_name
 
+if TYPE_CHECKING:
+    from bioc import BioCDocument
+
+    from ontolink.formats import Problems
+
 PASSED_OVER = ("R", "E", "A", "M", "#", "*")  # relations, events, attributes, modifiers, notes, equivalences
 
 
-def _fragments(spans, name, number, problems):
+def _fragments(spans: str, name: str, number: int, problems: Problems) -> list[BioCLocation] | None:
     locations = []
     for fragment in spans.split(";"):
         start, _, end = fragment.strip().partition(" ")
@@ -30,7 +39,7 @@ def _fragments(spans, name, number, problems):
     return locations
 
 
-def read_brat_file(path, problems):
+def read_brat_file(path: str | Path, problems: Problems) -> BioCDocument | None:
     """The document of one ``.ann`` file and the ``.txt`` beside it."""
     path = Path(path)
     name = display_name(path)
@@ -43,7 +52,8 @@ def read_brat_file(path, problems):
         raise InputError(f"not valid UTF-8 (byte 0x{error.object[error.start]:02x})", display_name(text_path)) from None
     document = one_passage_document(path.stem, text, (name, None))
     passage = document.passages[0]
-    by_id, ids = {}, {}
+    by_id: dict[str, Any] = {}
+    ids: dict[str, Any] = {}
     for number, line in decoded_lines(path, problems):
         if not line.strip() or line.startswith(PASSED_OVER):
             continue
@@ -82,7 +92,7 @@ class BratFormat(DocumentFormat):
     summary = "brat standoff: NAME.ann beside the NAME.txt it annotates (or a directory of them)"
     suffixes = (".ann",)
 
-    def read(self, path, problems):
+    def read(self, path: str | Path, problems: Problems) -> Iterator[BioCDocument]:
         if path in (None, "-"):
             raise InputError("brat standoff cannot be read from stdin: give the .ann file or its directory")
         path = Path(path)

@@ -2,11 +2,22 @@
 commands hands `annotate`. The text field can be another (``text_field``); ``doc_id`` is read when
 there is no ``id``, the line number when neither is there. Other fields are not kept."""
 
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 from ontolink.formats import DOCUMENT_FORMATS, DocumentFormat, decoded_lines, one_passage_document
 from ontolink.core.io import display_name, loads
 
+if TYPE_CHECKING:
+    from bioc import BioCDocument
 
-def read_jsonl_documents(path, problems, text_field="text"):
+    from ontolink.formats import Problems
+
+
+def read_jsonl_documents(path: str | Path, problems: Problems, text_field: str = "text") -> Iterator[BioCDocument]:
     name = display_name(path)
     for number, line in decoded_lines(path, problems):
         if not line.strip():
@@ -35,8 +46,8 @@ class JsonlDocumentFormat(DocumentFormat):
     summary = "JSON Lines documents, {\"id\", \"text\"} per line (annotate --text-field names another field)"
     suffixes = (".jsonl",)
 
-    def __init__(self, text_field="text"):
+    def __init__(self, text_field: str = "text") -> None:
         self.text_field = text_field
 
-    def read(self, path, problems):
+    def read(self, path: str | Path, problems: Problems) -> Iterator[BioCDocument]:
         return read_jsonl_documents(path, problems, self.text_field)

@@ -8,7 +8,12 @@ exact. Documents come out as BioC documents (title passage at offset 0,
 abstract at ``len(title) + 1``), the same model as the BioC readers'.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
 import re
+from typing import IO, TYPE_CHECKING, Any
 
 from bioc import BioCAnnotation, BioCDocument, BioCLocation, BioCPassage
 
@@ -16,18 +21,21 @@ from ontolink.core.errors import InputError
 from ontolink.formats import DOCUMENT_FORMATS, DocumentFormat, decoded_lines, document_text, top_link
 from ontolink.core.io import display_name
 
+if TYPE_CHECKING:
+    from ontolink.formats import DocumentWriter, Problems
+
 _TEXT_LINE = re.compile(r"([^|\t]*)\|([ta])\|(.*)\Z", re.S)
 _INTEGER = re.compile(r"-?\d+\Z")
 
 
-def _new_document(pmid, source):
+def _new_document(pmid: str, source: tuple[str, int]) -> BioCDocument:
     document = BioCDocument()
     document.id = pmid
     document.source = source
     return document
 
 
-def _passage(text, offset, kind):
+def _passage(text: str, offset: int, kind: str) -> BioCPassage:
     passage = BioCPassage()
     passage.offset = offset
     passage.text = text
@@ -35,14 +43,14 @@ def _passage(text, offset, kind):
     return passage
 
 
-def read_pubtator(path, problems):
+def read_pubtator(path: str | Path, problems: Problems) -> Iterator[BioCDocument]:
     """Yield BioC documents; a malformed line is reported through ``problems`` as FILE:LINE."""
     name = display_name(path)
     document = None
     title = None
     count = 0
 
-    def finish():
+    def finish() -> BioCDocument | None:
         nonlocal document, title
         done, document, title = document, None, None
         return done
@@ -66,7 +74,7 @@ def read_pubtator(path, problems):
             elif any(passage.infons.get("type") == "abstract" for passage in document.passages):
                 problems.report(f"second abstract line for document {pmid}", name, number)
             else:
-                document.add_passage(_passage(text, len(title) + 1, "abstract"))
+                document.add_passage(_passage(text, len(title or "") + 1, "abstract"))  # set with the document
             continue
         columns = line.split("\t")
         if len(columns) < 4:
@@ -107,7 +115,7 @@ def read_pubtator(path, problems):
 _BREAKS = re.compile(r"[\t\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
 
 
-def pubtator_lines(document, annotations):
+def pubtator_lines(document: BioCDocument, annotations: Iterable[tuple[int, int, str, str, str]]) -> Iterator[str]:
     """PubTator lines of a document: its title and abstract as read, then ``annotations``
     as (start, end, text, type, id) tuples."""
     text = document_text(document)
@@ -121,7 +129,7 @@ def pubtator_lines(document, annotations):
         yield "\t".join([document.id, str(start), str(end), mention, kind, identifier])
 
 
-def pubtator_annotations(links):
+def pubtator_annotations(links: Iterable[dict[str, Any]]) -> Iterator[tuple[int, int, str, str, str]]:
     """(start, end, text, type, id) per link: the best candidate's id, -1 for NIL. A field holding a tab or a
     line break would cut the annotation line: refused, naming the mention."""
     for record in links:
@@ -138,15 +146,15 @@ def pubtator_annotations(links):
 class PubTatorWriter:
     """Each document as read, its annotations the best candidates of its Linked mentions."""
 
-    def __init__(self, stream):
+    def __init__(self, stream: IO[Any]) -> None:
         self.stream = stream
 
-    def write(self, document, links):
+    def write(self, document: BioCDocument | None, links: list[dict[str, Any]]) -> None:
         self.stream.write("".join(line + "\n" for line in pubtator_lines(document, pubtator_annotations(links)))
                           + "\n")
         self.stream.flush()
 
-    def close(self):
+    def close(self) -> None:
         self.stream.flush()
 
 
@@ -156,13 +164,13 @@ class PubTatorFormat(DocumentFormat):
     suffixes = (".pubtator", ".pubtator.txt", ".pubtator3")
 
     @classmethod
-    def name_match(cls, name):
+    def name_match(cls, name: str) -> int:
         # corpora name their PubTator files freely (CDR_TestSet.PubTator.txt, NCBItestset_corpus.txt):
         # the word in the file's name is enough, and beats the plain-text .txt
         return 100 if "pubtator" in name.rsplit("/", 1)[-1] else super().name_match(name)
 
-    def read(self, path, problems):
+    def read(self, path: str | Path, problems: Problems) -> Iterator[BioCDocument]:
         return read_pubtator(path, problems)
 
-    def writer(self, stream, **options):
+    def writer(self, stream: IO[Any], **options: Any) -> DocumentWriter:
         return PubTatorWriter(stream)

@@ -11,14 +11,22 @@ the confidence is the score. The metadata block must list every prefix in
 (bounded memory) and written after the header once all prefixes are known.
 """
 
+from __future__ import annotations
+
 import csv
 import re
 import tempfile
+from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from ontolink.version import __version__
 from ontolink.core.errors import InputError
 from ontolink.formats import DOCUMENT_FORMATS, DocumentFormat
+
+if TYPE_CHECKING:
+    from bioc import BioCDocument
+
+    from ontolink.formats import DocumentWriter
 
 COLUMNS = ("subject_id", "subject_label", "predicate_id", "object_id", "object_label", "mapping_justification",
            "confidence", "comment")
@@ -110,7 +118,7 @@ class SSSOMWriter:
         self.used.add(_prefix(entity_id, "entity id"))
         return entity_id
 
-    def write(self, document, links):
+    def write(self, document: BioCDocument | None, links: list[dict[str, Any]]) -> None:
         """The rows of ``links`` (Linked mentions); a mapping table has no use for ``document``."""
         for record in links:
             self.write_record(record)
@@ -146,7 +154,7 @@ class SSSOMWriter:
             self.rows.writerow([row[column] for column in COLUMNS])
             self.count += 1
 
-    def close(self):
+    def close(self) -> None:
         curie_map = {prefix: self.expansions.get(prefix, f"http://purl.obolibrary.org/obo/{prefix}_")
                      for prefix in sorted(self.used)}
         lines = ["curie_map:"] + [f"  {prefix}: {_yaml(uri)}" for prefix, uri in curie_map.items()]
@@ -166,7 +174,7 @@ class SSSOMFormat(DocumentFormat):
     suffixes = (".sssom.tsv", ".tsv")
     needs_documents = False
 
-    def writer(self, stream, **options):
+    def writer(self, stream: IO[Any], **options: Any) -> DocumentWriter:
         """``options``: SSSOMWriter's keywords (mapping_set_id and license_url are required)."""
         return SSSOMWriter(stream, **options)
 

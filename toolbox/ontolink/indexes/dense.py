@@ -1,5 +1,12 @@
 """Dense name index: a sentence encoder plus FAISS (flat, HNSW or IVF-PQ; GPU when asked)."""
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ontolink.indexes import NAME_INDEXES, NameIndex
@@ -7,10 +14,14 @@ from ontolink.indexes.faiss_file import faiss_module, read_checked
 from ontolink.indexes.flat_search import SCAN_MIN_NAMES, Int8NameScan, flat_search
 from ontolink.core.errors import InputError
 
+if TYPE_CHECKING:
+    from ontolink.encoders.base import Encoder, KnownVectors
+    from ontolink.engines import Engine
+
 FAISS_TYPES = ("flat", "sq8", "hnsw", "ivfpq")
 
 
-def _gpu_available(faiss):
+def _gpu_available(faiss: ModuleType) -> bool:
     return hasattr(faiss, "StandardGpuResources") and faiss.get_num_gpus() > 0
 
 
@@ -20,7 +31,8 @@ GPU_PQ_SIZES = (1, 2, 3, 4, 8, 12, 16, 20, 24, 28, 32, 40, 48, 56, 64, 96)
 GPU_SHARED_MEMORY = 48 * 1024  # bytes of shared memory per block the lookup tables must fit (every CUDA GPU)
 
 
-def gpu_clone_settings(faiss_type, pq_m=None, nprobe=None):
+def gpu_clone_settings(faiss_type: str, pq_m: int | None = None, nprobe: int | None = None
+                       ) -> dict[str, Any] | None:
     """The ``GpuClonerOptions`` fields an index of ``faiss_type`` needs to move to the GPU, or None where it
     stays on the CPU: FAISS has no GPU HNSW (sq8 stays too); an IVF-PQ's lookup tables, one per sub-quantiser of
     256 entries, must fit a block's shared memory, which float32 tables do up to 48 sub-quantisers and float16
@@ -33,7 +45,7 @@ def gpu_clone_settings(faiss_type, pq_m=None, nprobe=None):
     return {"useFloat16LookupTables": 4 * pq_m * 256 > GPU_SHARED_MEMORY}
 
 
-def faiss_on_device(index, device, faiss_type):
+def faiss_on_device(index: Any, device: str, faiss_type: str) -> tuple[Any, Any]:
     """``index`` moved to the GPU when ``device`` is CUDA and faiss-gpu is installed; (index, resources)."""
     faiss = faiss_module()
     if not (device.startswith("cuda") and _gpu_available(faiss)):
@@ -54,7 +66,7 @@ def faiss_on_device(index, device, faiss_type):
     return faiss.index_cpu_to_gpu(resources, device_id, index, options), resources
 
 
-def search_place(faiss_type, on_gpu, k):
+def search_place(faiss_type: str, on_gpu: bool, k: int) -> str:
     """Where a search of ``k`` neighbours runs: "gpu" (the faiss-gpu copy, for k up to 2,048), "scan" (a flat
     index's own CPU search: the int8 scan or exact float64) or "cpu" (the CPU FAISS index). A k over faiss-gpu's
     limit searches the CPU copy, which every index keeps, so --top-k or a ranker's pool of any size works."""
@@ -63,12 +75,13 @@ def search_place(faiss_type, on_gpu, k):
     return "scan" if faiss_type == "flat" else "cpu"
 
 
-def make_faiss_index(vectors, faiss_type="flat", hnsw_m=32, ivf_nlist=None, pq_m=None, nprobe=16, ef_search=128,
-                     seed=0):
+def make_faiss_index(vectors: np.ndarray, faiss_type: str = "flat", hnsw_m: int = 32, ivf_nlist: int | None = None,
+                     pq_m: int | None = None, nprobe: int = 16, ef_search: int = 128, seed: int = 0
+                     ) -> tuple[Any, dict[str, Any]]:
     """An inner-product FAISS index holding ``vectors``, and the options that describe it."""
     faiss = faiss_module()
     dimension = vectors.shape[1]
-    options = {"type": faiss_type}
+    options: dict[str, Any] = {"type": faiss_type}
     if faiss_type == "flat":
         index = faiss.IndexFlatIP(dimension)
     elif faiss_type == "sq8":
@@ -101,7 +114,7 @@ def make_faiss_index(vectors, faiss_type="flat", hnsw_m=32, ivf_nlist=None, pq_m
     return index, options
 
 
-def read_faiss(path, options, dimension, count):
+def read_faiss(path: Path, options: dict[str, Any], dimension: int, count: int) -> Any:
     """Read a FAISS file written by ontolink, checked first against what the artifact says it holds (``count``
     vectors of ``dimension``: faiss_file.py), restoring its search-time settings."""
     from ontolink.core.artifact_files import number
@@ -126,16 +139,16 @@ class IndexedNameVectors:
     """The stored vectors of an index's names, found by token key: a mention that tokenises exactly like an
     indexed name (about half of GSC+) gets that name's vector without being encoded."""
 
-    def __init__(self, keys, faiss_index):
+    def __init__(self, keys: np.ndarray, faiss_index: Any) -> None:
         self._keys = keys
         self._faiss_index = faiss_index
-        self._row_of = None
+        self._row_of: dict[bytes, int] | None = None
 
-    def get_many(self, keys):
+    def get_many(self, keys: list[bytes]) -> dict[bytes, np.ndarray]:
         if self._row_of is None:  # built on first use: 40,000 names take a few milliseconds
             self._row_of = {bytes(key): row for row, key in enumerate(self._keys)}
-        rows = [(key, self._row_of.get(key)) for key in keys]
-        rows = [(key, row) for key, row in rows if row is not None]
+        looked_up = [(key, self._row_of.get(key)) for key in keys]
+        rows = [(key, row) for key, row in looked_up if row is not None]
         if not rows:
             return {}
         vectors = self._faiss_index.reconstruct_batch(np.array([row for _, row in rows], dtype=np.int64))
@@ -146,9 +159,10 @@ class IndexedNameVectors:
 class DenseNameIndex(NameIndex):
     method = "dense"
     uses_encoder = True
-    files = ("index.faiss",)  # and name_keys.safetensors where stored vectors can stand in for encoding
+    files: tuple[str, ...] = ("index.faiss",)  # and name_keys.safetensors where stored vectors can stand in for encoding
 
-    def __init__(self, encoder, faiss_index, faiss_options, name_keys=None):
+    def __init__(self, encoder: Encoder, faiss_index: Any, faiss_options: dict[str, Any],
+                 name_keys: np.ndarray | None = None) -> None:
         self.encoder = encoder
         self.faiss_options = dict(faiss_options)
         self._cpu_index = faiss_index
@@ -156,12 +170,13 @@ class DenseNameIndex(NameIndex):
         self.name_keys = name_keys
         self.files = ("index.faiss",) + ((NAME_KEYS_FILE,) if name_keys is not None else ())
         self._known = IndexedNameVectors(name_keys, faiss_index) if name_keys is not None else None
-        self._scan = None
-        self._exact_names = None
+        self._scan: Int8NameScan | None = None
+        self._exact_names: np.ndarray | None = None
 
     @classmethod
-    def build(cls, texts, encoder, faiss_type="flat", seed=0, progress=None, known=None, engine=None,
-              **faiss_options):
+    def build(cls, texts: Sequence[str], encoder: Encoder, faiss_type: str = "flat", seed: int = 0,
+              progress: Any = None, known: KnownVectors | None = None, engine: Engine | None = None,
+              **faiss_options: Any) -> DenseNameIndex:
         """``known``: an embedding cache to reuse vectors from and add new ones to; ``engine``: where
         the names are encoded (batches in input order, so the same vectors anywhere)."""
         # an in-process engine is the encoder's own loop (some encoders override encode without engines)
@@ -175,7 +190,7 @@ class DenseNameIndex(NameIndex):
         index, options = make_faiss_index(vectors, faiss_type, seed=seed, **faiss_options)
         return cls(encoder, index, options, keys)
 
-    def save(self, directory):
+    def save(self, directory: Path) -> None:
         faiss_module().write_index(self._cpu_index, str(directory / "index.faiss"))
         if self.name_keys is not None:
             from safetensors.numpy import save_file
@@ -183,7 +198,7 @@ class DenseNameIndex(NameIndex):
             save_file({"name_keys": self.name_keys}, str(directory / NAME_KEYS_FILE))
 
     @classmethod
-    def load(cls, directory, manifest, encoder):
+    def load(cls, directory: Path, manifest: dict[str, Any], encoder: Encoder) -> DenseNameIndex:
         from ontolink.core.artifact_files import field
 
         from ontolink.core.artifact_files import number
@@ -206,14 +221,14 @@ class DenseNameIndex(NameIndex):
                                  "rebuild it", directory)
         return cls(encoder, index, options, keys)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self._cpu_index.ntotal
 
-    def search(self, texts, k):
+    def search(self, texts: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
         vectors = self.encoder.encode(texts, known=self._known)
         k = min(k, len(self))
         # texts that tokenise alike have one vector (any encoder): each distinct vector is searched once
-        first_of = {}
+        first_of: dict[bytes, int] = {}
         inverse = np.array([first_of.setdefault(vector.tobytes(), len(first_of)) for vector in vectors],
                            dtype=np.int64)
         vectors = vectors[np.unique(inverse, return_index=True)[1]]
@@ -226,36 +241,36 @@ class DenseNameIndex(NameIndex):
             scores, rows = (self._index if place == "gpu" else self._cpu_index).search(vectors, k)
         return scores[inverse], rows[inverse]
 
-    def _exact_name_vectors(self):
+    def _exact_name_vectors(self) -> np.ndarray:
         """A small flat index's names in float64, made on its first search (``exact_search`` multiplies in
         float64; converting on every search took longer than the product)."""
         if self._exact_names is None:
             self._exact_names = self._flat_vectors().astype(np.float64)
         return self._exact_names
 
-    def _name_scan(self):
+    def _name_scan(self) -> Int8NameScan | None:
         """The int8 scan of the names (made on the first search of a large flat index; None for a small one)."""
         if self._scan is None and len(self) >= SCAN_MIN_NAMES:
             self._scan = Int8NameScan(self._flat_vectors())
         return self._scan
 
-    def vectors(self, rows):
+    def vectors(self, rows: Sequence[int] | np.ndarray) -> np.ndarray:
         """The stored vectors of name ``rows`` (what a ranker compares a mention's context with)."""
-        rows = np.asarray(rows, dtype=np.int64)
+        row_array = np.asarray(rows, dtype=np.int64)
         if self.faiss_options["type"] == "flat":
-            return self._flat_vectors()[rows]
+            return self._flat_vectors()[row_array]
         try:
-            return self._cpu_index.reconstruct_batch(rows)
+            return self._cpu_index.reconstruct_batch(row_array)
         except RuntimeError as error:
             raise InputError(f"this {self.faiss_options['type']} index cannot return stored vectors ({error}); "
                              "use a flat or hnsw index") from None
 
-    def _flat_vectors(self):
+    def _flat_vectors(self) -> np.ndarray:
         """The flat index's own vector storage as an (n, d) array: a view, not a second copy (62 MB for HPO)."""
         index = self._cpu_index
         return faiss_module().rev_swig_ptr(index.get_xb(), index.ntotal * index.d).reshape(index.ntotal, index.d)
 
-    def describe(self):
+    def describe(self) -> dict[str, Any]:
         # the encoder's registered name first, so `link` rebuilds the same kind of encoder (an encoder
         # that describes itself without it, like the tests' hashed 3-grams, still records it)
         encoder = {"runtime": self.encoder.runtime} | self.encoder.describe()

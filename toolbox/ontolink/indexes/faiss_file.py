@@ -12,6 +12,7 @@ the file (exit status 2).
 """
 
 import struct
+from types import ModuleType
 
 import numpy as np
 
@@ -26,7 +27,7 @@ QT_8BIT = 0  # ScalarQuantizer::QT_8bit, what sq8 writes
 HNSW_CHECK_VECTORS = 1 << 16  # vectors whose links are checked at once (their arrays, not the whole graph's)
 
 
-def faiss_module():
+def faiss_module() -> ModuleType:
     """The faiss module, from faiss-cpu (the `cpu` extra) or faiss-gpu (the `gpu` extra)."""
     try:
         import faiss

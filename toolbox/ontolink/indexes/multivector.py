@@ -6,6 +6,12 @@ rescored exactly by sum-of-max over its stored tokens (decoded from PQ codes
 when the index is compressed).
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ontolink.indexes import NAME_INDEXES, NameIndex
@@ -17,6 +23,9 @@ from ontolink.indexes.dense import (
 )
 from ontolink.indexes.late_interaction import sum_of_max
 from ontolink.core.errors import InputError
+
+if TYPE_CHECKING:
+    from ontolink.indexes.token_encoder import TokenEncoder
 
 TOKENS_FILE = "tokens.faiss"
 OFFSETS_FILE = "token_offsets.safetensors"
@@ -34,8 +43,9 @@ class MultiVectorNameIndex(NameIndex):
     tokens = True
     files = (TOKENS_FILE, OFFSETS_FILE)
 
-    def __init__(self, encoder, faiss_index, faiss_options, offsets, texts, token_k=2048, query_expansion=False,
-                 matrix=None):
+    def __init__(self, encoder: TokenEncoder, faiss_index: Any, faiss_options: dict[str, Any],
+                 offsets: Sequence[int] | np.ndarray, texts: Sequence[str], token_k: int = 2048,
+                 query_expansion: bool = False, matrix: np.ndarray | None = None) -> None:
         self.encoder = encoder
         self.faiss_options = dict(faiss_options)
         self.offsets = np.asarray(offsets, dtype=np.int64)
@@ -55,8 +65,9 @@ class MultiVectorNameIndex(NameIndex):
         self.empty_spans = 0
 
     @classmethod
-    def build(cls, texts, encoder, faiss_type="flat", seed=0, progress=None, token_k=2048, query_expansion=False,
-              **faiss_options):
+    def build(cls, texts: Sequence[str], encoder: TokenEncoder, faiss_type: str = "flat", seed: int = 0,
+              progress: Any = None, token_k: int = 2048, query_expansion: bool = False,
+              **faiss_options: Any) -> MultiVectorNameIndex:
         if faiss_type not in ("flat", "sq8", "ivfpq"):
             raise InputError(f"a multi-vector index is flat, sq8 or ivfpq, not {faiss_type}")
         matrix, offsets = encoder.encode_names(texts, progress=progress)
@@ -67,14 +78,15 @@ class MultiVectorNameIndex(NameIndex):
         return cls(encoder, index, options, offsets, texts, token_k=token_k, query_expansion=query_expansion,
                    matrix=matrix if faiss_type == "flat" else None)
 
-    def save(self, directory):
+    def save(self, directory: Path) -> None:
         from safetensors.numpy import save_file
 
         faiss_module().write_index(self._cpu_index, str(directory / TOKENS_FILE))
         save_file({"offsets": self.offsets}, str(directory / OFFSETS_FILE))
 
     @classmethod
-    def load(cls, directory, manifest, encoder, texts):
+    def load(cls, directory: Path, manifest: dict[str, Any], encoder: TokenEncoder,
+             texts: Sequence[str]) -> MultiVectorNameIndex:
         from ontolink.core.artifact_files import field, load_tensors, number
 
         described = manifest["index"]
@@ -92,14 +104,14 @@ class MultiVectorNameIndex(NameIndex):
         return cls(encoder, index, described["faiss"], offsets, texts, token_k=token_k,
                    query_expansion=described.get("query_expansion", False))
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.offsets) - 1
 
     @property
-    def token_count(self):
+    def token_count(self) -> int:
         return int(self.offsets[-1])
 
-    def token_vectors(self, token_rows):
+    def token_vectors(self, token_rows: np.ndarray) -> np.ndarray:
         if self._matrix is not None:
             return self._matrix[token_rows]
         if not self._direct_map:
@@ -107,13 +119,13 @@ class MultiVectorNameIndex(NameIndex):
             self._direct_map = True
         return self._cpu_index.reconstruct_batch(np.ascontiguousarray(token_rows, dtype=np.int64))
 
-    def search(self, keys, k):
+    def search(self, keys: Sequence[Any], k: int) -> tuple[np.ndarray, np.ndarray]:
         """(scores, rows) of the best ``k`` names for each mention key, best first; rows −1 pad."""
         found = [self._search_mentions(keys[start:start + MENTIONS_PER_SEARCH], k)
                  for start in range(0, len(keys), MENTIONS_PER_SEARCH) or [0]]
         return np.concatenate([scores for scores, _ in found]), np.concatenate([rows for _, rows in found])
 
-    def _search_mentions(self, keys, k):
+    def _search_mentions(self, keys: Sequence[Any], k: int) -> tuple[np.ndarray, np.ndarray]:
         queries, empty = self.encoder.encode_mentions(keys)
         self.empty_spans += empty
         scores, rows = self._late_interaction(queries, k)
@@ -125,13 +137,13 @@ class MultiVectorNameIndex(NameIndex):
                 scores[expanded], rows[expanded] = self._late_interaction(queries, k)
         return scores, rows
 
-    def expansion_size(self, key, top_row):
+    def expansion_size(self, key: Any, top_row: int) -> int:
         """[MASK] count: word pieces of the most similar name not already in the mention (query expansion)."""
         if top_row < 0:
             return 0
         return min(MAX_EXPANSION_MASKS, sum(self.encoder.missing_pieces(key[1], self.texts[top_row])))
 
-    def _late_interaction(self, queries, k):
+    def _late_interaction(self, queries: Sequence[np.ndarray], k: int) -> tuple[np.ndarray, np.ndarray]:
         """Candidates ranked first by XTR's estimate from the retrieved tokens alone (a query token that
         retrieved none of a name's tokens is imputed its k-th similarity), then the best
         max(2k, RESCORE_MIN) rescored exactly by sum-of-max over their stored tokens."""
@@ -152,7 +164,7 @@ class MultiVectorNameIndex(NameIndex):
             rows[q, :len(best)] = candidates[best]
         return scores, rows
 
-    def _estimate(self, similarities, token_rows, depth):
+    def _estimate(self, similarities: np.ndarray, token_rows: np.ndarray, depth: int) -> np.ndarray:
         """The ``depth`` names with the best XTR estimate, for one query's (n, token_k) search results."""
         n = len(similarities)
         valid = token_rows >= 0
@@ -169,7 +181,7 @@ class MultiVectorNameIndex(NameIndex):
             candidates = candidates[keep]
         return candidates
 
-    def describe(self):
+    def describe(self) -> dict[str, Any]:
         return {"method": self.method, "faiss": self.faiss_options, "token_k": self.token_k,
                 "tokens": self.token_count, "query_expansion": self.query_expansion,
                 "encoder": self.encoder.describe()}

@@ -4,7 +4,12 @@ Stored without pickle: the n-gram vocabulary as JSON, idf and the CSR matrix
 of the names in safetensors.
 """
 
+from __future__ import annotations
+
 import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -13,7 +18,7 @@ from ontolink.indexes.best_k import best_of_blocks
 from ontolink.core.errors import InputError
 
 
-def char_trigram_vectorizer(vocabulary=None, min_df=1):
+def char_trigram_vectorizer(vocabulary: dict[str, int] | None = None, min_df: int = 1) -> Any:
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     return TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 3), min_df=min_df, dtype=np.float32,
@@ -25,14 +30,14 @@ class TfidfNameIndex(NameIndex):
     method = "tfidf"
     files = ("vocabulary.json", "tfidf.safetensors")
 
-    def __init__(self, vectorizer, matrix, min_df):
+    def __init__(self, vectorizer: Any, matrix: Any, min_df: int) -> None:
         self.vectorizer = vectorizer
         self.matrix_t = matrix.T.tocsr()  # (V, N): query @ matrix_t is one sparse product
         self._matrix = matrix
         self.min_df = min_df
 
     @classmethod
-    def build(cls, texts, min_df=1, progress=None, **_ignored):
+    def build(cls, texts: Sequence[str], min_df: int = 1, progress: Any = None, **_ignored: Any) -> TfidfNameIndex:
         vectorizer = char_trigram_vectorizer(min_df=min_df)
         try:
             matrix = vectorizer.fit_transform(texts)
@@ -42,7 +47,7 @@ class TfidfNameIndex(NameIndex):
             progress.update(len(texts))
         return cls(vectorizer, matrix.tocsr(), min_df)
 
-    def save(self, directory):
+    def save(self, directory: Path) -> None:
         from safetensors.numpy import save_file
 
         vocabulary = sorted(self.vectorizer.vocabulary_, key=self.vectorizer.vocabulary_.get)
@@ -60,7 +65,7 @@ class TfidfNameIndex(NameIndex):
         )
 
     @classmethod
-    def load(cls, directory, manifest, encoder=None):
+    def load(cls, directory: Path, manifest: dict[str, Any], encoder: Any = None) -> TfidfNameIndex:
         from scipy.sparse import csr_matrix
 
         from ontolink.core.artifact_files import check_csr, load_tensors, read_json
@@ -83,13 +88,13 @@ class TfidfNameIndex(NameIndex):
         matrix = csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]), shape=shape)
         return cls(vectorizer, matrix, manifest["index"].get("min_df", 1))
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self._matrix.shape[0]
 
-    def search(self, texts, k):
+    def search(self, texts: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
         queries = self.vectorizer.transform(texts)
         return best_of_blocks(lambda start, stop: (queries[start:stop] @ self.matrix_t).toarray(),
                               len(texts), min(k, self.matrix_t.shape[1]))
 
-    def describe(self):
+    def describe(self) -> dict[str, Any]:
         return {"method": self.method, "analyzer": "char_wb", "ngram_range": [3, 3], "min_df": self.min_df}

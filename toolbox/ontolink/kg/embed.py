@@ -34,7 +34,7 @@ CURVE = "training_curve.jsonl"
 IS_A = "is_a"
 
 
-def ontology_triples(ontology: Ontology) -> list[Triple]:
+def ontology_triples(ontology: Ontology) -> TripleSet:
     """An ontology's own graph as triples: (child, is_a, parent) for every live term and parent the loader
     keeps (alt_ids and replaced_by are other names of a term, not edges, so they add none)."""
     from ontolink.formats.triples import Triple

@@ -5,7 +5,10 @@ parents, alt_ids, obsolete, replaced_by}. Obsolete terms are kept here so that
 their ids can be resolved later.
 """
 
+from __future__ import annotations
+
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -20,22 +23,22 @@ class OntologyFormat(FileFormat):
     A format whose records name their fields (``takes_fields``) also takes ``load(path, fields=...)``:
     a mapping from Entity fields to the file's own field names (``--field``)."""
 
-    takes_fields = False
+    takes_fields: bool = False
 
     def load(self, path: str | Path) -> list[dict[str, Any]]:
         raise NotImplementedError
 
 
-ONTOLOGY_FORMATS: FormatRegistry[OntologyFormat] = FormatRegistry("ontology format", "ontology-format", "ontolink.ontology",
-                                                                   OntologyFormat)
+ONTOLOGY_FORMATS: FormatRegistry[OntologyFormat] = FormatRegistry("ontology format", "ontology-format",
+                                                                   "ontolink.ontology", OntologyFormat)
 
 
-def format_names():
+def format_names() -> list[str]:
     """The registered ontology formats (what --ontology-format accepts)."""
     return ONTOLOGY_FORMATS.names()
 
 
-def detect_format(path):
+def detect_format(path: str | Path) -> str:
     """Tell the format from the extension, peeking into files whose extension several formats use (.json)."""
     fmt = ONTOLOGY_FORMATS.guess(path)
     if fmt is None:
@@ -48,7 +51,7 @@ def detect_format(path):
     return fmt
 
 
-def load_terms(path, fmt, fields=None):
+def load_terms(path: str | Path, fmt: str, fields: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """The term dicts of the ontology file ``path`` in the registered format ``fmt`` (``fields``: see
     ``parse_fields``)."""
     loader = ONTOLOGY_FORMATS.get(fmt)()
@@ -58,14 +61,14 @@ def load_terms(path, fmt, fields=None):
         takers = [name for name in format_names() if ONTOLOGY_FORMATS.get(name).takes_fields]
         raise InputError(f"--field applies to formats whose records name their fields ({', '.join(takers)}), "
                          f"not to {fmt}", path)
-    return loader.load(path, fields=fields)
+    return loader.load(path, fields=fields)  # type: ignore[call-arg]  # a takes_fields format's load takes them
 
 
 # Entity JSONL fields and what each holds (documented in `index --help` and docs/ontologies.md)
 ENTITY_FIELDS = ("id", "name", "definition", "synonyms", "parents", "alt_ids", "obsolete", "replaced_by")
 
 
-def parse_fields(text):
+def parse_fields(text: str | None) -> dict[str, str]:
     """``--field``: "id=concept_id,name=canonical_name,synonyms=aliases" -> {"id": "concept_id", ...}:
     which field of the file holds each Entity field."""
     fields = {}
@@ -82,12 +85,14 @@ def parse_fields(text):
     return fields
 
 
-def _json_head(path):
+def _json_head(path: str | Path) -> str:
     with open_input(path) as handle:
         return handle.read(4096).lstrip()
 
 
-def term_dict(id, name, definition="", synonyms=(), parents=(), alt_ids=(), obsolete=False, replaced_by=()):
+def term_dict(id: str, name: str | None, definition: str | None = "", synonyms: Iterable[Iterable[str]] = (),
+              parents: Iterable[str] = (), alt_ids: Iterable[str] = (), obsolete: bool = False,
+              replaced_by: Iterable[str] = ()) -> dict[str, Any]:
     return {
         "id": id,
         "name": name or "",
@@ -100,7 +105,7 @@ def term_dict(id, name, definition="", synonyms=(), parents=(), alt_ids=(), obso
     }
 
 
-def load_obo(path):
+def load_obo(path: str | Path) -> list[dict[str, Any]]:
     import fastobo
 
     try:
@@ -117,7 +122,7 @@ def load_obo(path):
     for frame in document:
         if not isinstance(frame, fastobo.term.TermFrame):
             continue
-        fields = {"name": "", "definition": "", "synonyms": [], "parents": [], "alt_ids": [],
+        fields: dict[str, Any] = {"name": "", "definition": "", "synonyms": [], "parents": [], "alt_ids": [],
                   "obsolete": False, "replaced_by": []}
         for clause in frame:
             kind = type(clause).__name__
@@ -139,7 +144,7 @@ def load_obo(path):
     return terms
 
 
-def load_with_pronto(path):
+def load_with_pronto(path: str | Path) -> list[dict[str, Any]]:
     """OWL (RDF/XML, OWL/XML) and OBO-Graphs JSON, through pronto."""
     import warnings
 
@@ -176,7 +181,7 @@ def load_with_pronto(path):
     return terms
 
 
-def load_scizsel(path):
+def load_scizsel(path: str | Path) -> list[dict[str, Any]]:
     """Sci-ZSEL's KB JSON: {id: {id, name, def, synonyms, altdiseaseid, ParentIDs|is_a}}."""
     try:
         with open_input(path) as handle:
@@ -203,19 +208,19 @@ def load_scizsel(path):
     return terms
 
 
-def _kind(value):
+def _kind(value: object) -> str:
     return {str: "a string", bool: "true/false", int: "a number", float: "a number", list: "a list",
             dict: "an object", type(None): "null"}.get(type(value), type(value).__name__)
 
 
-def _string(value, field):
+def _string(value: object, field: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"field {field!r} must be a non-empty string, not {_kind(value)}"
                          + (f" ({value!r})" if isinstance(value, (int, float)) and not isinstance(value, bool) else ""))
     return value
 
 
-def _optional_string(value, field):
+def _optional_string(value: object, field: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
@@ -223,7 +228,7 @@ def _optional_string(value, field):
     return value
 
 
-def _strings(value, field):
+def _strings(value: object, field: str) -> list[str]:
     """A list of strings (absent or null: none); a lone string is refused, never split into characters."""
     if value is None:
         return []
@@ -234,7 +239,7 @@ def _strings(value, field):
     return value
 
 
-def _synonyms(value, field):
+def _synonyms(value: object, field: str) -> list[tuple[str, str]]:
     """Synonyms: strings (EXACT) or {"text", "scope"} objects."""
     if value is None:
         return []
@@ -253,16 +258,16 @@ def _synonyms(value, field):
     return synonyms
 
 
-def entity_term(record, fields=None):
+def entity_term(record: dict[str, Any], fields: dict[str, str] | None = None) -> dict[str, Any]:
     """The term dict of one Entity JSONL record, its types checked (``ValueError`` naming the field);
     ``fields`` maps Entity fields to the record's own names."""
-    fields = fields or {}
+    names = fields or {}
 
-    def get(field):
-        return record.get(fields.get(field, field))
+    def get(field: str) -> Any:
+        return record.get(names.get(field, field))
 
-    def name_of(field):
-        return fields.get(field, field)
+    def name_of(field: str) -> str:
+        return names.get(field, field)
 
     missing = [field for field in ("id", "name") if name_of(field) not in record]
     if missing:
@@ -280,11 +285,11 @@ def entity_term(record, fields=None):
                      _strings(get("replaced_by"), name_of("replaced_by")))
 
 
-def load_entity_jsonl(path, fields=None):
+def load_entity_jsonl(path: str | Path, fields: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """Entity JSONL (``entity_term``); a record of wrong types is FILE:LINE bad data."""
     from ontolink.core.io import read_records
 
-    terms = []
+    terms: list[dict[str, Any]] = []
     for _ in read_records(path, validate=lambda record: terms.append(entity_term(record, fields))):
         pass
     return terms
@@ -295,7 +300,7 @@ def load_entity_jsonl(path, fields=None):
 SCISPACY_FIELDS = {"id": "concept_id", "name": "canonical_name", "synonyms": "aliases", "definition": "definition"}
 
 
-def _first_record_has(path, field):
+def _first_record_has(path: str | Path, field: str) -> bool:
     """Whether the first line of ``path`` names ``field`` (False when it cannot be read: the name decides)."""
     try:
         head = _json_head(path)
@@ -309,7 +314,7 @@ class OBOFormat(OntologyFormat):
     summary = "OBO 1.4 (fastobo)"
     suffixes = (".obo",)
 
-    def load(self, path):
+    def load(self, path: str | Path) -> list[dict[str, Any]]:
         return load_obo(path)
 
 
@@ -318,7 +323,7 @@ class OWLFormat(OntologyFormat):
     summary = "OWL: RDF/XML, OWL/XML or functional syntax (pronto)"
     suffixes = (".owl", ".rdf", ".xml", ".ofn", ".owx")
 
-    def load(self, path):
+    def load(self, path: str | Path) -> list[dict[str, Any]]:
         return load_with_pronto(path)
 
 
@@ -328,10 +333,10 @@ class OBOGraphsFormat(OntologyFormat):
     suffixes = (".json",)
 
     @classmethod
-    def sniff(cls, path):
+    def sniff(cls, path: str | Path) -> bool:
         return '"graphs"' in _json_head(path)
 
-    def load(self, path):
+    def load(self, path: str | Path) -> list[dict[str, Any]]:
         return load_with_pronto(path)
 
 
@@ -341,10 +346,10 @@ class SciZSELFormat(OntologyFormat):
     suffixes = (".json",)
 
     @classmethod
-    def sniff(cls, path):
+    def sniff(cls, path: str | Path) -> bool:
         return '"graphs"' not in _json_head(path)
 
-    def load(self, path):
+    def load(self, path: str | Path) -> list[dict[str, Any]]:
         return load_scizsel(path)
 
 
@@ -355,10 +360,10 @@ class EntityJSONLFormat(OntologyFormat):
     takes_fields = True
 
     @classmethod
-    def sniff(cls, path):
+    def sniff(cls, path: str | Path) -> bool:
         return not _first_record_has(path, SCISPACY_FIELDS["id"])
 
-    def load(self, path, fields=None):
+    def load(self, path: str | Path, fields: dict[str, str] | None = None) -> list[dict[str, Any]]:
         return load_entity_jsonl(path, fields)
 
 
@@ -369,8 +374,8 @@ class ScispaCyKBFormat(OntologyFormat):
     takes_fields = True
 
     @classmethod
-    def sniff(cls, path):
+    def sniff(cls, path: str | Path) -> bool:
         return _first_record_has(path, SCISPACY_FIELDS["id"])
 
-    def load(self, path, fields=None):
+    def load(self, path: str | Path, fields: dict[str, str] | None = None) -> list[dict[str, Any]]:
         return load_entity_jsonl(path, {**SCISPACY_FIELDS, **(fields or {})})

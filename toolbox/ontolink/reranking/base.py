@@ -83,7 +83,7 @@ def candidate_texts(records: Sequence[dict[str, Any]],
     return mentions, entities
 
 
-def batched(score, count, batch_size, torch):
+def batched(score: Callable[[int, int], Any], count: int, batch_size: int, torch: Any) -> Any:
     """``score(start, end)`` (a tensor per slice) over ``count`` items, ``batch_size`` at a time, concatenated."""
     parts = [score(start, min(start + batch_size, count)) for start in range(0, count, batch_size)]
     return torch.cat(parts) if parts else torch.zeros(0)

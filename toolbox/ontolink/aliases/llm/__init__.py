@@ -5,6 +5,8 @@ transformers or vllm only when the backend is built, so ``ontolink --help``
 never does.
 """
 
+from typing import Any
+
 from ontolink.aliases.llm.base import LLMBackend
 from ontolink.core.registry import Registry
 
@@ -12,5 +14,5 @@ LLM_BACKENDS: Registry[LLMBackend] = Registry("LLM backend", "llm", "ontolink.al
 DEFAULT_BACKEND = "transformers"
 
 
-def load_backend(name, **options):
+def load_backend(name: str, **options: Any) -> LLMBackend:
     return LLM_BACKENDS.get(name)(**options)

@@ -12,6 +12,8 @@ redirect is followed only where it keeps the POST and its body (307, 308).
 A reply is read up to ``max_reply_bytes`` (16 MiB), never whole.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import random
@@ -19,7 +21,10 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from email.message import Message
+from typing import Any
 
 from ontolink.aliases.llm import LLM_BACKENDS
 from ontolink.aliases.llm.base import Completion, LLMBackend
@@ -33,17 +38,17 @@ REDACTED = "[API key redacted]"
 
 
 class _Retryable(Exception):
-    def __init__(self, message, retry_after=None):
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.retry_after = retry_after
 
 
-def chat_url(base_url):
+def chat_url(base_url: str) -> str:
     base = base_url.rstrip("/")
     return base if base.endswith("/chat/completions") else base + "/chat/completions"
 
 
-def _retry_after(headers):
+def _retry_after(headers: Message | None) -> float | None:
     value = headers.get("Retry-After") if headers is not None else None
     try:
         return max(0.0, float(value)) if value is not None else None
@@ -51,7 +56,7 @@ def _retry_after(headers):
         return None
 
 
-def _origin(url):
+def _origin(url: str) -> tuple[str, str, int | None]:
     parts = urllib.parse.urlsplit(url)
     default_port = {"http": 80, "https": 443}.get(parts.scheme)
     return parts.scheme, (parts.hostname or "").lower(), parts.port or default_port
@@ -61,7 +66,8 @@ class _RedirectPolicy(urllib.request.HTTPRedirectHandler):
     """Follow a redirect only to the same origin and only where the POST stays a POST with its body (307,
     308); urllib's own handler sends the Authorization header anywhere and turns a 302'd POST into a GET."""
 
-    def redirect_request(self, req, fp, code, msg, headers, newurl):
+    def redirect_request(self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Message,
+                         newurl: str) -> urllib.request.Request:
         newurl = urllib.parse.urljoin(req.full_url, newurl)
         if _origin(newurl) != _origin(req.full_url):
             authorised = " (the API key is not sent to another origin)" if req.has_header("Authorization") else ""
@@ -88,8 +94,10 @@ class OpenAIBackend(LLMBackend):
     default_batch_size = 32
     local = False
 
-    def __init__(self, model=None, max_new_tokens=64, base_url=None, api_key_env="OPENAI_API_KEY", concurrency=4,
-                 retries=5, timeout=120.0, backoff=1.0, seed=0, max_reply_bytes=MAX_REPLY_BYTES, **_ignored):
+    def __init__(self, model: str | None = None, max_new_tokens: int = 64, base_url: str | None = None,
+                 api_key_env: str | None = "OPENAI_API_KEY", concurrency: int = 4, retries: int = 5,
+                 timeout: float = 120.0, backoff: float = 1.0, seed: int = 0, max_reply_bytes: int = MAX_REPLY_BYTES,
+                 **_ignored: Any) -> None:
         super().__init__(model=model, max_new_tokens=max_new_tokens)
         if not self.model:
             raise OntolinkError("the openai backend needs --model (the model name the endpoint serves)")
@@ -103,19 +111,19 @@ class OpenAIBackend(LLMBackend):
         self.seed = seed
         self.max_reply_bytes = max_reply_bytes
 
-    def _redact(self, text):
+    def _redact(self, text: str) -> str:
         """``text`` with the API key replaced: error bodies and addresses may echo it."""
         return text.replace(self._api_key, REDACTED) if self._api_key and len(self._api_key) >= 4 else text
 
-    def describe(self):
+    def describe(self) -> dict[str, Any]:
         # The endpoint's address and the key are not decoding options: the model name identifies the model.
         return {"temperature": 0, "max_new_tokens": self.max_new_tokens, "seed": self.seed}
 
-    def _payload(self, messages):
+    def _payload(self, messages: list[dict[str, str]]) -> dict[str, Any]:
         return {"model": self.model, "messages": messages, "temperature": 0, "max_tokens": self.max_new_tokens,
                 "seed": self.seed, "stream": False}
 
-    def _post_once(self, body):
+    def _post_once(self, body: bytes) -> bytes:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
@@ -144,7 +152,7 @@ class OpenAIBackend(LLMBackend):
                                              "not a chat completion; is --base-url an OpenAI-compatible endpoint?"))
         return raw
 
-    def _complete(self, messages):
+    def _complete(self, messages: list[dict[str, str]]) -> Completion:
         body = json.dumps(self._payload(messages)).encode("utf-8")
         started = time.perf_counter()
         attempt = 0
@@ -173,13 +181,13 @@ class OpenAIBackend(LLMBackend):
         return Completion(text=text.strip(), prompt_tokens=usage.get("prompt_tokens"),
                           completion_tokens=usage.get("completion_tokens"), seconds=seconds)
 
-    def generate(self, conversations):
-        results = [None] * len(conversations)
+    def generate(self, conversations: Sequence[list[dict[str, str]]]) -> list[Completion]:
+        results: list[Any] = [None] * len(conversations)
         for index, completion in self.stream(conversations):
             results[index] = completion
         return results
 
-    def stream(self, conversations):
+    def stream(self, conversations: Sequence[list[dict[str, str]]]) -> Iterator[tuple[int, Completion]]:
         """Yield (index, Completion) as each request finishes, so each reply is cached at once."""
         if not conversations:
             return

@@ -7,13 +7,19 @@ soon as it is stored, so an interrupted run resumes where it stopped. No
 secret (API key) is ever part of a key or a row.
 """
 
+from __future__ import annotations
+
 import hashlib
 import json
 import sqlite3
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ontolink.core.errors import OntolinkError
+
+if TYPE_CHECKING:
+    from ontolink.aliases.llm.base import Completion
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS completions (
@@ -29,13 +35,13 @@ CREATE TABLE IF NOT EXISTS completions (
 """
 
 
-def cache_key(backend, model, messages, options):
+def cache_key(backend: str, model: str | None, messages: list[dict[str, str]], options: dict[str, Any]) -> str:
     payload = json.dumps({"backend": backend, "model": model, "messages": messages, "options": options},
                          sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
-def default_cache_path():
+def default_cache_path() -> Path:
     from ontolink.core.cache import cache_dir
 
     return cache_dir("llm") / "completions.sqlite3"
@@ -44,7 +50,7 @@ def default_cache_path():
 class ResponseCache:
     """``get(key)`` -> ``Completion`` or None; ``put(key, backend, model, completion)`` commits at once."""
 
-    def __init__(self, path=None):
+    def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path is not None else default_cache_path()
         try:
             self._db = sqlite3.connect(str(self.path), timeout=60)
@@ -55,7 +61,7 @@ class ResponseCache:
             raise OntolinkError(f"cannot open the LLM response cache {self.path}: {error} "
                                 "(delete the file, or run with --no-cache)") from None
 
-    def get(self, key):
+    def get(self, key: str) -> Completion | None:
         from ontolink.aliases.llm.base import Completion
 
         row = self._db.execute("SELECT text, prompt_tokens, completion_tokens, seconds FROM completions "
@@ -64,21 +70,21 @@ class ResponseCache:
             return None
         return Completion(text=row[0], prompt_tokens=row[1], completion_tokens=row[2], seconds=row[3])
 
-    def put(self, key, backend, model, completion):
+    def put(self, key: str, backend: str, model: str | None, completion: Completion) -> None:
         with self._db:  # one transaction, committed on exit
             self._db.execute(
                 "INSERT OR REPLACE INTO completions VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (key, backend, model, completion.text, completion.prompt_tokens, completion.completion_tokens,
                  completion.seconds, time.time()))
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM completions").fetchone()[0]
 
-    def close(self):
+    def close(self) -> None:
         self._db.close()
 
-    def __enter__(self):
+    def __enter__(self) -> ResponseCache:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()

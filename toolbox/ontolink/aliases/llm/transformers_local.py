@@ -9,13 +9,17 @@ later runs load that copy about 30-50 times faster. ``--model`` also takes any
 other ``.gguf`` file (converted the same way), a local directory or a hub name.
 """
 
+from __future__ import annotations
+
 import hashlib
 import importlib.util
 import os
 import shutil
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, cast
 
 from ontolink.aliases.llm import LLM_BACKENDS
 from ontolink.aliases.llm.base import Completion, LLMBackend
@@ -28,7 +32,7 @@ PACKAGED = {
 }
 
 
-def _packaged_gguf(name):
+def _packaged_gguf(name: str) -> Path:
     package, file_name = PACKAGED[name]
     spec = importlib.util.find_spec(package)  # located, never imported
     if spec is None or not spec.submodule_search_locations:
@@ -43,7 +47,7 @@ def _packaged_gguf(name):
 DTYPE_KEYWORD = (4, 56)  # transformers 4.56 renamed from_pretrained's torch_dtype to dtype (huggingface/transformers#39782)
 
 
-def dtype_keyword(version):
+def dtype_keyword(version: str) -> str:
     """The keyword ``from_pretrained`` reads the weights' dtype from in transformers ``version``: ``torch_dtype``
     before 4.56 (where a ``dtype`` keyword was taken for a config attribute and the weights loaded in float32,
     twice the memory of a bf16 checkpoint), ``dtype`` from 4.56 on (where ``torch_dtype`` still works, with a
@@ -53,21 +57,21 @@ def dtype_keyword(version):
     return "dtype" if Version(version).release[:2] >= DTYPE_KEYWORD else "torch_dtype"
 
 
-def dtype_argument(dtype):
+def dtype_argument(dtype: Any) -> dict[str, Any]:
     """``{keyword: dtype}`` for the installed transformers' ``from_pretrained``."""
     import transformers
 
     return {dtype_keyword(transformers.__version__): dtype}
 
 
-def _quiet_transformers():
+def _quiet_transformers() -> None:
     from transformers.utils import logging as transformers_logging
 
     transformers_logging.disable_progress_bar()
     transformers_logging.set_verbosity_error()
 
 
-def convert_gguf(gguf_path, target=None):
+def convert_gguf(gguf_path: str | Path, target: Path | None = None) -> Path:
     """The safetensors copy of a GGUF model (made on the first call, then reused); returns its directory."""
     gguf_path = Path(gguf_path).resolve()
     stat = gguf_path.stat()
@@ -100,7 +104,7 @@ def convert_gguf(gguf_path, target=None):
         tokenizer = AutoTokenizer.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
         model = AutoModelForCausalLM.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
         # The tensors are de-quantised (float32) already; drop the GGUF marker, which blocks saving.
-        model.hf_quantizer = None
+        model.hf_quantizer = None  # type: ignore[assignment]  # transformers declares no None here
         if hasattr(model.config, "quantization_config"):
             del model.config.quantization_config
         model.save_pretrained(temporary)
@@ -121,7 +125,7 @@ def convert_gguf(gguf_path, target=None):
     return target
 
 
-def resolve_model(name):
+def resolve_model(name: str) -> tuple[str, str]:
     """(directory or hub name to load, identity for records and cache keys)."""
     if name in PACKAGED:
         path = _packaged_gguf(name)
@@ -157,22 +161,22 @@ class TransformersBackend(LLMBackend):
     default_batch_size = 8
     default_model = DEFAULT_MODEL
 
-    def __init__(self, model=None, max_new_tokens=64, device="auto", repetition_penalty=1.0,
-                 no_repeat_ngram_size=3, dtype="auto"):
+    def __init__(self, model: str | None = None, max_new_tokens: int = 64, device: str = "auto",
+                 repetition_penalty: float = 1.0, no_repeat_ngram_size: int = 3, dtype: str = "auto") -> None:
         super().__init__(model=model, max_new_tokens=max_new_tokens)
         from ontolink.core.device import resolve_device
 
         self.device = resolve_device(device)
         self.repetition_penalty = repetition_penalty
         self.no_repeat_ngram_size = no_repeat_ngram_size
-        self._path, self._model_id = resolve_model(self.model)
+        self._path, self._model_id = resolve_model(cast(str, self.model))  # default_model when not given
         self._tokenizer, self._model = self._load(dtype)
 
     @property
-    def model_id(self):
+    def model_id(self) -> str:
         return self._model_id
 
-    def _load(self, dtype):
+    def _load(self, dtype: Any) -> tuple[Any, Any]:
         import torch
 
         _quiet_transformers()
@@ -197,11 +201,11 @@ class TransformersBackend(LLMBackend):
         model.eval()
         return tokenizer, model
 
-    def describe(self):
+    def describe(self) -> dict[str, Any]:
         return {"temperature": 0, "max_new_tokens": self.max_new_tokens,
                 "repetition_penalty": self.repetition_penalty, "no_repeat_ngram_size": self.no_repeat_ngram_size}
 
-    def generate(self, conversations):
+    def generate(self, conversations: Sequence[list[dict[str, str]]]) -> list[Completion]:
         import torch
 
         if not conversations:
@@ -234,7 +238,7 @@ class TransformersBackend(LLMBackend):
                                           seconds=seconds))
         return completions
 
-    def _greedy_config(self, options):
+    def _greedy_config(self, options: dict[str, Any]) -> Any:
         from copy import deepcopy
 
         config = deepcopy(self._model.generation_config)
@@ -245,8 +249,8 @@ class TransformersBackend(LLMBackend):
         config.update(**options)
         return config
 
-    def _stop_ids(self):
-        ids = set()
+    def _stop_ids(self) -> set[int]:
+        ids: set[int] = set()
         for value in (self._model.generation_config.eos_token_id, self._tokenizer.eos_token_id):
             if isinstance(value, int):
                 ids.add(value)
@@ -254,5 +258,5 @@ class TransformersBackend(LLMBackend):
                 ids.update(value)
         return ids
 
-    def close(self):
+    def close(self) -> None:
         self._model = None

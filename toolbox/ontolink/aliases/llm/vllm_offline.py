@@ -13,7 +13,12 @@ pipe, lower it (``gen-aliases --gpu-memory-utilization``) and the context it res
 (``--max-model-len``).
 """
 
+from __future__ import annotations
+
 import time
+from collections.abc import Sequence
+from types import ModuleType
+from typing import Any
 
 from ontolink.aliases.llm import LLM_BACKENDS
 from ontolink.aliases.llm.base import Completion, LLMBackend
@@ -27,7 +32,7 @@ DEFAULT_MAX_MODEL_LEN = 4096
 GIB = 1024 ** 3
 
 
-def _import_vllm():
+def _import_vllm() -> ModuleType:
     try:
         import vllm
     except ImportError:
@@ -35,26 +40,26 @@ def _import_vllm():
     return vllm
 
 
-def release(version):
+def release(version: object) -> tuple[int, ...]:
     """(major, minor, patch) of a version string as vLLM writes it ("0.6.1.post2", "0.6.2+cu124", "0.10.1rc1",
     "0.6.3.dev45+g1a2b"); a part that does not start with digits counts as 0."""
     import re
 
-    parts = []
+    parts: list[int] = []
     for part in str(version).split("+")[0].split(".")[:3]:
         digits = re.sub(r"\D.*", "", part)  # the leading digits
         parts.append(int(digits) if digits else 0)
     return tuple(parts + [0] * (3 - len(parts)))
 
 
-def check_version(version):
+def check_version(version: str) -> None:
     """Refuse a vLLM whose ``LLM.chat`` cannot take a batch of conversations."""
     if release(version) < BATCHED_CHAT:
         raise OntolinkError(f"the vllm backend needs vLLM 0.6.2 or later (batched LLM.chat); vLLM {version} is "
                             "installed: pip install 'vllm>=0.6.2'")
 
 
-def check_memory_options(gpu_memory_utilization, max_model_len):
+def check_memory_options(gpu_memory_utilization: float, max_model_len: int | None) -> None:
     """The two numbers vLLM reserves memory by, checked before the model loads."""
     if not 0 < gpu_memory_utilization <= 1:
         raise OntolinkError(f"--gpu-memory-utilization {gpu_memory_utilization} must be in (0, 1]: the share of "
@@ -63,10 +68,10 @@ def check_memory_options(gpu_memory_utilization, max_model_len):
         raise OntolinkError(f"--max-model-len {max_model_len} must be a positive number of tokens")
 
 
-def gpu_holders(nvidia_smi_csv):
+def gpu_holders(nvidia_smi_csv: str) -> list[tuple[int, str, int]]:
     """[(pid, process name, MiB)] from ``nvidia-smi --query-compute-apps=pid,process_name,used_memory
     --format=csv,noheader,nounits``, largest first."""
-    holders = []
+    holders: list[tuple[int, str, int]] = []
     for line in nvidia_smi_csv.splitlines():
         fields = [field.strip() for field in line.split(",")]
         if len(fields) >= 3 and fields[0].isdigit():
@@ -75,7 +80,8 @@ def gpu_holders(nvidia_smi_csv):
     return sorted(holders, key=lambda holder: -holder[2])
 
 
-def memory_shortfall(free, total, gpu_memory_utilization, max_model_len, holders=(), device="cuda:0"):
+def memory_shortfall(free: float, total: float, gpu_memory_utilization: float, max_model_len: int | None,
+                     holders: Sequence[tuple[int, str, int]] = (), device: str = "cuda:0") -> str | None:
     """None when ``free`` bytes of the GPU's ``total`` cover the share vLLM asks for; else one message
     saying who holds the rest and what to lower."""
     wanted = gpu_memory_utilization * total
@@ -91,7 +97,7 @@ def memory_shortfall(free, total, gpu_memory_utilization, max_model_len, holders
             "of the pipe with --device cpu")
 
 
-def _gpu_memory_message(gpu_memory_utilization, max_model_len):
+def _gpu_memory_message(gpu_memory_utilization: float, max_model_len: int | None) -> str | None:
     """memory_shortfall for the GPU vLLM will use (torch's view of free memory, nvidia-smi's of who holds it)."""
     import subprocess
 
@@ -117,8 +123,9 @@ class VLLMBackend(LLMBackend):
     needs_gpu = True
     default_model = DEFAULT_MODEL
 
-    def __init__(self, model=None, max_new_tokens=64, repetition_penalty=1.0, seed=0,
-                 max_model_len=DEFAULT_MAX_MODEL_LEN, gpu_memory_utilization=DEFAULT_MEMORY_SHARE, **_ignored):
+    def __init__(self, model: str | None = None, max_new_tokens: int = 64, repetition_penalty: float = 1.0,
+                 seed: int = 0, max_model_len: int = DEFAULT_MAX_MODEL_LEN,
+                 gpu_memory_utilization: float = DEFAULT_MEMORY_SHARE, **_ignored: Any) -> None:
         super().__init__(model=model, max_new_tokens=max_new_tokens)
         max_model_len = max_model_len or DEFAULT_MAX_MODEL_LEN
         check_memory_options(gpu_memory_utilization, max_model_len)
@@ -141,22 +148,22 @@ class VLLMBackend(LLMBackend):
             raise OntolinkError(f"vLLM cannot load {self.model!r}: {type(error).__name__}: {first}"
                                 + (f"; {shortfall}" if shortfall else "")) from None
 
-    def describe(self):
+    def describe(self) -> dict[str, Any]:
         return {"temperature": 0, "max_new_tokens": self.max_new_tokens,
                 "repetition_penalty": self.repetition_penalty}
 
-    def generate(self, conversations):
+    def generate(self, conversations: Sequence[list[dict[str, str]]]) -> list[Completion]:
         if not conversations:
             return []
         started = time.perf_counter()
         outputs = self._llm.chat(conversations, self._sampling, use_tqdm=False)
         seconds = (time.perf_counter() - started) / len(conversations)
-        completions = []
+        completions: list[Completion] = []
         for output in outputs:
             best = output.outputs[0]
             completions.append(Completion(text=best.text.strip(), prompt_tokens=len(output.prompt_token_ids or []),
                                           completion_tokens=len(best.token_ids), seconds=seconds))
         return completions
 
-    def close(self):
+    def close(self) -> None:
         self._llm = None

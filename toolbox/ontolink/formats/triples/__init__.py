@@ -6,8 +6,10 @@ every JSONL input; the format follows the file name, and stdin (or an unknown ex
 is recognised by its first line (each format's ``sniff_line``).
 """
 
-from collections.abc import Iterable, Iterator
-from typing import NamedTuple
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence, Sized
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
@@ -36,7 +38,8 @@ class TripleFormat(FileFormat):
         raise NotImplementedError
 
 
-TRIPLE_FORMATS: FormatRegistry[TripleFormat] = FormatRegistry("triple format", "triple-format", "ontolink.formats.triples",
+TRIPLE_FORMATS: FormatRegistry[TripleFormat] = FormatRegistry("triple format", "triple-format",
+                                                               "ontolink.formats.triples",
                                                                TripleFormat)
 
 
@@ -78,18 +81,19 @@ class TripleSet:
     ``mapped`` is an (n, 3) int64 array of (head row, relation row, tail row).
     """
 
-    def __init__(self, entity_ids, relation_ids, mapped, duplicates=0):
+    def __init__(self, entity_ids: Iterable[str], relation_ids: Iterable[str], mapped: Any,
+                 duplicates: int = 0) -> None:
         self.entity_ids = list(entity_ids)
         self.relation_ids = list(relation_ids)
         self.mapped = np.asarray(mapped, dtype=np.int64).reshape(-1, 3)
         self.duplicates = duplicates
 
     @classmethod
-    def from_triples(cls, triples):
+    def from_triples(cls, triples: Iterable[Sequence[str]]) -> TripleSet:
         unique = list(dict.fromkeys(Triple(*triple) for triple in triples))
         duplicates = 0
         if hasattr(triples, "__len__"):
-            duplicates = len(triples) - len(unique)
+            duplicates = len(cast(Sized, triples)) - len(unique)
         entity_ids = sorted({triple.head for triple in unique} | {triple.tail for triple in unique})
         relation_ids = sorted({triple.relation for triple in unique})
         entity_row = {entity: row for row, entity in enumerate(entity_ids)}
@@ -97,10 +101,10 @@ class TripleSet:
         mapped = [(entity_row[h], relation_row[r], entity_row[t]) for h, r, t in unique]
         return cls(entity_ids, relation_ids, mapped, duplicates)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.mapped)
 
-    def content_hash(self):
+    def content_hash(self) -> str:
         """sha256 of the sorted unique triples: the same KG gives the same hash, in any order."""
         import hashlib
 

@@ -6,11 +6,15 @@ nothing goes through PyKEEN's torch-pickle checkpoints: the tensors are read
 off the trained model and written as safetensors by the caller.
 """
 
+from __future__ import annotations
+
 import inspect
 import logging
 import tempfile
 import time
 import warnings
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -18,24 +22,27 @@ from ontolink.kg.embedders import KG_EMBEDDERS, KGEmbedder, KGEmbeddingResult
 from ontolink.core.errors import InputError
 from ontolink.core.io import warn
 
+if TYPE_CHECKING:
+    from ontolink.formats.triples import TripleSet
+
 # The published settings (docs/methods.md, text–KG alignment); models not listed use PyKEEN's own defaults.
-PRESETS = {
+PRESETS: dict[str, dict[str, Any]] = {
     "rotate": dict(model_kwargs={"embedding_dim": 500}, loss="nssa",
                    loss_kwargs={"margin": 9.0, "adversarial_temperature": 0.91},
                    training_loop="slcwa", negatives=467),
     "tucker": dict(model_kwargs={"embedding_dim": 200, "relation_dim": 65}, loss="bceaftersigmoid",
                    loss_kwargs={}, training_loop="lcwa", label_smoothing=0.1),
 }
-DEFAULTS = dict(epochs=300, batch_size=256, lr=1e-3, validation_fraction=0.1, eval_every=10, patience=3,
+DEFAULTS: dict[str, Any] = dict(epochs=300, batch_size=256, lr=1e-3, validation_fraction=0.1, eval_every=10, patience=3,
                 eval_batch_size=256, negatives=1, label_smoothing=None)
 
 
-def _quiet():
+def _quiet() -> None:
     for name in ("pykeen", "torch_max_mem", "class_resolver"):
         logging.getLogger(name).setLevel(logging.ERROR)
 
 
-def resolve_model(name):
+def resolve_model(name: str) -> Any:
     """PyKEEN's model class for ``name`` (case-insensitive), or an InputError listing the known ones."""
     _quiet()
     from pykeen.models import model_resolver
@@ -48,12 +55,12 @@ def resolve_model(name):
                          f"({', '.join(known)})") from None
 
 
-def _accepts(function, name):
+def _accepts(function: Callable[..., Any], name: str) -> bool:
     parameters = inspect.signature(function).parameters
     return name in parameters
 
 
-def _as_real(tensor):
+def _as_real(tensor: Any) -> np.ndarray:
     """(n, ...) tensor → (n, d) float32 numpy; complex values become [real | imaginary] (2× the dimension)."""
     import torch
 
@@ -68,15 +75,19 @@ def _as_real(tensor):
 class PyKEENEmbedder(KGEmbedder):
     method = "pykeen"
 
-    def __init__(self, method, dim=None, relation_dim=None, epochs=None, batch_size=None, lr=None,
-                 negatives=None, margin=None, adversarial_temperature=None, label_smoothing=None,
-                 validation_fraction=None, eval_every=None, patience=None, eval_batch_size=None,
-                 loss=None, training_loop=None, model_kwargs=None, **unknown):
+    def __init__(self, method: str, dim: int | None = None, relation_dim: int | None = None,
+                 epochs: int | None = None, batch_size: int | None = None, lr: float | None = None,
+                 negatives: int | None = None, margin: float | None = None,
+                 adversarial_temperature: float | None = None, label_smoothing: float | None = None,
+                 validation_fraction: float | None = None, eval_every: int | None = None,
+                 patience: int | None = None, eval_batch_size: int | None = None, loss: str | None = None,
+                 training_loop: str | None = None, model_kwargs: dict[str, Any] | None = None,
+                 **unknown: Any) -> None:
         if unknown:
             raise InputError(f"PyKEEN models have no option(s) {', '.join(sorted(unknown))}")
         self.model_class = resolve_model(method)
         preset = PRESETS.get(self.model_class.__name__.lower(), {})
-        self.model_kwargs = dict(preset.get("model_kwargs", {}))
+        self.model_kwargs: dict[str, Any] = dict(preset.get("model_kwargs", {}))
         self.model_kwargs.update(model_kwargs or {})
         init = self.model_class.__init__
         for key, value in (("embedding_dim", dim), ("relation_dim", relation_dim)):
@@ -87,10 +98,10 @@ class PyKEENEmbedder(KGEmbedder):
                                  f"(--{'dim' if key == 'embedding_dim' else 'relation-dim'})")
             self.model_kwargs[key] = value
         self.loss = loss or preset.get("loss")
-        self.loss_kwargs = dict(preset.get("loss_kwargs", {}))
-        for key, value in (("margin", margin), ("adversarial_temperature", adversarial_temperature)):
-            if value is not None:
-                self.loss_kwargs[key] = value
+        self.loss_kwargs: dict[str, Any] = dict(preset.get("loss_kwargs", {}))
+        for key, setting in (("margin", margin), ("adversarial_temperature", adversarial_temperature)):
+            if setting is not None:
+                self.loss_kwargs[key] = setting
         self.training_loop = (training_loop or preset.get("training_loop") or "slcwa").lower()
         if self.training_loop not in ("slcwa", "lcwa"):
             raise InputError(f"training loop {training_loop!r}: use slcwa or lcwa")
@@ -99,14 +110,14 @@ class PyKEENEmbedder(KGEmbedder):
                      negatives=negatives if negatives is not None else preset.get("negatives"),
                      label_smoothing=label_smoothing if label_smoothing is not None else
                      preset.get("label_smoothing"))
-        self.options = {key: DEFAULTS[key] if value is None else value for key, value in given.items()}
+        self.options: dict[str, Any] = {key: DEFAULTS[key] if value is None else value for key, value in given.items()}
         if self.training_loop == "lcwa" and negatives is not None:
             raise InputError(f"--negatives applies to sLCWA training; {self.model_class.__name__} is trained "
                              "with LCWA (every entity is a negative)")
         if not 0 <= self.options["validation_fraction"] < 1:
             raise InputError("--validation-fraction must be in [0, 1)")
 
-    def _describe(self):
+    def _describe(self) -> dict[str, Any]:
         return {
             "method": "pykeen",
             "model": self.model_class.__name__,
@@ -119,7 +130,8 @@ class PyKEENEmbedder(KGEmbedder):
                if not (key == "negatives" and self.training_loop == "lcwa")},
         }
 
-    def fit(self, triple_set, seed=0, device="auto", progress=None):
+    def fit(self, triple_set: TripleSet, seed: int = 0, device: str = "auto", progress: Any = None
+            ) -> KGEmbeddingResult:
         _quiet()
         import torch
         from pykeen.evaluation import RankBasedEvaluator
@@ -139,7 +151,7 @@ class PyKEENEmbedder(KGEmbedder):
             entity_to_id={entity: row for row, entity in enumerate(triple_set.entity_ids)},
             relation_to_id={relation: row for row, relation in enumerate(triple_set.relation_ids)},
         )
-        validation = None
+        validation: Any = None  # a TriplesFactory where some triples are held out
         training = factory
         fraction = options["validation_fraction"]
         if fraction > 0 and len(triple_set) * fraction >= 1 and len(triple_set) >= 10:
@@ -149,18 +161,18 @@ class PyKEENEmbedder(KGEmbedder):
                                     loss_kwargs=loss_kwargs or None, random_seed=seed, **self.model_kwargs)
         model = model.to(device)
         optimizer = torch.optim.Adam(params=model.get_grad_params(), lr=options["lr"])
-        loop_kwargs = dict(model=model, triples_factory=training, optimizer=optimizer)
+        loop_kwargs: dict[str, Any] = dict(model=model, triples_factory=training, optimizer=optimizer)
         if self.training_loop == "slcwa":
             loop_kwargs["negative_sampler_kwargs"] = {"num_negs_per_pos": options["negatives"]}
         loop = training_loop_resolver.make(self.training_loop, **loop_kwargs)
 
         curve = []
-        state = {"best": -1.0, "epoch": None, "weights": None, "bad": 0, "last": time.perf_counter()}
+        state: dict[str, Any] = {"best": -1.0, "epoch": None, "weights": None, "bad": 0, "last": time.perf_counter()}
         evaluator = RankBasedEvaluator(filtered=True)
         epochs = options["epochs"]
         self_name, started = self.model_class.__name__, time.perf_counter()
 
-        def validation_mrr():
+        def validation_mrr() -> float:
             result = evaluator.evaluate(model, validation.mapped_triples, batch_size=options["eval_batch_size"],
                                         use_tqdm=False, additional_filter_triples=[training.mapped_triples])
             model._free_graph_and_cache()
@@ -169,7 +181,7 @@ class PyKEENEmbedder(KGEmbedder):
         class EarlyStopping(TrainingCallback):
             """Validation MRR every ``eval_every`` epochs (and at the last); best weights kept in memory."""
 
-            def post_epoch(self, epoch, epoch_loss, **kwargs):
+            def post_epoch(self, epoch: int, epoch_loss: float, **kwargs: Any) -> None:
                 now = time.perf_counter()
                 entry = {"epoch": epoch, "loss": float(epoch_loss), "seconds": round(now - state["last"], 3)}
                 if validation is not None and (epoch % options["eval_every"] == 0 or epoch == epochs):
@@ -206,11 +218,12 @@ class PyKEENEmbedder(KGEmbedder):
         if state["weights"] is not None:
             model.load_state_dict(state["weights"])
         model.eval()
+        model_: Any = model  # PyKEEN's ERModel: its representations are ModuleLists
         with torch.no_grad():
             entity_representations = [representation(indices=None) for representation in
-                                      model.entity_representations]
+                                      model_.entity_representations]
             relation_representations = [representation(indices=None) for representation in
-                                        model.relation_representations]
+                                        model_.relation_representations]
         complex_valued = bool(entity_representations[0].is_complex() or relation_representations[0].is_complex())
         entity = _as_real(entity_representations[0])
         relation = _as_real(relation_representations[0])

@@ -12,8 +12,12 @@ worker and a fixed hash function gives the same vectors for the same seed
 (``workers > 1`` is faster but not bit-reproducible).
 """
 
+from __future__ import annotations
+
 import os
 import tempfile
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 import time
 import zlib
 
@@ -21,23 +25,28 @@ import numpy as np
 
 from ontolink.kg.embedders import KG_EMBEDDERS, KGEmbedder, KGEmbeddingResult
 
+if TYPE_CHECKING:
+    from ontolink.formats.triples import TripleSet
+
 DEFAULTS = dict(dim=200, depth=4, walks=200, epochs=25, window=5, negative=5, min_count=1, sample=1e-3,
                 reverse=True, workers=1, alpha=0.025)
 
 
-def _stable_hash(text):
+def _stable_hash(text: str) -> int:
     """gensim seeds each vector with hashfxn(word + seed); Python's hash() changes per process."""
     return zlib.crc32(text.encode("utf-8"))
 
 
-def random_walks(triple_set, depth, walks_per_entity, reverse, seed):
+def random_walks(triple_set: TripleSet, depth: int, walks_per_entity: int, reverse: bool, seed: int) -> np.ndarray:
     """An (n_walks, 1 + 2·depth) int array of token ids, -1 where a walk ended early.
 
     Token ids: entities 0..E-1, relations E..E+R-1, inverse relations E+R..E+2R-1.
     """
     n_entities, n_relations = len(triple_set.entity_ids), len(triple_set.relation_ids)
     heads, relations, tails = triple_set.mapped.T
-    source, token, target = [heads], [relations + n_entities], [tails]
+    source: Any = [heads]  # arrays to join, then joined
+    token: Any = [relations + n_entities]
+    target: Any = [tails]
     if reverse:
         source.append(tails)
         token.append(relations + n_entities + n_relations)
@@ -71,17 +80,20 @@ def random_walks(triple_set, depth, walks_per_entity, reverse, seed):
 class RDF2Vec(KGEmbedder):
     method = "rdf2vec"
 
-    def __init__(self, dim=None, depth=None, walks=None, epochs=None, window=None, negative=None,
-                 min_count=None, sample=None, reverse=None, workers=None, alpha=None, **unknown):
+    def __init__(self, dim: int | None = None, depth: int | None = None, walks: int | None = None,
+                 epochs: int | None = None, window: int | None = None, negative: int | None = None,
+                 min_count: int | None = None, sample: float | None = None, reverse: bool | None = None,
+                 workers: int | None = None, alpha: float | None = None, **unknown: Any) -> None:
         if unknown:
             from ontolink.core.errors import InputError
 
             raise InputError(f"rdf2vec has no option(s) {', '.join(sorted(unknown))}")
         given = dict(dim=dim, depth=depth, walks=walks, epochs=epochs, window=window, negative=negative,
                      min_count=min_count, sample=sample, reverse=reverse, workers=workers, alpha=alpha)
-        self.options = {key: DEFAULTS[key] if value is None else value for key, value in given.items()}
+        self.options: dict[str, Any] = {key: DEFAULTS[key] if value is None else value for key, value in given.items()}
 
-    def fit(self, triple_set, seed=0, device="auto", progress=None):
+    def fit(self, triple_set: TripleSet, seed: int = 0, device: str = "auto", progress: Any = None
+            ) -> KGEmbeddingResult:
         from gensim.models import Word2Vec
         from gensim.models.callbacks import CallbackAny2Vec
 
@@ -92,15 +104,15 @@ class RDF2Vec(KGEmbedder):
         walk_seconds = time.perf_counter() - started
         lengths = (walks >= 0).sum(axis=1)
 
-        curve = []
+        curve: list[dict[str, Any]] = []
 
         class EpochLoss(CallbackAny2Vec):
             """gensim's loss is cumulative over the run; record each epoch's share."""
 
-            def __init__(self):
+            def __init__(self) -> None:
                 self.previous, self.epoch, self.last = 0.0, 0, time.perf_counter()
 
-            def on_epoch_end(self, model):
+            def on_epoch_end(self, model: Any) -> None:
                 total = model.get_latest_training_loss()
                 self.epoch += 1
                 now = time.perf_counter()
@@ -121,7 +133,7 @@ class RDF2Vec(KGEmbedder):
                              seed=seed, workers=options["workers"], hashfxn=_stable_hash, compute_loss=True,
                              callbacks=[EpochLoss()])
 
-        def vectors(tokens):
+        def vectors(tokens: Sequence[int]) -> tuple[np.ndarray, int]:
             out = np.zeros((len(tokens), options["dim"]), dtype=np.float32)
             missing = 0
             for row, token in enumerate(tokens):
@@ -134,7 +146,7 @@ class RDF2Vec(KGEmbedder):
 
         entity, missing_entities = vectors(range(n_entities))
         relation, missing_relations = vectors(range(n_entities, n_entities + n_relations))
-        extra = {}
+        extra: dict[str, np.ndarray] = {}
         if options["reverse"]:
             extra["relation_inverse"], _ = vectors(range(n_entities + n_relations, n_entities + 2 * n_relations))
         describe = {

@@ -1,7 +1,15 @@
 """abbreviation: the candidate was found through the long form of a short form defined in the document (the
 long form is searched too, by CandidateFeatures; each candidate keeps the better of its two scores)."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from ontolink.ranking.groups import FEATURE_GROUPS, FeatureGroup
+
+if TYPE_CHECKING:
+    from ontolink.ranking.groups.base import Candidates
+    import numpy as np
 
 
 @FEATURE_GROUPS.register("abbreviation")
@@ -11,5 +19,5 @@ class FoundByLongForm(FeatureGroup):
     searches_long_forms = True
     position = 30
 
-    def candidate_columns(self, found):
+    def candidate_columns(self, found: Candidates) -> list[np.ndarray]:
         return [found.by_long_form]

@@ -5,10 +5,17 @@ A group is one module in this package whose class subclasses ``FeatureGroup`` an
 the same ``CandidateBatch`` and lays their columns side by side, in the ranker's order of groups.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from ontolink.indexes.artifact import LoadedIndex
 
 
 @dataclass(frozen=True)
@@ -26,18 +33,20 @@ class CandidateBatch:
     """What a group's ``compute`` reads: the records, their candidates, the long form of each mention (or
     None) and the name rows held out for each (training queries; None at link time)."""
 
-    def __init__(self, records, candidates, long_forms, exclude, gather_names):
+    def __init__(self, records: Sequence[dict[str, Any]], candidates: Sequence[Candidates],
+                 long_forms: Sequence[str | None], exclude: Sequence[Sequence[int]] | None,
+                 gather_names: Callable[[np.ndarray, set[int]], tuple[np.ndarray, np.ndarray]]) -> None:
         self.records = records
         self.candidates = candidates
         self.long_forms = long_forms
         self.exclude = exclude
         self._gather_names = gather_names
 
-    def held_out(self, position):
+    def held_out(self, position: int) -> set[int]:
         return set(self.exclude[position]) if self.exclude else set()
 
     @cached_property
-    def candidate_names(self):
+    def candidate_names(self) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per record: (rows of every name of every candidate, held-out names left out; the candidate slot of
         each row). Gathered once for every group that compares the mention with all of a candidate's names."""
         return [self._gather_names(found.entities, self.held_out(position))
@@ -64,21 +73,21 @@ class FeatureGroup:
     searches_long_forms = False
     position = 100
 
-    def prepare(self, index, options):
+    def prepare(self, index: LoadedIndex, options: dict[str, Any]) -> None:
         """Set up on ``index`` (a loaded index) before any batch; ``options`` holds CandidateFeatures'
         keyword options (``prior``: entity counts, ``second_encoder``: a spec, ...) and what earlier rankers
         recorded (``recorded``). Raises InputError when the index lacks what the group reads."""
 
-    def compute(self, batch):
+    def compute(self, batch: CandidateBatch) -> list[list[np.ndarray] | None]:
         """Per record of ``batch`` (a ``CandidateBatch``): a list of one array per column, one value per
         candidate (None for a record without candidates). By default ``candidate_columns`` of each record."""
         return [self.candidate_columns(found) if len(found.entities) else None for found in batch.candidates]
 
-    def candidate_columns(self, found):
+    def candidate_columns(self, found: Candidates) -> list[np.ndarray]:
         """The columns of one record's ``Candidates`` (for a group that needs nothing else of the batch)."""
         raise NotImplementedError
 
-    def recorded(self):
+    def recorded(self) -> dict[str, Any]:
         """What a ranker fitted with this group writes into its manifest's "features" (given back to
         ``prepare`` as options when the ranker is loaded)."""
         return {}

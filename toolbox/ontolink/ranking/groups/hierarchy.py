@@ -2,10 +2,18 @@
 descendants (a general term whose children were all retrieved) or ancestors of this one, and whether it is a
 parent, child, ancestor or descendant of the top candidate."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ontolink.core.errors import InputError
 from ontolink.ranking.groups import FEATURE_GROUPS, FeatureGroup
+
+if TYPE_CHECKING:
+    from ontolink.indexes.artifact import LoadedIndex
+    from ontolink.ranking.groups.base import Candidates
 
 _CONSENSUS_TEMPERATURE = 0.05  # dense scores within about this of the best weigh in the consensus
 
@@ -16,25 +24,25 @@ class CandidateHierarchy(FeatureGroup):
                "descendant_of_top")
     position = 80
 
-    def prepare(self, index, options):
+    def prepare(self, index: LoadedIndex, options: dict[str, Any]) -> None:
         if index.entity_parents is None:
             raise InputError("index predates hierarchy features (no parent links); rebuild it with `ontolink index`",
                              index.directory)
         self._parents = index.entity_parents
-        self._ancestor_sets = {}
+        self._ancestor_sets: dict[int, frozenset[int]] = {}
 
-    def _ancestors(self, entity):
+    def _ancestors(self, entity: int) -> frozenset[int]:
         """Rows of every is_a ancestor of entity row ``entity`` (memoised; the graph is a DAG)."""
         known = self._ancestor_sets.get(entity)
         if known is None:
-            known = set()
+            found: set[int] = set()
             for parent in self._parents[entity]:
-                known.add(parent)
-                known |= self._ancestors(parent)
-            known = self._ancestor_sets[entity] = frozenset(known)
+                found.add(parent)
+                found |= self._ancestors(parent)
+            known = self._ancestor_sets[entity] = frozenset(found)
         return known
 
-    def candidate_columns(self, found):
+    def candidate_columns(self, found: Candidates) -> list[np.ndarray]:
         """Slot 0 is the top candidate (retriever order)."""
         rows, scores = found.entities.tolist(), found.scores
         count = len(rows)

@@ -1,9 +1,17 @@
 """kind: the kind of name that matched: preferred name, EXACT synonym, RELATED synonym, other synonym."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ontolink.core.errors import InputError
 from ontolink.ranking.groups import FEATURE_GROUPS, FeatureGroup
+
+if TYPE_CHECKING:
+    from ontolink.indexes.artifact import LoadedIndex
+    from ontolink.ranking.groups.base import Candidates
 
 NAME_KINDS = ("name", "EXACT", "RELATED")
 
@@ -14,7 +22,7 @@ class MatchedNameKind(FeatureGroup):
     default = True
     position = 60
 
-    def prepare(self, index, options):
+    def prepare(self, index: LoadedIndex, options: dict[str, Any]) -> None:
         if index.entity_depths is None or index.name_kinds is None:
             raise InputError("index predates candidate features (no depths or name kinds); rebuild it with "
                              "`ontolink index`", index.directory)
@@ -22,6 +30,6 @@ class MatchedNameKind(FeatureGroup):
         code_of = {kind: code for code, kind in enumerate(NAME_KINDS)}
         self._kind_codes = np.array([code_of.get(kind, len(NAME_KINDS)) for kind in index.name_kinds], dtype=np.int8)
 
-    def candidate_columns(self, found):
+    def candidate_columns(self, found: Candidates) -> list[np.ndarray]:
         codes = self._kind_codes[found.name_rows]
         return [(codes == code).astype(np.float32) for code in range(len(NAME_KINDS) + 1)]

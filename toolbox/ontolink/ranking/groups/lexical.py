@@ -1,12 +1,20 @@
 """lexical: character 3-gram TF-IDF cosine of the mention (or its long form) to the candidate's closest name, its
 gap to the best, and whether a name equals the mention (normalised)."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ontolink.ontology import normalize
 from ontolink.ranking.groups import FEATURE_GROUPS, FeatureGroup
 from ontolink.ranking.queries import rows_by_text
 from ontolink.ranking.sparse import sparse_pair_dots
+
+if TYPE_CHECKING:
+    from ontolink.indexes.artifact import LoadedIndex
+    from ontolink.ranking.groups.base import CandidateBatch
 
 
 @FEATURE_GROUPS.register("lexical")
@@ -15,7 +23,7 @@ class CharacterTrigrams(FeatureGroup):
     default = True
     position = 10
 
-    def prepare(self, index, options):
+    def prepare(self, index: LoadedIndex, options: dict[str, Any]) -> None:
         from ontolink.ranking.tables import ranker_tables
 
         tables = ranker_tables(index)  # built by `index`; scikit-learn's vectorizer cost more than linking
@@ -24,13 +32,17 @@ class CharacterTrigrams(FeatureGroup):
         self._rows_of_text = rows_by_text(index)
         self._name_matrix = tables.name_trigrams
 
-    def compute(self, batch):
+    def compute(self, batch: CandidateBatch) -> list[list[np.ndarray] | None]:
         return [[lexical, lexical - lexical.max(), exact] if len(lexical) else None
                 for lexical, exact in self._similarities(batch)]
 
-    def _similarities(self, batch):
+    def _similarities(self, batch: CandidateBatch) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per record: (best TF-IDF cosine of any query form to any of the candidate's names, exact match)."""
-        query_texts, pair_query, pair_name, pair_slot, slot_offset = [], [], [], [], [0]
+        query_texts: list[str] = []
+        pair_query: list[np.ndarray] = []
+        pair_name: list[np.ndarray] = []
+        pair_slot: list[np.ndarray] = []
+        slot_offset = [0]
         exact = []
         every = batch.candidate_names
         for position, (record, found) in enumerate(zip(batch.records, batch.candidates)):

@@ -3,10 +3,18 @@ the mention's words the name covers, the share of the name's words the mention c
 the mention lacks (a name with extra words is usually too specific); the best word F1 over all the candidate's
 names, and its gap to the best candidate's."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ontolink.ranking.groups import FEATURE_GROUPS, FeatureGroup
 from ontolink.ranking.sparse import sparse_pair_dots
+
+if TYPE_CHECKING:
+    from ontolink.indexes.artifact import LoadedIndex
+    from ontolink.ranking.groups.base import CandidateBatch
 
 
 @FEATURE_GROUPS.register("overlap")
@@ -14,23 +22,25 @@ class ContentWordOverlap(FeatureGroup):
     columns = ("word_recall", "word_precision", "extra_words", "best_word_f1", "best_word_f1_gap")
     position = 70
 
-    def prepare(self, index, options):
+    def prepare(self, index: LoadedIndex, options: dict[str, Any]) -> None:
         from ontolink.ranking.words import ContentWords
 
         self._index = index
         self._words = ContentWords()
-        self._name_words = None
+        self._name_words: tuple[Any, np.ndarray, dict[str, int]] | None = None
 
-    def compute(self, batch):
+    def compute(self, batch: CandidateBatch) -> list[list[np.ndarray] | None]:
         return [[recall, precision, extra_words, best_f1, best_f1 - best_f1.max()] if len(recall) else None
                 for recall, precision, extra_words, best_f1 in self._overlaps(batch)]
 
-    def _name_word_matrix(self):
+    def _name_word_matrix(self) -> tuple[Any, np.ndarray, dict[str, int]]:
         """(names x content words binary CSR, content words per name, word -> column), made on first use."""
         if self._name_words is None:
             import scipy.sparse
 
-            vocabulary, indices, indptr = {}, [], [0]
+            vocabulary: dict[str, int] = {}
+            indices: list[int] = []
+            indptr = [0]
             for name in self._index.names:
                 indices += [vocabulary.setdefault(word, len(vocabulary)) for word in self._words(name)]
                 indptr.append(len(indices))
@@ -39,7 +49,7 @@ class ContentWordOverlap(FeatureGroup):
             self._name_words = (matrix, np.diff(indptr).astype(np.float32), vocabulary)
         return self._name_words
 
-    def _overlaps(self, batch):
+    def _overlaps(self, batch: CandidateBatch) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
         """Per record: (mention words the matched name covers, name words the mention covers, name words the
         mention lacks, best word F1 over the candidate's names), each the best over the mention's forms.
 
@@ -48,14 +58,18 @@ class ContentWordOverlap(FeatureGroup):
         import scipy.sparse
 
         names, name_lengths, vocabulary = self._name_word_matrix()
-        form_columns, form_lengths = [], []  # one row per mention form
-        matched, with_all = ([], [], []), ([], [], [])  # (form, name row, candidate slot) pairs
+        form_columns: list[list[int]] = []  # one row per mention form
+        form_lengths: Any = []  # a list, then its array
+        # (form, name row, candidate slot) pairs
+        matched: tuple[list[Any], list[Any], list[Any]] = ([], [], [])
+        with_all: tuple[list[Any], list[Any], list[Any]] = ([], [], [])
         slot_offset = [0]
         every = batch.candidate_names
         for position, (record, found) in enumerate(zip(batch.records, batch.candidates)):
-            forms = [self._words(record["mention"])]
-            if batch.long_forms[position]:
-                forms.append(self._words(batch.long_forms[position]))
+            forms: Any = [self._words(record["mention"])]  # word sets, then their sparse rows
+            long_form = batch.long_forms[position]
+            if long_form:
+                forms.append(self._words(long_form))
             forms = [form for form in forms if form] or [frozenset()]
             rows, slots = every[position]
             for form in forms:

@@ -1,8 +1,16 @@
 """prior: log(1 + count) of an entity prior (ranking/priors.py), and its gap to the most common candidate."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ontolink.ranking.groups import FEATURE_GROUPS, FeatureGroup
+
+if TYPE_CHECKING:
+    from ontolink.indexes.artifact import LoadedIndex
+    from ontolink.ranking.groups.base import Candidates
 
 
 @FEATURE_GROUPS.register("prior")
@@ -11,7 +19,7 @@ class EntityPrior(FeatureGroup):
     default = True
     position = 20
 
-    def prepare(self, index, options):
+    def prepare(self, index: LoadedIndex, options: dict[str, Any]) -> None:
         # per entity row (the index's own table, `--prior auto`), or id -> count; none: a constant column,
         # which the fit weighs 0
         rows = options.get("prior_rows")
@@ -22,6 +30,6 @@ class EntityPrior(FeatureGroup):
         self._prior = np.log1p(np.array([counts.get(entity_id, 0) for entity_id in index.entity_ids],
                                         dtype=np.float32))
 
-    def candidate_columns(self, found):
+    def candidate_columns(self, found: Candidates) -> list[np.ndarray]:
         prior = self._prior[found.entities]
         return [prior, prior - prior.max()]
