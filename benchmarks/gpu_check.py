@@ -197,6 +197,7 @@ def train_each(trainer, pairs, steps, batch_size, device, work, name, precision,
     used = pairs if steps >= per_epoch else pairs[:steps * batch_size]
     directory = work / f"{name}-{role}-{device.replace(':', '')}-{precision}"
     manifest, seconds = timed(trainer, used, directory, epochs, batch_size, device)
+    manifest = manifest[0] if isinstance(manifest, tuple) else manifest  # train_multivector adds a count
     step_count = epochs * math.ceil(len(used) / batch_size)
     step_seconds = manifest.get("seconds", seconds) / step_count if isinstance(manifest, dict) else seconds
     print(f"  {name} on {device} ({precision}): {step_count} steps, {step_seconds * 1000:.0f} ms/step, "
@@ -205,7 +206,8 @@ def train_each(trainer, pairs, steps, batch_size, device, work, name, precision,
 
 
 def train_and_reload(args, where, ontology, mentions, names, report, work):
-    """Stage 2: each model trained on the device in each precision, reloaded on the CPU, and linked with."""
+    """Stage 2: each model trained on the device in each precision, reloaded on the CPU, and linked with (no
+    hold-out: the check measures steps, and scoring a hold-out encodes all of HPO at each epoch)."""
     import numpy as np
 
     from ontolink.core.device import bf16_supported
@@ -225,13 +227,13 @@ def train_and_reload(args, where, ontology, mentions, names, report, work):
     kinds = {
         "retriever": (lambda used, directory, epochs, batch, device: train_retriever(
             used, ontology, directory, backbone=model, epochs=epochs, batch_size=batch, max_length=64,
-            device=device, force=True), 16),
+            device=device, force=True, holdout_share=0), 16),
         "reranker": (lambda used, directory, epochs, batch, device: train_reranker(
             used, ontology, loaded_tfidf, directory, backbone=model, top_k=8, negatives=3, epochs=epochs,
-            batch_size=batch, max_length=64, device=device, force=True), 8),
+            batch_size=batch, max_length=64, device=device, force=True, holdout_share=0), 8),
         "multivector": (lambda used, directory, epochs, batch, device: train_multivector(
             used, ontology, directory, backbone=model, dimension=64, top_k=64, hard_negatives=4, epochs=epochs,
-            batch_size=batch, max_length=64, device=device, force=True), 4),
+            batch_size=batch, max_length=64, device=device, force=True, holdout_share=0), 4),
     }
     rng = np.random.default_rng(0)
     for kind, (trainer, batch_size) in kinds.items():
