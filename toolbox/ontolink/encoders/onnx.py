@@ -6,9 +6,13 @@ the PyTorch weights. At int8 the export is quantised per token (see
 ``onnx_export``), so a text's vector does not depend on its batch.
 """
 
+from __future__ import annotations
+
 import hashlib
 import json
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -19,7 +23,7 @@ from ontolink.core.errors import OntolinkError
 from ontolink.encoders.onnx_sessions import SessionPool
 
 PRECISIONS = ("int8", "fp32")
-def model_directory(name):
+def model_directory(name: str) -> Path:
     """A local directory for a packaged name, a path, or a hub name (downloaded once by huggingface_hub)."""
     path = Path(resolve_model_path(name))
     if path.is_dir():
@@ -32,30 +36,30 @@ def model_directory(name):
         raise OntolinkError(f"cannot load encoder {name!r}: {type(error).__name__}{hub_hint()}") from None
 
 
-def pooling_of(directory):
+def pooling_of(directory: str | Path) -> tuple[str, int | None]:
     """(pooling, max_seq_length) of a sentence-transformers directory; mean pooling for a plain model."""
-    directory = Path(directory)
-    modules_file = directory / "modules.json"
+    folder = Path(directory)
+    modules_file = folder / "modules.json"
     if not modules_file.exists():
         return "mean", None
     modules = json.loads(modules_file.read_text(encoding="utf-8"))
     kinds = [module.get("type", "").rsplit(".", 1)[-1] for module in modules]
     if kinds[:2] != ["Transformer", "Pooling"] or any(kind != "Normalize" for kind in kinds[2:]):
         raise UnsupportedModel(f"modules {kinds} (the ONNX runtime handles Transformer, Pooling, Normalize)")
-    config = json.loads((directory / modules[1]["path"] / "config.json").read_text(encoding="utf-8"))
+    config = json.loads((folder / modules[1]["path"] / "config.json").read_text(encoding="utf-8"))
     mode = config.get("pooling_mode") or next(
         (key[len("pooling_mode_"):] for key, value in config.items() if key.startswith("pooling_mode_") and value),
         "mean_tokens")
     pooling = {"mean": "mean", "mean_tokens": "mean", "cls": "cls", "cls_token": "cls"}.get(mode)
     if pooling is None:
         raise UnsupportedModel(f"pooling {mode!r} (the ONNX runtime does mean and CLS pooling)")
-    settings = directory / "sentence_bert_config.json"
+    settings = folder / "sentence_bert_config.json"
     max_seq_length = json.loads(settings.read_text(encoding="utf-8")).get("max_seq_length") \
         if settings.exists() else None
     return pooling, max_seq_length
 
 
-def default_prompt(directory):
+def default_prompt(directory: str | Path) -> str:
     """The text a sentence-transformers directory puts before every input (its ``default_prompt_name``;
     e5: "query: "), or "" for none: what sentence-transformers' own ``encode`` does with it."""
     path = Path(directory, "config_sentence_transformers.json")
@@ -72,7 +76,8 @@ class OnnxSentenceEncoder(Encoder):
     # with two, HPO names encode 16-19% faster at 512-1,024 tokens a batch than at 2,048
     tokens_per_batch = 1024
 
-    def __init__(self, model=None, device="cpu", precision="int8", max_length=128, threads=None):
+    def __init__(self, model: str | None = None, device: str = "cpu", precision: str | None = "int8",
+                 max_length: int = 128, threads: int | None = None) -> None:
         from ontolink.encoders.onnx_export import EXPORT_VERSION, exported_model
         from ontolink.core.cache import cache_dir
         from ontolink.core.manifest import peek_manifest
@@ -105,25 +110,25 @@ class OnnxSentenceEncoder(Encoder):
         self._input_names = self._sessions.input_names
         self.dimension = int(self.forward([[0]]).shape[1])
 
-    def map_batches(self, function, batches):
+    def map_batches(self, function: Callable[[Any], Any], batches: Iterable[Any]) -> Iterator[Any]:
         """``function`` over id batches, results in order, up to ``parallel_batches`` at once."""
         return self._sessions.map(function, batches)
 
     @property
-    def fingerprint(self):
+    def fingerprint(self) -> str:
         return self._fingerprint
 
-    def describe(self):
+    def describe(self) -> dict[str, Any]:
         from ontolink.encoders.onnx_export import EXPORT_VERSION
 
         # the export's version: an index built by another one keeps working, but its stored name
         # vectors no longer stand in for encoding (they were made by a slightly different graph)
         return super().describe() | {"export": EXPORT_VERSION}
 
-    def tokenize(self, texts):
+    def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
         return [encoding.ids for encoding in self._tokenizer.encode_batch([self.prompt + text for text in texts])]
 
-    def forward(self, id_lists):
+    def forward(self, id_lists: Sequence[Sequence[int]]) -> np.ndarray:
         # padded positions are masked out of attention and pooling: their id (0) changes no vector
         input_ids, attention_mask = pad(id_lists)
         feeds = {"input_ids": input_ids, "attention_mask": attention_mask,
@@ -135,7 +140,7 @@ class OnnxSentenceEncoder(Encoder):
         return (tokens * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
 
 
-def _load_tokenizer(directory, max_length):
+def _load_tokenizer(directory: str | Path, max_length: int) -> Any:
     """A fast tokenizer truncating at ``max_length``, unpadded (batches are padded by length here)."""
     from tokenizers import Tokenizer
 

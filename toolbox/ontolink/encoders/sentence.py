@@ -5,14 +5,21 @@ The default, all-MiniLM-L6-v2, is loaded from the PyPI package
 (``model_files.resolve_model_path``).
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ontolink.encoders import ENCODERS
 from ontolink.encoders.base import Encoder, pad
 from ontolink.encoders.model_files import DEFAULT_ENCODER, directory_fingerprint, hub_hint, resolve_model_path
 from ontolink.core.errors import InputError, OntolinkError
 
-def _retriever_manifest(path):
+if TYPE_CHECKING:
+    import numpy as np
+
+def _retriever_manifest(path: str | Path) -> dict[str, Any] | None:
     from ontolink.core.manifest import peek_manifest
 
     manifest = peek_manifest(path)
@@ -35,7 +42,8 @@ class SentenceEncoder(Encoder):
     tokens_per_batch = 16384  # larger batches pay on a GPU
     max_batch_size = 512
 
-    def __init__(self, model=DEFAULT_ENCODER, device="auto", precision="auto", max_length=128):
+    def __init__(self, model: str = DEFAULT_ENCODER, device: str = "auto", precision: str | None = "auto",
+                 max_length: int = 128) -> None:
         from ontolink.core.device import resolve_device, resolve_precision
 
         self.model_name = model
@@ -61,7 +69,7 @@ class SentenceEncoder(Encoder):
             getattr(self._model, "default_prompt_name", None) or "", "")
 
     @property
-    def fingerprint(self):
+    def fingerprint(self) -> str:
         import hashlib
 
         weights = directory_fingerprint(self._path) if Path(self._path).is_dir() else self._path
@@ -69,7 +77,7 @@ class SentenceEncoder(Encoder):
         return hashlib.sha256(f"{weights} torch {self.precision} {self.max_length} "
                               f"{(self.retriever or {}).get('pooling', 'mean')}{prompt}".encode()).hexdigest()
 
-    def _load(self, path):
+    def _load(self, path: str) -> Any:
         import torch
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as transformers_logging
@@ -103,12 +111,12 @@ class SentenceEncoder(Encoder):
                     model, {torch.nn.Linear: per_channel_dynamic_qconfig}, dtype=torch.qint8)
         return model
 
-    def tokenize(self, texts):
+    def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
         return self._model.tokenizer([self.prompt + text for text in texts], truncation=True,
                                      max_length=self.max_length,
                                      add_special_tokens=True)["input_ids"]
 
-    def forward(self, id_lists):
+    def forward(self, id_lists: Sequence[Sequence[int]]) -> np.ndarray:
         import torch
 
         from ontolink.core.encoder_inputs import pooled

@@ -56,16 +56,17 @@ AUTO = "auto"
 BELOW_BEST = "skos:closeMatch"
 # a candidate's matched_by -> mapping_justification; anything else (an encoder) is semantic. A ranker keeps each
 # candidate's matched_by: it reorders what the retriever found, and how a candidate was found is what SSSOM records
-JUSTIFICATION_OF = {"exact": "semapv:LexicalMatching", "annotate": "semapv:LexicalMatching", "tfidf": "semapv:LexicalSimilarityThresholdMatching"}
+JUSTIFICATION_OF: dict[str | None, str] = {"exact": "semapv:LexicalMatching", "annotate": "semapv:LexicalMatching",
+                                           "tfidf": "semapv:LexicalSimilarityThresholdMatching"}
 # a CURIE's prefix is an XML NCName; its local part may not hold white space or control characters, which
 # would break the TSV row or (in a prefix) the commented metadata block
 _PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
 _LOCAL = re.compile(r"[^\s\x00-\x1f\x7f]+\Z")
 
 
-def parse_curie_map(text):
+def parse_curie_map(text: str | None) -> dict[str, str]:
     """``--curie-map``: "PREFIX=URI,PREFIX=URI"."""
-    result = {}
+    result: dict[str, str] = {}
     for part in (text or "").split(","):
         if part.strip():
             prefix, equals, uri = part.partition("=")
@@ -75,7 +76,7 @@ def parse_curie_map(text):
     return result
 
 
-def _prefix(curie, what):
+def _prefix(curie: object, what: str) -> str:
     if not isinstance(curie, str):
         raise InputError(f"{what} {curie!r} is not a CURIE (PREFIX:ID): it is not a string")
     prefix, colon, local = curie.partition(":")
@@ -87,7 +88,7 @@ def _prefix(curie, what):
     return prefix
 
 
-def subject_curie(prefix, mention_id):
+def subject_curie(prefix: str, mention_id: object) -> str:
     """The subject CURIE of a mention: its id percent-encoded, so that any id ("m 2") is one valid CURIE."""
     return f"{prefix}:{quote(str(mention_id), safe=':-._~/')}"
 
@@ -95,9 +96,10 @@ def subject_curie(prefix, mention_id):
 class SSSOMWriter:
     """Rows go to a spool as they come; ``close`` writes the header (with every prefix seen) and the rows."""
 
-    def __init__(self, stream, mapping_set_id, license_url, justification=AUTO,
-                 predicate=AUTO, subject_prefix="mention", subject_base="urn:ontolink:mention:",
-                 object_prefix="", curie_map=None, top_n=1, mapping_set_title=None):
+    def __init__(self, stream: IO[Any], mapping_set_id: str, license_url: str, justification: str = AUTO,
+                 predicate: str = AUTO, subject_prefix: str = "mention", subject_base: str = "urn:ontolink:mention:",
+                 object_prefix: str = "", curie_map: dict[str, str] | None = None, top_n: int = 1,
+                 mapping_set_title: str | None = None) -> None:
         self.stream = stream
         self.metadata = {"mapping_set_id": mapping_set_id, "license": license_url}
         if mapping_set_title:
@@ -112,7 +114,7 @@ class SSSOMWriter:
         self.rows = csv.writer(self.spool, delimiter="\t", lineterminator="\n")
         self.count = 0
 
-    def _object(self, entity_id):
+    def _object(self, entity_id: str) -> str:
         if self.object_prefix and ":" not in entity_id:
             entity_id = self.object_prefix + entity_id
         self.used.add(_prefix(entity_id, "entity id"))
@@ -123,17 +125,17 @@ class SSSOMWriter:
         for record in links:
             self.write_record(record)
 
-    def _justification(self, candidate):
+    def _justification(self, candidate: dict[str, Any]) -> str:
         if self.justification != AUTO:
             return self.justification
         return JUSTIFICATION_OF.get(candidate.get("matched_by"), JUSTIFICATIONS[0])
 
-    def _predicate(self, rank):
+    def _predicate(self, rank: int) -> str:
         if self.predicate != AUTO:
             return self.predicate
         return PREDICATES[0] if rank == 0 else BELOW_BEST
 
-    def write_record(self, record):
+    def write_record(self, record: dict[str, Any]) -> None:
         subject = subject_curie(self.subject_prefix, record["id"])
         common = {"subject_id": subject, "subject_label": record["mention"], "comment": ""}
         if record.get("doc_id") is not None:
@@ -179,14 +181,14 @@ class SSSOMFormat(DocumentFormat):
         return SSSOMWriter(stream, **options)
 
 
-def _confidence(score):
+def _confidence(score: float | None) -> str:
     """SSSOM confidence is in [0, 1]: cosine and similar scores are clipped into it."""
     if score is None:
         return ""
     return f"{min(1.0, max(0.0, float(score))):.6g}"
 
 
-def _yaml(value):
+def _yaml(value: object) -> str:
     import json
 
     return json.dumps(str(value), ensure_ascii=False)  # a JSON string is a valid YAML scalar
