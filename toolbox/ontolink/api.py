@@ -119,7 +119,9 @@ def build_index(ontology: Ontology | OntologySource | str | Path, directory: str
     all-MiniLM-L6-v2 from its PyPI package, + FAISS), tfidf or multivector; ``options``: the other keywords
     of ``ontolink.indexes.build.build_index`` (faiss_type, precision, runtime, ...)."""
     from ontolink.indexes.build import build_index as build
+    from ontolink.linking.link import name_tables
 
+    options.setdefault("name_tables", name_tables())  # what `link` would make on every start, made once
     build(load_ontology(ontology), directory, method=method, model=model, device=device, force=force, **options)
     return load_index(directory, device=device)
 

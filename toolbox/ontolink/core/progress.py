@@ -16,3 +16,20 @@ def counting(items, desc, unit="record", total=None):
         for item in items:
             yield item
             progress.update()
+
+
+def process_seconds():
+    """Wall seconds since this process started (Linux: its start in /proc, so interpreter start-up and
+    imports count), or None where that is not known: what a step reports as its start-up."""
+    import os
+    import time
+
+    try:
+        with open("/proc/self/stat", encoding="ascii") as handle:
+            # the fields after the command name, which is in parentheses and may hold spaces
+            fields = handle.read().rsplit(")", 1)[1].split()
+        with open("/proc/uptime", encoding="ascii") as handle:
+            uptime = float(handle.read().split()[0])
+        return max(0.0, uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return None

@@ -24,6 +24,20 @@ if TYPE_CHECKING:
 
 ARTIFACT = "index"
 NAMES_FILE = "names.json"
+# tables made from the names alone, by whoever reads them (`link`'s folded names), at `index` time rather than
+# on every load: {table name: {"digest": what made it, "rows": one value per name}}
+TABLES_FILE = "name_tables.json"
+
+
+def write_name_tables(directory, names, makers):
+    """TABLES_FILE from ``makers`` ({table name: (digest, function of the names -> one value per name)});
+    nothing when there are none. Returns the file name written, or None."""
+    if not makers:
+        return None
+    tables = {table: {"digest": digest, "rows": make(names)} for table, (digest, make) in makers.items()}
+    with open(Path(directory) / TABLES_FILE, "w", encoding="utf-8") as handle:
+        json.dump(tables, handle, ensure_ascii=False)
+    return TABLES_FILE
 
 
 def write_names(directory, ontology, names, entity_of_name, name_kinds=None):
@@ -67,6 +81,28 @@ class LoadedIndex:
 
     def __len__(self):
         return len(self.names)
+
+    def name_table(self, table, digest, make):
+        """One value per name: the table ``index`` stored under ``table`` when it was made by ``digest``, else
+        ``make(names)`` (an index built before the table existed, or by another version of what makes it).
+        The stored tables are read on the first call, not at load."""
+        stored = getattr(self, "_name_tables", None)
+        if stored is None:
+            path = Path(self.directory) / TABLES_FILE
+            stored = {}
+            if path.exists():
+                try:
+                    stored = json.loads(path.read_text(encoding="utf-8"))
+                except (OSError, ValueError):
+                    stored = {}  # unreadable: made again, as for an index without it
+            self._name_tables = stored if isinstance(stored, dict) else {}
+            stored = self._name_tables
+        entry = stored.get(table)
+        if isinstance(entry, dict) and entry.get("digest") == digest:
+            rows = entry.get("rows")
+            if isinstance(rows, list) and len(rows) == len(self.names) and all(isinstance(row, str) for row in rows):
+                return rows
+        return make(self.names)
 
     @property
     def method(self):

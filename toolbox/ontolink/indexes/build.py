@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ontolink.indexes.artifact import ARTIFACT, NAMES_FILE, write_names
+from ontolink.indexes.artifact import ARTIFACT, NAMES_FILE, TABLES_FILE, write_name_tables, write_names
 from ontolink.indexes import NAME_INDEXES
 from ontolink.core.errors import InputError
 from ontolink.core.io import warn
@@ -49,6 +49,7 @@ def build_index(ontology: Ontology, directory: str | Path, method: str = "dense"
                 device: str = "auto", precision: str = "auto", faiss_type: str = "flat", min_df: int = 1, seed: int = 0,
                 runtime: str = "auto", cache: bool = True, engine: Engine | None = None, force: bool = False,
                 extra_names: dict[str, list[str]] | None = None, ranker: str = "auto",
+                name_tables: dict[str, Any] | None = None,
                 **index_options: Any) -> dict[str, Any]:
     """Build and write an index directory; returns its manifest.
 
@@ -61,6 +62,8 @@ def build_index(ontology: Ontology, directory: str | Path, method: str = "dense"
     default ranker `link` applies (auto: the packaged one, one fitted here on the ontology's synonyms, or none,
     whichever measures best on held-out synonyms; packaged; none), with the tables its features read
     (ontolink.ranking.default; the manifest's "ranker").
+    ``name_tables``: {table: (digest, function of the names)}, tables of the names that their reader would
+    otherwise make on every load (``LoadedIndex.name_table``; `link`'s: ``ontolink.linking.link.name_tables()``).
     """
     warn_not_improved(model)
     index_type = NAME_INDEXES.get(method)
@@ -103,13 +106,14 @@ def build_index(ontology: Ontology, directory: str | Path, method: str = "dense"
         "names": len(texts),
         "entities": len(ontology),
         **({"aliases": {"names": kinds.count("alias"), "sha256": json_sha256(extra_names)}} if extra_names else {}),
-        "files": [NAMES_FILE, *name_index.files],
+        "files": [NAMES_FILE, *name_index.files, *([TABLES_FILE] if name_tables else [])],
         "versions": library_versions("torch", "transformers", "sentence-transformers", "onnxruntime", "faiss-cpu",
                                      "faiss-gpu", "scikit-learn"),
     }
     with artifact_directory(directory, manifest, force=force) as temporary:
         name_index.save(temporary)
         write_names(temporary, ontology, texts, owners, kinds)
+        write_name_tables(temporary, texts, name_tables)
         from ontolink.indexes.artifact import written_index
         from ontolink.ranking.default import add_ranker
 

@@ -11,8 +11,10 @@ from ontolink.core.io import warn as summary
 from ontolink.indexes.options import IndexOptions
 
 
-def index_directory(options: IndexOptions) -> dict[str, Any]:
-    """Build the index ``options`` describe into ``options.directory``; returns its manifest."""
+def index_directory(options: IndexOptions, name_tables: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Build the index ``options`` describe into ``options.directory``; returns its manifest. ``name_tables``:
+    ``build_index``'s, the tables of the names `link` would otherwise make on every start
+    (``ontolink.linking.link.name_tables()``)."""
     from ontolink.engines import ENGINES, open_engine
     from ontolink.indexes import NAME_INDEXES
     from ontolink.indexes.build import build_index
@@ -57,7 +59,8 @@ def index_directory(options: IndexOptions) -> dict[str, Any]:
     start_engine = options.start_engine or (lambda device: open_engine(device=device))
     with start_engine(options.device) as engine:
         manifest = build_index(loaded, options.directory, method=method, engine=engine, force=options.force,
-                               extra_names=extra_names, ranker=options.ranker, **build_options)
+                               extra_names=extra_names, ranker=options.ranker, name_tables=name_tables,
+                               **build_options)
     encoded = manifest.get("encoded") or {}
     reused = f"; {encoded['encoded']} encoded, {encoded['reused']} from the embedding cache" \
         if encoded.get("reused") else ""

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -44,6 +46,36 @@ def folded_key(text, folded_words=None):
 
 
 MAX_FOLDED_WORDS = 1_000_000  # a long corpus brings ever new words: their foldings are remembered up to this
+FOLDED_NAMES = "folded_names"  # the index's table of each name's folded_key (ontolink.indexes.artifact.TABLES_FILE)
+
+
+@functools.lru_cache(maxsize=1)
+def folding_digest():
+    """What a stored folded-name table was made by: the folding's code (recognition.wordforms and
+    ``folded_key``); an index built by other code gets its table made again at load."""
+    import hashlib
+    import inspect
+
+    from ontolink.recognition import wordforms
+
+    try:
+        code = Path(wordforms.__file__).read_bytes() + inspect.getsource(folded_key).encode()
+    except (OSError, TypeError):  # no source shipped: the table is always made here
+        return None
+    return hashlib.sha256(code).hexdigest()
+
+
+def folded_names(names):
+    """``folded_key`` of every name ("" for a name without a word)."""
+    folded_words = {}
+    with collection_paused():  # tens of thousands of small strings: see ontolink.core.gc_pause
+        return [folded_key(name, folded_words) for name in names]
+
+
+def name_tables():
+    """The tables `index` stores for `link` ({table: (digest, maker)}; ``build_index``'s ``name_tables``)."""
+    digest = folding_digest()
+    return {FOLDED_NAMES: (digest, folded_names)} if digest is not None else {}
 
 
 def searched_as(record):
@@ -63,18 +95,30 @@ class FoldedNames:
     """
 
     def __init__(self, loaded_index):
+        self.index = loaded_index
         self.entity_ids = loaded_index.entity_ids
         self.names = loaded_index.names
         self.kinds = loaded_index.name_kinds
         self.method = loaded_index.method
-        self.folded_words = {}  # HPO's 40,508 names hold 176,676 words, 15,373 distinct: each folded once
-        self.rows_of = {}
-        with collection_paused():  # tens of thousands of small lists: see ontolink.core.gc_pause
-            for row, name in enumerate(loaded_index.names):
-                key = folded_key(name, self.folded_words)
-                if key:
-                    self.rows_of.setdefault(key, []).append(row)
+        self.folded_words = {}  # a mention's words, each folded once
+        self._rows_of = None
         self.entity_of_name = loaded_index.entity_of_name
+
+    @property
+    def rows_of(self):
+        """{folded name: its name rows}, made on the first look-up from the table `index` stored (HPO's 40,508
+        names folded took 0.3 s of CPU on every start), or from the names of an index without one."""
+        if self._rows_of is None:
+            digest = folding_digest()
+            keys = (self.index.name_table(FOLDED_NAMES, digest, folded_names) if digest is not None
+                    and hasattr(self.index, "name_table") else folded_names(self.names))
+            rows_of = {}
+            with collection_paused():  # tens of thousands of small lists: see ontolink.core.gc_pause
+                for row, key in enumerate(keys):
+                    if key:
+                        rows_of.setdefault(key, []).append(row)
+            self._rows_of = rows_of
+        return self._rows_of
 
     def exact_rows(self, mention):
         """{entity id: the first of its name rows that is ``mention`` once folded}."""
@@ -207,12 +251,23 @@ class LinkBatches:
         return self.linker
 
     def __call__(self, batch):
+        return self.finish(batch, self.search(batch))
+
+    def search(self, batch):
+        """The search results of a batch's query texts (encoding and the name scan: ONNX Runtime and numpy,
+        which release the GIL), or None where a ranker searches itself: ``finish`` makes the records from them."""
         self._loaded_linker()
+        if self.ranker is not None:
+            return None
+        return self.linker.rows([self.index.query_text(searched_as(record)) for record in batch])
+
+    def finish(self, batch, results):
+        """The linked records of ``batch`` from its ``search``."""
         searched = [searched_as(record) for record in batch]
         return [out if query is record else {**out, "mention": record["mention"]}
-                for out, query, record in zip(self._link(searched), searched, batch)]
+                for out, query, record in zip(self._link(searched, results), searched, batch)]
 
-    def _link(self, batch):
+    def _link(self, batch, results):
         if self.ranker is not None:
             ranked = self.ranker.rank(batch, with_features=self.with_features)
             if self.folded is None:
@@ -233,7 +288,7 @@ class LinkBatches:
         # made per record, then remade by the reordering, they were most of link's own work
         made = {}
         linked = []
-        for record, text, result in zip(batch, texts, self.linker.rows(texts)):
+        for record, text, result in zip(batch, texts, results):
             found = dictionary_ids(record) if self.folded is not None and self.annotate_ids else ()
             key = (text, record["mention"], found)
             candidates = made.get(key)

@@ -19,6 +19,7 @@ def link_files(options: LinkOptions) -> int:
     returns how many mentions were written."""
     from ontolink.core.io import ReadStats, RecordBatchReader, input_shards, output_shard
     from ontolink.core.records import validate_mention
+    from ontolink.core.progress import process_seconds
     from ontolink.linking.link import LINK_BATCH_SIZE, RERANK_BATCH_SIZE, link_inputs
     from ontolink.linking.nil import mark_nil
 
@@ -33,6 +34,7 @@ def link_files(options: LinkOptions) -> int:
     batch_size = options.batch_size or (RERANK_BATCH_SIZE if reranker else LINK_BATCH_SIZE)
     stats = ReadStats()
     started = time.perf_counter()
+    startup = process_seconds()  # imports and loading: reported apart from the rate, which is link's own work
     # the first batches are small, so that output and the progress bar move within a second or two
     read: RecordBatchReader | PhraseBatches = RecordBatchReader(
         batch_size, validate=validate_mention, skip_invalid=options.skip_invalid, check_duplicate_ids=True,
@@ -60,7 +62,9 @@ def link_files(options: LinkOptions) -> int:
     shard_count = f" from {len(shards)} shards" if shards else ""
     read_from = "" if options.phrases else f"; read {stats.summary()}"
     ranked = f"; ranked by the index's {by_default} ranker" if by_default is not None else ""
-    summary(f"linked {plural(written, 'mention')}{shard_count} in {seconds:.1f} s{rate}{ranked}{read_from}")
+    started_in = f"; start-up {startup:.1f} s" if startup is not None else ""
+    summary(f"linked {plural(written, 'mention')}{shard_count} in {seconds:.1f} s{rate}{ranked}{started_in}"
+            f"{read_from}")
     return written
 
 

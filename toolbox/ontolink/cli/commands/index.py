@@ -95,5 +95,6 @@ def command(**options):
       ontolink index --ontology hpo --aliases kept.jsonl idx/hpo-aliases
     """
     from ontolink.indexes.run import index_directory
+    from ontolink.linking.link import name_tables
 
-    index_directory(IndexOptions(**options))
+    index_directory(IndexOptions(**options), name_tables=name_tables())
