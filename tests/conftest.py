@@ -9,6 +9,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 TESTS = REPO / "tests"
+DATA = TESTS / "data"  # small files made for the tests (the shared data sets are SHARED_DATA)
 # ../shared/data beside the repository (the developers' and CI's layout); absent in a user's clone.
 SHARED_DATA = Path(os.environ.get("ONTOLINK_SHARED_DATA", REPO.parent / "shared" / "data"))
 
@@ -196,6 +197,39 @@ def shared_slice(directory, lines, *parts):
     path = directory / f"{source.stem}{lines}{source.suffix}"
     path.write_text("".join(source.read_text(encoding="utf-8").splitlines(keepends=True)[:lines]), encoding="utf-8")
     return path
+
+
+def pubtator_slice(directory, documents, *parts):
+    """The first ``documents`` documents of a shared PubTator file (blank-line separated)."""
+    text = shared_path(*parts).read_text(encoding="utf-8")
+    blocks = [block for block in text.split("\n\n") if block.strip()][:documents]
+    path = directory / f"slice{documents}.pubtator"
+    path.write_text("\n\n".join(blocks) + "\n\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def cdr(tmp_path):
+    """The first 6 documents of BC5CDR's test set, PubTator (Chemical and Disease annotations)."""
+    return pubtator_slice(tmp_path, 6, "align", "raw", "bc5cdr", "CDR_TestSet.PubTator.txt")
+
+
+def annotation_lines(text):
+    """The annotation lines of a PubTator text, split into their columns."""
+    return [line.split("\t") for line in text.splitlines() if line.count("\t") >= 4]
+
+
+def sssom_validate(path):
+    """The SSSOM table at ``path`` read by the reference implementation (PyPI's sssom) and validated by it: its
+    JSON schema, every prefix declared, strict CURIEs. Raises on the first problem."""
+    from sssom.constants import SchemaValidationType
+    from sssom.parsers import parse_sssom_table
+    from sssom.validators import validate
+
+    table = parse_sssom_table(str(path))
+    validate(table, [SchemaValidationType.JsonSchema, SchemaValidationType.PrefixMapCompleteness,
+                     SchemaValidationType.StrictCurieFormat], fail_on_error=True)
+    return table
 
 
 def interrupt_at_call(monkeypatch, module, name, call):

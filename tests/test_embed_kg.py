@@ -1,4 +1,5 @@
-"""Triples reader and `ontolink embed-kg` (RDF2Vec and PyKEEN) on small slices of the shared align KG."""
+"""Triples reader and `ontolink embed-kg` (RDF2Vec and PyKEEN) on small slices of the shared align KG. What belongs
+to one triple format alone is in components/test_triple_format_NAME.py."""
 
 import gzip
 import json
@@ -7,7 +8,6 @@ import pytest
 
 from conftest import run, shared_path
 from ontolink.core.errors import InputError
-from ontolink.core.io import ReadStats
 from ontolink.formats.triples import Triple, TripleSet, read_triples
 
 TINY = {"epochs": 2}
@@ -31,22 +31,6 @@ def test_read_tsv_jsonl_pairs_gzip_and_stdin_sniffing(tmp_path, monkeypatch):
     assert list(read_triples(other)) == [Triple("x", "r", "y")]
     other.write_text("x\tr\ty\n", encoding="utf-8")
     assert list(read_triples(other)) == [Triple("x", "r", "y")]
-
-
-def test_wrong_column_count_is_an_error_at_line_2():
-    path = shared_path("bad_inputs", "triples_wrong_columns.tsv")
-    with pytest.raises(InputError, match=r"triples_wrong_columns\.tsv:2: expected 3 tab-separated columns"):
-        list(read_triples(path))
-    stats = ReadStats()
-    assert list(read_triples(path, skip_invalid=True, stats=stats)) == [Triple("A", "rel", "B")]
-    assert (stats.records, stats.skipped) == (1, 2)
-
-
-def test_bad_json_triple_names_the_field(tmp_path):
-    path = tmp_path / "bad.jsonl"
-    path.write_text('{"head": "a", "relation": "r", "tail": "b"}\n{"head": "a", "relation": "r"}\n')
-    with pytest.raises(InputError, match=r"bad\.jsonl:2: missing required field 'tail'"):
-        list(read_triples(path))
 
 
 def test_triple_set_maps_dedupes_and_hashes_independent_of_order():

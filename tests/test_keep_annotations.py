@@ -1,11 +1,10 @@
 """`convert --to pubtator/bioc-* --keep-annotations`: the documents' own annotations (BC5CDR's Chemical and
 Disease lines) stay beside the linked mentions instead of being dropped."""
 
-from conftest import jsonl, parse_jsonl, run
-from test_formats import annotation_lines, cdr  # noqa: F401  (the BC5CDR slice fixture)
+from conftest import annotation_lines, jsonl, parse_jsonl, run
 
 
-def test_keep_annotations_merges_the_corpus_annotations(cdr, tfidf_index, tmp_path):  # noqa: F811
+def test_keep_annotations_merges_the_corpus_annotations(cdr, tfidf_index, tmp_path):
     own = annotation_lines(cdr.read_text())
     assert {line[4] for line in own} == {"Chemical", "Disease"}
     diseases = run("convert", "-i", cdr, "--types", "Disease").stdout

