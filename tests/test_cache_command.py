@@ -29,3 +29,24 @@ def test_cache_info_lists_kinds_and_clear_frees_them(small_ontology_path, tmp_pa
     assert run("cache", "info").stdout.splitlines()[1] == "empty"
     # a cleared cache costs time only: the index builds again
     assert run("index", "--ontology", small_ontology_path, "--method", "tfidf", tmp_path / "idx").exit_code == 0
+
+
+def test_cache_library_functions_take_the_options_object(small_ontology_path, tmp_path, monkeypatch):
+    """cache info's and cache clear's library functions, as a Python caller calls them."""
+    import pytest
+
+    from ontolink.core.cache import cache_info_lines, clear_cache_kinds
+    from ontolink.core.errors import UsageError
+    from ontolink.core.options import CacheClearOptions
+    from ontolink.ontology import load_ontology
+
+    monkeypatch.setenv("ONTOLINK_CACHE_DIR", str(tmp_path / "cache"))
+    load_ontology(str(small_ontology_path))  # a parse leaves its cache entry
+    lines = cache_info_lines()
+    assert lines[0] == f"cache: {tmp_path / 'cache'}" and any(line.startswith("ontologies ") for line in lines)
+    with pytest.raises(UsageError, match="name the KINDs to clear, or give --all"):
+        clear_cache_kinds(CacheClearOptions())
+    freed = clear_cache_kinds(CacheClearOptions(kinds=("ontologies", "ontologies")))
+    assert [kind for kind, _ in freed] == ["ontologies"] and freed[0][1] > 0
+    assert clear_cache_kinds(CacheClearOptions(everything=True)) == []  # nothing left to clear
+    assert cache_info_lines()[1] == "empty"

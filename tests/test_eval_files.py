@@ -41,3 +41,33 @@ def test_ks_are_checked():
     for bad in ("1,x", "0,5", ","):
         with pytest.raises(InputError, match="--ks"):
             parse_ks(bad)
+
+
+def test_eval_files_takes_the_options_object(tmp_path):
+    """eval's library function, as a Python caller calls it: GSC+ mentions with their gold id at rank 1 (even
+    lines) or rank 2 (odd lines), scored against HPO; the report and the misses go to files."""
+    from conftest import shared_path
+    from ontolink.core.errors import UsageError
+    from ontolink.core.io import read_records
+    from ontolink.evaluation.run import eval_files
+    from ontolink.evaluation.options import EvalOptions
+    from ontolink.ontology import OntologySource
+
+    mentions = [record for _, record in zip(range(20), read_records(str(shared_path("gscplus", "mentions.jsonl"))))]
+    other = "HP:0001250"  # Seizure, gold of none of the first 20
+    assert all(other not in mention["gold"] for mention in mentions)
+    linked = write_jsonl(tmp_path / "linked.jsonl", [
+        {**mention, "candidates": [{"id": candidate, "score": score} for candidate, score in
+                                   zip([mention["gold"][0], other][::1 if n % 2 == 0 else -1], (0.9, 0.5))]}
+        for n, mention in enumerate(mentions)])
+    options = EvalOptions(predictions=(linked,), ontology=OntologySource("hpo"), fmt="json",
+                          output_path=str(tmp_path / "report.json"), errors_path=str(tmp_path / "misses.jsonl"))
+    evaluation = eval_files(options)
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["metrics"]["all"]["R@1"] == 0.5 and report["metrics"]["all"]["R@2"] == 1.0
+    misses = [json.loads(line) for line in (tmp_path / "misses.jsonl").read_text().splitlines()]
+    assert [miss["mention"] for miss in misses] == [mention["mention"] for mention in mentions[1::2]]
+    assert evaluation.render("json", None) == (tmp_path / "report.json").read_text().rstrip("\n")
+    with pytest.raises(UsageError, match="one per file") as raised:
+        eval_files(EvalOptions(predictions=(linked,), labels=("a", "b")))
+    assert raised.value.option == "--label"

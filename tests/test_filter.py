@@ -127,3 +127,20 @@ def test_filter_command_passes_fields_through_and_summarises(small_ontology_path
     assert result.stderr.strip().splitlines()[-1].endswith("filter: 1 entities, 4 aliases: 2 kept, 2 drifted to a neighbour, 0 below tau")
     result = run("filter", "--ontology", small_ontology_path, input=jsonl([{"id": "HP:9999999", "aliases": ["x"]}]))
     assert result.exit_code == 2 and "HP:9999999" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_filter_aliases_files_takes_the_options_object(small_ontology_path, slice_ontology, tmp_path):
+    """filter's library function, as a Python caller calls it: the same decisions as the command's."""
+    from ontolink.aliases.filter import filter_aliases_files
+    from ontolink.aliases.options import FilterOptions
+    from ontolink.ontology import OntologySource
+
+    source = tmp_path / "aliases.jsonl"
+    source.write_text(jsonl([{"id": SEIZURE, "aliases": ALIASES}]))
+    options = FilterOptions(ontology=OntologySource(str(small_ontology_path)), input_path=str(source),
+                            output_path=str(tmp_path / "kept.jsonl"), tau=0.5, device="cpu")
+    stats = filter_aliases_files(options)
+    (out,) = parse_jsonl((tmp_path / "kept.jsonl").read_text())
+    assert "Abnormality of the eye" not in out["aliases"] and "seizure" in out["aliases"]
+    assert (stats.aliases, stats.kept, stats.drifted) == (4, 2, 2)
+    assert FilterOptions.tau == 0.9 and options.neighbours == "n-plus" and options.precision == "fp32"

@@ -1,6 +1,8 @@
 """select-entities, filter and make-pairs (the LLM step, gen-aliases, has its own tests)."""
 
 
+import os
+
 import pytest
 
 from conftest import jsonl, parse_jsonl, run, shared_path
@@ -194,3 +196,24 @@ def test_select_entities_on_lpt_by_name():
     names = [entity.name for entity in list(ontology)[1:6]]
     selection = select_entities([{"id": str(n), "mention": name.upper()} for n, name in enumerate(names)], ontology)
     assert selection.count("exact") == 5
+
+
+def test_make_pairs_files_takes_the_options_object(hpo, tmp_path):
+    """make-pairs' library function, as a Python caller calls it: GSC+ mentions paired with HPO entities by
+    name and synonym; each pair's mention is, once normalised, a name of its entity."""
+    from ontolink.aliases.options import MakePairsOptions
+    from ontolink.aliases.pairs import make_pairs_files
+    from ontolink.core.io import read_records
+    from ontolink.ontology import OntologySource, normalize
+
+    mentions = tmp_path / "mentions.jsonl"
+    mentions.write_text(jsonl(record for _, record in zip(range(200), read_records(str(shared_path(
+        "gscplus", "mentions.jsonl"))))))
+    options = MakePairsOptions(ontology=OntologySource("hpo"), mentions_path=str(mentions), input_path=os.devnull,
+                               sources="name,synonym", output_path=str(tmp_path / "pairs.jsonl"), distinct=True)
+    stats = make_pairs_files(options)
+    pairs = parse_jsonl((tmp_path / "pairs.jsonl").read_text())
+    assert 20 < len(pairs) < 200 and stats.mentions == 200
+    for pair in pairs:
+        assert normalize(pair["mention"]) in {normalize(name) for name, _ in hpo.named(hpo[pair["entity_id"]])}
+    assert len({(normalize(pair["mention"]), pair["entity_id"]) for pair in pairs}) == len(pairs)  # --distinct

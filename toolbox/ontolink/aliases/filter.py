@@ -12,13 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ontolink.aliases.options import FilterOptions
 from ontolink.core.errors import InputError
 
 if TYPE_CHECKING:
     from ontolink.encoders.base import Encoder
     from ontolink.ontology.model import Ontology
 
-DEFAULT_TAU = 0.9
+DEFAULT_TAU = FilterOptions.tau
 
 
 class FilterStats:
@@ -42,8 +43,8 @@ def _decide(alias, anchor, drift, drift_to, tau):
 
 
 def filter_aliases(records: Iterable[dict[str, Any]], ontology: Ontology, encoder: Encoder | Callable[[], Encoder],
-                   tau: float = DEFAULT_TAU, with_siblings: bool = True, batch_size: int = 64, stats: Any = None,
-                   source: str = "<stdin>") -> Iterator[dict[str, Any]]:
+                   tau: float = DEFAULT_TAU, with_siblings: bool = True, batch_size: int = FilterOptions.batch_size,
+                   stats: Any = None, source: str = "<stdin>") -> Iterator[dict[str, Any]]:
     """Yield each Aliases record with ``aliases`` = kept ones and ``decisions`` for all. ``encoder``: an Encoder,
     or a function that loads one, called when the first record has arrived (so a pipe's GPU holds the step
     before's model first)."""
@@ -89,3 +90,29 @@ def filter_aliases(records: Iterable[dict[str, Any]], ontology: Ontology, encode
                     else:
                         stats.below_tau += 1
             yield {**record, "aliases": [d["alias"] for d in decisions if d["kept"]], "decisions": decisions}
+
+
+def filter_aliases_files(options: FilterOptions) -> FilterStats:
+    """`ontolink filter`: read Aliases records from ``options.input_path``, write the filtered records to
+    ``options.output_path`` and a one-line summary to stderr; return the counts."""
+    from ontolink.core.io import ReadStats, RecordWriter, display_name, read_records, warn
+    from ontolink.core.progress import counting
+    from ontolink.core.records import validate_alias_record
+    from ontolink.encoders import load_encoder
+
+    loaded = options.ontology.load()
+    stats, read_stats = FilterStats(), ReadStats()
+    records = read_records(options.input_path, validate=validate_alias_record, skip_invalid=options.skip_invalid,
+                           stats=read_stats)
+
+    def encoder() -> Encoder:
+        return load_encoder(options.model, device=options.device, precision=options.precision)
+
+    with RecordWriter(options.output_path) as writer:
+        # the encoder loads when the first record arrives (in a pipe: after gen-aliases has its GPU share)
+        filtered = filter_aliases(records, loaded, encoder, tau=options.tau,
+                                  with_siblings=options.neighbours == "n-plus", batch_size=options.batch_size,
+                                  stats=stats, source=display_name(options.input_path))
+        writer.write_all(counting(filtered, "filter", "entity"), flush_every=options.batch_size)
+    warn(f"filter: {stats.summary()}")
+    return stats

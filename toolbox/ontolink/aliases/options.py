@@ -52,3 +52,34 @@ class GenAliasesOptions:
     no_cache: bool = False  # neither read nor write the response cache
     seed: int = 0
     start_engine: Callable[..., Any] | None = None  # cli.options.engine_options; None: this process
+
+
+@dataclass(frozen=True)
+class FilterOptions:
+    """Everything `ontolink filter` is asked, each default given here once."""
+
+    ontology: OntologySource
+    input_path: str = "-"
+    skip_invalid: bool = False
+    output_path: str = "-"
+    model: str | None = None  # the sentence encoder; None: all-MiniLM-L6-v2 from its PyPI package
+    tau: float = 0.9  # keep an alias only if its similarity to the entity's name is at least this
+    neighbours: str = "n-plus"  # n-plus: parents, children and siblings; n: no siblings
+    precision: str = "fp32"  # exact cosine similarities next to the tau threshold
+    device: str = "auto"
+    batch_size: int = 64
+
+
+@dataclass(frozen=True)
+class MakePairsOptions:
+    """Everything `ontolink make-pairs` is asked, each default given here once."""
+
+    ontology: OntologySource
+    mentions_path: str  # the unlabeled Mention JSONL to pair ('-' is stdin)
+    input_path: str = "-"  # Filtered-aliases records (read only for the alias source)
+    skip_invalid: bool = False
+    output_path: str = "-"
+    sources: str = "name,alias"  # comma-separated: name, alias, synonym, concept
+    concept_min_votes: int = 2  # with concept: mentions of a concept that must name the entity it is bridged to
+    distinct: bool = False  # one pair per (normalised mention, entity)
+    ambiguous_path: str | None = None  # where the dropped ambiguous mentions go

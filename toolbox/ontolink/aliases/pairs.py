@@ -18,14 +18,15 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ontolink.core.errors import InputError
+from ontolink.aliases.options import MakePairsOptions
+from ontolink.core.errors import InputError, UsageError
 from ontolink.ontology import normalize
 
 if TYPE_CHECKING:
     from ontolink.ontology.model import Ontology
 
 SOURCES = ("name", "synonym", "alias", "concept")  # precedence order
-CONCEPT_MIN_VOTES = 2  # a concept's mentions that must name the entity it is bridged to
+CONCEPT_MIN_VOTES = MakePairsOptions.concept_min_votes  # a concept's mentions that must name the entity it is bridged to
 CONCEPT_MARGIN = 4  # ... at least this many times as often as any other entity
 
 
@@ -140,3 +141,48 @@ def distinct_pairs(pairs: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         if key not in seen:
             seen.add(key)
             yield pair
+
+
+def make_pairs_files(options: MakePairsOptions) -> PairStats:
+    """`ontolink make-pairs`: pair the mentions of ``options.mentions_path`` with entities, write the Pair
+    records to ``options.output_path`` (the ambiguous mentions to ``options.ambiguous_path`` when given) and a
+    summary to stderr; return the counts."""
+    from ontolink.core.io import RecordWriter, display_name, read_records, warn
+    from ontolink.core.records import validate_alias_record, validate_mention
+
+    loaded = options.ontology.load()
+    chosen = tuple(part.strip() for part in options.sources.split(",") if part.strip())
+    if options.input_path == "-" and options.mentions_path == "-":
+        raise UsageError("stdin can feed either the aliases (-i) or --mentions, not both")
+    alias_records = read_records(options.input_path, validate=validate_alias_record,
+                                 skip_invalid=options.skip_invalid) if "alias" in chosen else ()
+    matcher = build_matcher(loaded, alias_records, chosen, source_name=display_name(options.input_path))
+    stats = PairStats()
+    ambiguous_writer = RecordWriter(options.ambiguous_path) if options.ambiguous_path else None
+    shown = []
+
+    def report(mention, source, entity_ids):
+        if len(shown) < 3:
+            shown.append(f"{mention['mention']!r} ({source}: {', '.join(entity_ids)})")
+        if ambiguous_writer is not None:
+            ambiguous_writer.write({**mention, "source": source, "entity_ids": entity_ids})
+
+    mentions = read_records(options.mentions_path, validate=validate_mention, skip_invalid=options.skip_invalid,
+                            check_duplicate_ids=True)
+    concepts = None
+    if "concept" in chosen:  # the votes need every mention before the first pair
+        mentions = list(mentions)
+        concepts = concept_bridge(mentions, loaded, options.concept_min_votes)
+        labeled = {mention_concept(mention) for mention in mentions} - {None}
+        warn(f"make-pairs: {len(concepts)} of {len(labeled)} concepts bridged to {loaded.label}")
+    pairs = make_pairs(mentions, matcher, stats, on_ambiguous=report, concepts=concepts)
+    try:
+        with RecordWriter(options.output_path) as writer:
+            writer.write_all(distinct_pairs(pairs) if options.distinct else pairs)
+    finally:
+        if ambiguous_writer is not None:
+            ambiguous_writer.close()
+    if shown:
+        warn(f"ambiguous mentions dropped, e.g. {'; '.join(shown)}")
+    warn(f"make-pairs: {stats.summary()}")
+    return stats

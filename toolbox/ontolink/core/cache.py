@@ -121,3 +121,38 @@ def human_bytes(count):
         if count < 1000 or unit == "GB":
             return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
         count /= 1000
+
+
+def cache_info_lines():
+    """`ontolink cache info`: the lines it prints (the directory, then per kind its size, files and what
+    clearing it costs, and the total)."""
+    from ontolink.core.io import plural
+
+    root, rows = cache_usage()
+    if not rows:
+        return [f"cache: {root}", "empty"]
+    width = max(len(row["kind"]) for row in rows)
+    lines = [f"cache: {root}"]
+    for row in rows:
+        lines.append(f"{row['kind']:<{width}}  {human_bytes(row['bytes']):>9}  {plural(row['files'], 'file'):>11}  "
+                     f"{row['holds']}; if cleared: {row['cost']}")
+    lines.append(f"{'total':<{width}}  {human_bytes(sum(row['bytes'] for row in rows)):>9}")
+    return lines
+
+
+def clear_cache_kinds(options):
+    """`ontolink cache clear`: delete the entries of ``options.kinds`` (or of every kind with
+    ``options.everything``; a ``CacheClearOptions``) and say on stderr what was freed; returns (kind, bytes freed)
+    pairs."""
+    from ontolink.core.errors import UsageError
+    from ontolink.core.io import warn
+
+    kinds = options.kinds
+    if bool(kinds) == options.everything:
+        raise UsageError("name the KINDs to clear, or give --all")
+    if options.everything:
+        kinds = [row["kind"] for row in cache_usage()[1]]
+    freed = clear_cache(list(dict.fromkeys(kinds)))
+    total = sum(size for _, size in freed)
+    warn(f"cleared {', '.join(kind for kind, _ in freed) or 'nothing'} ({human_bytes(total)} freed)")
+    return freed

@@ -2,7 +2,7 @@
 
 import click
 
-from ontolink.core.io import plural, warn as summary
+from ontolink.core.options import CacheClearOptions
 
 
 @click.group("cache")
@@ -29,24 +29,16 @@ def info_command():
     Examples:
       ontolink cache info
     """
-    from ontolink.core.cache import cache_usage, human_bytes
+    from ontolink.core.cache import cache_info_lines
 
-    root, rows = cache_usage()
-    click.echo(f"cache: {root}")
-    if not rows:
-        click.echo("empty")
-        return
-    width = max(len(row["kind"]) for row in rows)
-    for row in rows:
-        click.echo(f"{row['kind']:<{width}}  {human_bytes(row['bytes']):>9}  {plural(row['files'], 'file'):>11}  "
-                   f"{row['holds']}; if cleared: {row['cost']}")
-    click.echo(f"{'total':<{width}}  {human_bytes(sum(row['bytes'] for row in rows)):>9}")
+    for line in cache_info_lines():
+        click.echo(line)
 
 
 @command.command("clear")
 @click.argument("kinds", nargs=-1, metavar="[KIND]...")
 @click.option("--all", "everything", is_flag=True, help="Clear every kind.")
-def clear_command(kinds, everything):
+def clear_command(**options):
     """Delete the cache entries of each KIND (see `cache info`), or of all with --all.
 
     Run it when no other ontolink command is running: one that is would
@@ -60,12 +52,6 @@ def clear_command(kinds, everything):
       ontolink cache clear onnx
       ontolink cache clear --all
     """
-    from ontolink.core.cache import cache_usage, clear_cache, human_bytes
+    from ontolink.core.cache import clear_cache_kinds
 
-    if bool(kinds) == everything:
-        raise click.UsageError("name the KINDs to clear, or give --all")
-    if everything:
-        kinds = [row["kind"] for row in cache_usage()[1]]
-    freed = clear_cache(list(dict.fromkeys(kinds)))
-    total = sum(size for _, size in freed)
-    summary(f"cleared {', '.join(kind for kind, _ in freed) or 'nothing'} ({human_bytes(total)} freed)")
+    clear_cache_kinds(CacheClearOptions(**options))

@@ -1,9 +1,7 @@
-import sys
-
 import click
 
 from ontolink.cli.options import config_option, ontology_option, output_option
-from ontolink.ontology.hierarchy import DEFAULT_WITHIN
+from ontolink.evaluation.options import EvalOptions
 
 
 @click.command("eval")
@@ -35,14 +33,13 @@ from ontolink.ontology.hierarchy import DEFAULT_WITHIN
                    "extra).")
 @click.option("--label", "labels", multiple=True, metavar="TEXT",
               help="Name of each file in plots and the HTML page, once per file in order.  [default: file name]")
-@click.option("--related-within", type=click.IntRange(2), default=DEFAULT_WITHIN, show_default=True,
+@click.option("--related-within", type=click.IntRange(2), default=EvalOptions.related_within, show_default=True,
               help="A miss whose common ancestor with gold is at most this many is_a steps away in all is "
                    "'related', further 'unrelated'.")
 @click.option("--skip-invalid", is_flag=True, help="Count, report and skip bad lines.")
 @click.option("--by-predicate", is_flag=True, help="Retrieved records: also one row per direction and predicate.")
 @config_option
-def command(predictions, ontology, gold_path, id_prefix, spans, ks, fmt, table_name, output_path, errors_path,
-            plot_path, labels, related_within, skip_invalid, by_predicate):
+def command(**options):
     """Score Linked-mention or Retrieved files: Recall@K, MRR, error classes and more.
 
     PREDICTIONS are outputs of `ontolink link` ('-' or none: stdin). Several
@@ -79,33 +76,6 @@ def command(predictions, ontology, gold_path, id_prefix, spans, ks, fmt, table_n
       ontolink eval linked.jsonl --gold CDR_TestSet.PubTator.txt --id-prefix MESH:
       ontolink eval cv/fold-*.jsonl --by-predicate --format markdown
     """
-    from ontolink.core.io import write_text
-    from ontolink.evaluation.files import evaluate
+    from ontolink.evaluation.run import eval_files
 
-    files = list(predictions) or ["-"]
-    if files.count("-") > 1:
-        raise click.UsageError("stdin ('-') can be read only once")
-    if plot_path and not plot_path.lower().endswith((".svg", ".png", ".pdf")):
-        raise click.BadParameter(f"{plot_path}: the file name must end in .svg, .png or .pdf", param_hint="--plot")
-    if labels and len(labels) != len(files):
-        raise click.BadParameter(f"given {len(labels)} time(s) for {len(files)} file(s): give one per file",
-                                 param_hint="--label")
-    if fmt is None:
-        fmt = "table" if output_path == "-" and sys.stdout.isatty() else "json"
-    evaluation = evaluate(files, ontology, gold_path=gold_path, spans=spans, ks=ks, skip_invalid=skip_invalid,
-                          by_predicate=by_predicate, id_prefix=id_prefix, related_within=related_within,
-                          labels=labels)
-    if errors_path:
-        from ontolink.evaluation.files import write_errors
-
-        write_errors(evaluation, errors_path)
-    if plot_path:
-        from ontolink.evaluation.plots import save_plots
-
-        save_plots(evaluation, plot_path)
-    if fmt == "html":
-        from ontolink.evaluation.html import html_report
-
-        write_text(output_path, html_report(evaluation))
-    else:
-        write_text(output_path, evaluation.render(fmt, table_name))
+    eval_files(EvalOptions(**options))

@@ -1,5 +1,6 @@
 import click
 
+from ontolink.aliases.options import MakePairsOptions
 from ontolink.cli.options import config_option, input_options, ontology_option, output_option
 
 
@@ -9,12 +10,13 @@ from ontolink.cli.options import config_option, input_options, ontology_option, 
               help="The unlabeled Mention JSONL to pair (the corpus given to select-entities).")
 @input_options(help_text="Filtered-aliases records, JSONL (from filter) ('-' is stdin; .gz is read transparently).")
 @output_option(help_text="Pair records, JSONL ('-' is stdout; .gz is compressed).")
-@click.option("--sources", default="name,alias", show_default=True,
+@click.option("--sources", default=MakePairsOptions.sources, show_default=True,
               help="Pair sources: name (P1, m = an entity's name), alias (P2, m = a kept alias), synonym "
                    "(P_Syn, m = a curated synonym). name,alias is P_Gen; add synonym for P_Gen ∪ P_Syn. "
                    "concept: mentions labeled in another vocabulary (their gold ids), bridged to the entity "
                    "their concept's name-matching mentions agree on.")
-@click.option("--concept-min-votes", type=click.IntRange(min=1), default=2, show_default=True,
+@click.option("--concept-min-votes", type=click.IntRange(min=1), default=MakePairsOptions.concept_min_votes,
+              show_default=True,
               help="With --sources concept: mentions of a concept that must name the entity it is bridged to "
                    "(and 4x as many as name any other).")
 @click.option("--distinct", is_flag=True,
@@ -22,8 +24,7 @@ from ontolink.cli.options import config_option, input_options, ontology_option, 
 @click.option("--ambiguous", "ambiguous_path", type=click.Path(dir_okay=False),
               help="Write the dropped ambiguous mentions here (JSONL with the entities they matched).")
 @config_option
-def command(ontology, mentions_path, input_path, skip_invalid, output_path, sources, concept_min_votes, distinct,
-            ambiguous_path):
+def command(**options):
     """Pair unlabeled mentions with entities by exact (normalised) match.
 
     Reads Filtered-aliases records (from filter; not needed with
@@ -48,43 +49,6 @@ def command(ontology, mentions_path, input_path, skip_invalid, output_path, sour
       ontolink make-pairs --ontology hpo --mentions mentions.jsonl --sources synonym -i /dev/null
       ontolink make-pairs --ontology hpo --mentions cdr.jsonl --sources concept --distinct -i /dev/null
     """
-    from ontolink.core.io import RecordWriter, display_name, read_records, warn
-    from ontolink.core.records import validate_alias_record, validate_mention
-    from ontolink.aliases.pairs import (PairStats, build_matcher, concept_bridge, distinct_pairs, make_pairs,
-                                         mention_concept)
+    from ontolink.aliases.pairs import make_pairs_files
 
-    loaded = ontology.load()
-    chosen = tuple(part.strip() for part in sources.split(",") if part.strip())
-    if input_path == "-" and mentions_path == "-":
-        raise click.UsageError("stdin can feed either the aliases (-i) or --mentions, not both")
-    alias_records = read_records(input_path, validate=validate_alias_record, skip_invalid=skip_invalid) \
-        if "alias" in chosen else ()
-    matcher = build_matcher(loaded, alias_records, chosen, source_name=display_name(input_path))
-    stats = PairStats()
-    ambiguous_writer = RecordWriter(ambiguous_path) if ambiguous_path else None
-    shown = []
-
-    def report(mention, source, entity_ids):
-        if len(shown) < 3:
-            shown.append(f"{mention['mention']!r} ({source}: {', '.join(entity_ids)})")
-        if ambiguous_writer is not None:
-            ambiguous_writer.write({**mention, "source": source, "entity_ids": entity_ids})
-
-    mentions = read_records(mentions_path, validate=validate_mention, skip_invalid=skip_invalid,
-                            check_duplicate_ids=True)
-    concepts = None
-    if "concept" in chosen:  # the votes need every mention before the first pair
-        mentions = list(mentions)
-        concepts = concept_bridge(mentions, loaded, concept_min_votes)
-        labeled = {mention_concept(mention) for mention in mentions} - {None}
-        warn(f"make-pairs: {len(concepts)} of {len(labeled)} concepts bridged to {loaded.label}")
-    pairs = make_pairs(mentions, matcher, stats, on_ambiguous=report, concepts=concepts)
-    try:
-        with RecordWriter(output_path) as writer:
-            writer.write_all(distinct_pairs(pairs) if distinct else pairs)
-    finally:
-        if ambiguous_writer is not None:
-            ambiguous_writer.close()
-    if shown:
-        warn(f"ambiguous mentions dropped, e.g. {'; '.join(shown)}")
-    warn(f"make-pairs: {stats.summary()}")
+    make_pairs_files(MakePairsOptions(**options))
