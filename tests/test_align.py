@@ -421,3 +421,25 @@ def test_every_align_subcommand_has_examples(subcommand):
     result = run("align", subcommand, "--help")
     assert result.exit_code == 0 and "Examples:" in result.output
     assert f"ontolink align {subcommand}" in result.output
+
+
+@pytest.mark.slow  # trains, ranks and cross-validates: minutes on a loaded 2-core machine
+def test_align_library_functions_take_the_options_objects(pairs_path, pairs, kg_dir, tmp_path):
+    """align train, retrieve and cv as a Python caller calls them, each with its options object."""
+    from ontolink.core.errors import UsageError
+    from ontolink.kg.alignment.workflows import cross_validate_files, retrieve_files, train_alignment_files
+    from ontolink.kg.options import AlignCvOptions, AlignRetrieveOptions, AlignTrainOptions
+
+    manifest = train_alignment_files(AlignTrainOptions(directory=str(tmp_path / "model"), input_path=str(pairs_path),
+                                                       kg_dir=str(kg_dir), max_epochs=2, head="mlp"))
+    assert manifest["training"]["epochs_run"] == 2 and manifest["head"] == "mlp"
+    options = AlignRetrieveOptions(model_dir=str(tmp_path / "model"), input_path=str(pairs_path), retrieval="d2t",
+                                   top_k=3, output_path=str(tmp_path / "retrieved.jsonl"))
+    assert retrieve_files(options) == len(pairs)
+    records = parse_jsonl((tmp_path / "retrieved.jsonl").read_text())
+    assert {record["direction"] for record in records} == {"d2t"} and len(records[0]["candidates"]) == 3
+    with pytest.raises(UsageError, match="give either --model DIR or --baseline verbalized"):
+        retrieve_files(AlignRetrieveOptions(input_path=str(pairs_path)))
+    manifest = cross_validate_files(AlignCvOptions(directory=str(tmp_path / "cv"), input_path=str(pairs_path),
+                                                   baseline="verbalized", folds=2))
+    assert manifest["folds"] == 2 and (tmp_path / "cv" / "summary.md").exists()

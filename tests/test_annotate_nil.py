@@ -190,3 +190,29 @@ def test_no_annotate_ids_leaves_annotate_out_with_a_ranker_too(small_ontology_pa
 
     assert "HP:0002069" in found_by_annotate()
     assert found_by_annotate("--no-annotate-ids") == set()
+
+
+def test_annotate_files_takes_the_options_object(small_ontology_path, tmp_path):
+    """annotate's library function, as a Python caller calls it: the GSC+ abstracts (one a line) against the
+    400-entity HPO slice give the command's own bytes; every mention sits in its document's text."""
+    from ontolink.core.errors import InputError
+    from ontolink.ontology import OntologySource
+    from ontolink.recognition.annotate import annotate_files
+    from ontolink.recognition.options import AnnotateOptions
+
+    texts = {}
+    for line in shared_path("gscplus", "mentions.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        texts.setdefault(record["doc_id"], record["context_left"] + record["mention"] + record["context_right"])
+    docs = tmp_path / "abstracts.txt"
+    docs.write_text("".join(f"{doc_id}\t{text}\n" for doc_id, text in texts.items()))
+    options = AnnotateOptions(ontology=OntologySource(str(small_ontology_path)), input_path=str(docs),
+                              output_path=str(tmp_path / "mentions.jsonl"))
+    count = annotate_files(options)
+    written = (tmp_path / "mentions.jsonl").read_text()
+    found = parse_jsonl(written)
+    assert count == len(found) > 10
+    assert all(m["context_left"] + m["mention"] + m["context_right"] == texts[m["doc_id"]] for m in found)
+    assert written == run("annotate", "--ontology", small_ontology_path, "-i", docs).stdout
+    with pytest.raises(InputError, match="--roots: HP:9999999 not in the ontology"):
+        annotate_files(AnnotateOptions(ontology=options.ontology, input_path=str(docs), roots="HP:9999999"))

