@@ -11,9 +11,6 @@ import pytest
 
 COMMANDS = Path(__file__).resolve().parent.parent / "toolbox" / "ontolink" / "cli" / "commands"
 MOST = 40
-# commands not yet thin: gen-aliases, made thin in the coordinator's own slice; remove a name when its command is
-# thin (xfail strict: a thin one fails here until removed)
-NOT_YET_THIN = {"gen_aliases"}
 
 
 def _code_lines(source, function):
@@ -62,14 +59,7 @@ def test_every_commands_module_has_a_command():
         assert list(command_functions(path)), f"{path.name}: no click command function found"
 
 
-def _thin_cases():
-    for path in _modules():
-        marks = [pytest.mark.xfail(strict=True, reason=f"{path.stem}: not yet thin (gen-aliases: the "
-                                                       f"coordinator's slice)")] if path.stem in NOT_YET_THIN else []
-        yield pytest.param(path, id=path.stem, marks=marks)
-
-
-@pytest.mark.parametrize("path", list(_thin_cases()))
+@pytest.mark.parametrize("path", _modules(), ids=lambda path: path.stem)
 def test_command_functions_are_thin(path):
     long = {name: lines for name, lines in command_functions(path) if lines > MOST}
     assert not long, f"{path.name}: command functions over {MOST} lines of code: {long}"
