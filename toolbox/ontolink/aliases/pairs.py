@@ -159,7 +159,7 @@ def make_pairs_files(options: MakePairsOptions) -> PairStats:
     matcher = build_matcher(loaded, alias_records, chosen, source_name=display_name(options.input_path))
     stats = PairStats()
     ambiguous_writer = RecordWriter(options.ambiguous_path) if options.ambiguous_path else None
-    shown = []
+    shown: list[str] = []
 
     def report(mention, source, entity_ids):
         if len(shown) < 3:

@@ -211,10 +211,11 @@ def annotate_files(options: AnnotateOptions) -> int:
         from ontolink.recognition.extra_names import read_extra_names
 
         matcher_options["extra_names"] = read_extra_names(options.alias_files, loaded)
-    found_options = dict(entity_type=options.entity_type, nesting="all" if options.nested else options.nesting,
-                         coordination=options.coordination, abbreviations=options.abbreviations,
-                         dense_threshold=options.dense_threshold, max_words=options.max_words,
-                         context_characters=options.context_chars)
+    nesting = "all" if options.nested else options.nesting
+    found_options: dict[str, Any] = dict(entity_type=options.entity_type, nesting=nesting,
+                                         coordination=options.coordination, abbreviations=options.abbreviations,
+                                         dense_threshold=options.dense_threshold, max_words=options.max_words,
+                                         context_characters=options.context_chars)
     if options.span_scorer_dir and not options.index_dir:
         raise UsageError("--span-scorer chooses the n-grams asked of an --index: give both")
     span_scorer = None
@@ -237,13 +238,14 @@ def annotate_files(options: AnnotateOptions) -> int:
     # a bar per document (on a terminal): with --index the dense spans take seconds a document
     documents = Counted(counting(reader.read(options.input_path, problems), "annotate", "document"))
     with RecordWriter(options.output_path) as writer:
-        if options.start_engine is None or options.start_engine.name == "local":
+        start_engine = options.start_engine
+        if start_engine is None or getattr(start_engine, "name", "local") == "local":
             writer.write_all(annotate_documents(documents, matcher, dense=dense, stats=stats, span_scorer=span_scorer,
                                                 **found_options), flush_every=1)
         else:
             annotate = AnnotateBatches(options.ontology, matcher_options, found_options, options.index_dir,
                                        options.device, matcher, dense, options.span_scorer_dir, span_scorer)
-            with options.start_engine(options.device) as engine:
+            with start_engine(options.device) as engine:
                 for records, counts in engine.map(annotate, document_batches(documents, options.batch_size)):
                     writer.write_all(records, flush_every=1)
                     for key, count in counts.items():

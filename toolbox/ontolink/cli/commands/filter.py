@@ -46,5 +46,4 @@ def command(**options):
     """
     from ontolink.aliases.filter import filter_aliases_files
 
-@click.option("--precision", type=click.Choice(["fp32", "fp16", "bf16", "int8", "auto"]),
-              default=FilterOptions.precision, show_default=True,
+    filter_aliases_files(FilterOptions(**options))

@@ -79,8 +79,8 @@ def _encoding_manifest(encoding, combine):
             "text_block": encoding.text_dim, "composition": composer.describe() if composer else None}
 
 
-def train_alignment(pairs: Sequence[dict[str, Any]], kg: KGEmbeddings, directory: str | Path, embedder: Any = None,
-                    compose: str = "concat", head: str = "linear", direction: str = "text2kg", options: Any = None,
+def train_alignment(pairs: Sequence[dict[str, Any]], kg: KGEmbeddings | None, directory: str | Path,
+                    embedder: Any = None, compose: str = "concat", head: str = "linear", direction: str = "text2kg", options: Any = None,
                     validation_fraction: float = 0.15, normalize: bool = True, seed: int = 0, device: str = "auto",
                     source: str | None = None, triple_encoding: str = "kg", combine: str = "concat",
                     force: bool = False) -> dict[str, Any]:
@@ -116,7 +116,7 @@ def train_alignment(pairs: Sequence[dict[str, Any]], kg: KGEmbeddings, directory
         "text_dim": int(texts.shape[1]),
         "triple_dim": int(encoding.dimension),
         "encoder": embedder.describe(),
-        "kg": kg.describe() if encoding.uses_kg else None,
+        "kg": kg.describe() if kg is not None and encoding.uses_kg else None,
         "pairs": {"path": None if source in (None, "-") else str(source), "count": len(pairs)},
         "training": summary,
         "seed": seed,
@@ -354,7 +354,7 @@ def retrieve_files(options: AlignRetrieveOptions) -> int:
     else:
         if options.encoder:
             raise UsageError("--encoder: a model uses the encoder it was trained with")
-        loaded = load_alignment(options.model_dir, kg=options.kg_dir, device=options.device)
+        loaded = load_alignment(str(options.model_dir), kg=options.kg_dir, device=options.device)
         scorer, kg = loaded.scorer(), loaded.kg
     ontology = options.ontology
     if ontology is not None and kg is not None:
