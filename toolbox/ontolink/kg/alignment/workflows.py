@@ -80,7 +80,8 @@ def _encoding_manifest(encoding, combine):
 
 
 def train_alignment(pairs: Sequence[dict[str, Any]], kg: KGEmbeddings | None, directory: str | Path,
-                    embedder: Any = None, compose: str = "concat", head: str = "linear", direction: str = "text2kg", options: Any = None,
+                    embedder: Any = None, compose: str = "concat", head: str = "linear", direction: str = "text2kg",
+                    options: Any = None,
                     validation_fraction: float = 0.15, normalize: bool = True, seed: int = 0, device: str = "auto",
                     source: str | None = None, triple_encoding: str = "kg", combine: str = "concat",
                     force: bool = False) -> dict[str, Any]:
