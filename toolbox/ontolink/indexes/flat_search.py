@@ -8,9 +8,10 @@ Two ways to the same rows and scores:
 * ``flat_search`` with an ``Int8NameScan``: ONNX Runtime's integer kernels score every name from int8
   copies, 5-6x faster than the fp32 product on this CPU; the best ``k + SCAN_MARGIN`` of the scan are
   rescored exactly and the best ``k`` of those kept. The scan is off from the exact score by at most
-  0.0033 (p99 0.0014) on HPO, so the margin takes in every name of the exact top k: on the 2,246
-  distinct mention texts of NCBI-disease + GSC+ against HPO's 40,508 names, k = 278, a margin of 32
-  already missed none (16 missed one).
+  0.0033 (p99 0.0014) on HPO with queries in 127 steps, so the margin takes in every name of the exact
+  top k: on the 2,246 distinct mention texts of NCBI-disease + GSC+ against HPO's 40,508 names, k = 278,
+  a margin of 32 already missed none (16 missed one). Queries now take 63 steps (``Int8NameScan``: x86's
+  kernels saturate above that), about twice the error, inside the margin of 64.
 
 Both work query by query (the scan quantises each query with its own scale, integer sums are exact),
 so a query's result does not depend on the queries beside it.
