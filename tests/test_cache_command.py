@@ -24,8 +24,11 @@ def test_cache_info_lists_kinds_and_clear_frees_them(small_ontology_path, tmp_pa
     assert result.exit_code == 0 and "cleared ontologies (" in result.stderr
     assert not (tmp_path / "cache" / "ontologies").exists() and (tmp_path / "cache" / "stray.bin").exists()
     result = run("cache", "clear", "--all")
-    assert result.exit_code == 0 and "cleared other (2.0 KB freed)" in result.stderr
-    assert os.listdir(tmp_path / "cache") == []
+    # stray.bin is not ontolink's: left, and said (it deleted every file under the directory)
+    assert result.exit_code == 0 and "cleared other (0 B freed)" in result.stderr
+    assert "left stray.bin: not made by ontolink" in result.stderr
+    assert os.listdir(tmp_path / "cache") == ["stray.bin"]
+    (tmp_path / "cache" / "stray.bin").unlink()
     assert run("cache", "info").stdout.splitlines()[1] == "empty"
     # a cleared cache costs time only: the index builds again
     assert run("index", "--ontology", small_ontology_path, "--method", "tfidf", tmp_path / "idx").exit_code == 0
@@ -50,3 +53,22 @@ def test_cache_library_functions_take_the_options_object(small_ontology_path, tm
     assert [kind for kind, _ in freed] == ["ontologies"] and freed[0][1] > 0
     assert clear_cache_kinds(CacheClearOptions(everything=True)) == []  # nothing left to clear
     assert cache_info_lines()[1] == "empty"
+
+
+def test_cache_clear_deletes_only_what_ontolink_made(small_ontology_path, tmp_path, monkeypatch):
+    """ONTOLINK_CACHE_DIR naming a shared folder: a folder of the user's named like a kind ("models"), a file of
+    theirs and one inside ontolink's own folder survive `cache clear --all`; ontolink's entries go."""
+    shared = tmp_path / "shared"
+    (shared / "models").mkdir(parents=True)
+    (shared / "models" / "thesis.tex").write_text("years of work")
+    (shared / "notes.txt").write_text("mine")
+    monkeypatch.setenv("ONTOLINK_CACHE_DIR", str(shared))
+    assert run("index", "--ontology", small_ontology_path, "--method", "tfidf", tmp_path / "idx").exit_code == 0
+    assert (shared / "ontologies").is_dir()
+    info = run("cache", "info")
+    assert "notes.txt: not made by ontolink, never deleted" in info.stdout
+    result = run("cache", "clear", "--all")
+    assert result.exit_code == 0, result.output
+    assert "left models, notes.txt: not made by ontolink" in result.stderr
+    assert sorted(os.listdir(shared)) == ["models", "notes.txt"]
+    assert (shared / "models" / "thesis.tex").read_text() == "years of work"

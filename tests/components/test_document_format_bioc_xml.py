@@ -58,7 +58,7 @@ def test_bioc_xml_on_one_line_past_the_limit_names_the_line(tmp_path, monkeypatc
         "</collection>", "<document><id>d2</id><passage><offset>0</offset><text>" + "x" * 5000
         + "</text></passage></document></collection>"))
     result = run("convert", "-i", path, "--from", "bioc-xml")
-    assert result.exit_code == 2 and "one_line.xml:5: line of " in result.stderr
+    assert result.exit_code == 2 and "one_line.xml:5: line longer than the limit" in result.stderr
 
 
 def test_bioc_that_is_not_xml(tmp_path):

@@ -128,11 +128,12 @@ def build_index(ontology: Ontology | OntologySource | str | Path, directory: str
 
 def annotate(texts: Iterable[str | tuple[str, str]], ontology: Ontology | OntologySource | str | Path, *,
              roots: Sequence[str] | None = None, coordination: bool = True, abbreviations: bool = False,
-             context_characters: int = 0) -> list[dict[str, Any]]:
+             context_characters: int | None = None) -> list[dict[str, Any]]:
     """The mentions of ``ontology``'s names in ``texts``, as `ontolink annotate` finds them: Mention records for
     ``Index.link``. A text is a document (its id "1", "2", ... in order) or an ``(id, text)`` pair; ``roots``
-    keeps the entities under these ids (e.g. ``["HP:0000118"]``, phenotypic abnormalities)."""
-    from ontolink.recognition.annotate import annotate_documents
+    keeps the entities under these ids (e.g. ``["HP:0000118"]``, phenotypic abnormalities). Each mention keeps
+    ``context_characters`` of context on each side (default: the command's window; 0: the whole text)."""
+    from ontolink.recognition.annotate import DEFAULT_CONTEXT, annotate_documents
     from ontolink.recognition.matcher import ConceptMatcher
 
     loaded = load_ontology(ontology)
@@ -140,7 +141,8 @@ def annotate(texts: Iterable[str | tuple[str, str]], ontology: Ontology | Ontolo
                  for number, text in enumerate(texts, 1)]
     matcher = ConceptMatcher(loaded, roots=list(roots) if roots else None)
     return list(annotate_documents(documents, matcher, coordination=coordination, abbreviations=abbreviations,
-                                   context_characters=context_characters))
+                                   context_characters=DEFAULT_CONTEXT if context_characters is None
+                                   else context_characters))
 
 
 def evaluate(files: Sequence[str | Path], *, ontology: Ontology | OntologySource | str | Path | None = None,

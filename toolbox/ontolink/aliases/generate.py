@@ -397,7 +397,8 @@ def backend_options(options: GenAliasesOptions) -> dict[str, Any]:
                       gpu_memory_utilization=options.gpu_memory_utilization, max_model_len=options.max_model_len)
     else:
         chosen.update(base_url=options.base_url, api_key_env=options.api_key_env, concurrency=options.concurrency,
-                      retries=options.retries, seed=options.seed)
+                      retries=options.retries, timeout=options.timeout, run_timeout=options.run_timeout,
+                      seed=options.seed)
     return chosen
 
 

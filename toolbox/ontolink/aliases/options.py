@@ -49,6 +49,8 @@ class GenAliasesOptions:
     api_key_env: str = "OPENAI_API_KEY"  # openai
     concurrency: int = 4  # openai
     retries: int = 5  # openai
+    timeout: float = 120.0  # openai: seconds each request (connecting, sending, the whole reply) may take
+    run_timeout: float | None = None  # openai: seconds all requests of the run may take; None: no bound
     no_cache: bool = False  # neither read nor write the response cache
     seed: int = 0
     start_engine: Callable[..., Any] | None = None  # cli.options.engine_options; None: this process

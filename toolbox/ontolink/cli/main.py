@@ -104,6 +104,9 @@ class OntolinkGroup(click.Group):
         return self._commands.get(cmd_name)
 
     def invoke(self, ctx):
+        from ontolink.core.io import forget_reads
+
+        forget_reads()  # the files this command reads are the only ones its outputs may not replace
         try:
             return super().invoke(ctx)
         except OntolinkError as error:

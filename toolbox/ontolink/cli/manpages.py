@@ -48,6 +48,9 @@ When set, errors show a Python traceback instead of one line.
 .B ONTOLINK_MAX_LINE_BYTES
 The longest input line read, and the highest BioC offset accepted (default 64M; K, M, G suffixes): a longer line is bad input.
 .TP
+.B ONTOLINK_MAX_INFLATION
+How many times its size a .gz file read whole (an ontology, a config file) may inflate to, past 64 MiB (default 100): more is refused as a likely gzip bomb.
+.TP
 .B ONTOLINK_LINK_MEMO_BYTES
 Memory kept for search results of mentions seen before (default 64M; 0: none).
 .TP

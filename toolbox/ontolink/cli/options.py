@@ -20,13 +20,17 @@ def _load_config(ctx, param, path):
     import yaml
 
     try:
-        with open_input(path) as handle:
+        with open_input(path) as handle:  # line limit, UTF-8 and .gz checks named with the file and line
             data = yaml.safe_load(handle) or {}
-    except OSError as error:
+    except InputError as error:
         raise click.BadParameter(str(error), ctx=ctx, param=param) from None
+    except OSError as error:
+        raise click.BadParameter(f"{path}: {error.strerror or error}", ctx=ctx, param=param) from None
     except yaml.YAMLError as error:
         raise click.BadParameter(f"{path}: not valid YAML ({str(error).splitlines()[0]})", ctx=ctx,
                                  param=param) from None
+    except RecursionError:
+        raise click.BadParameter(f"{path}: not a config file (YAML nested too deep)", ctx=ctx, param=param) from None
     if not isinstance(data, dict):
         raise click.BadParameter(f"{path}: expected a mapping of option names to values", ctx=ctx, param=param)
     own = _option_keys(ctx.command)
@@ -66,8 +70,26 @@ def _config_value(ctx, param, path, key, value):
     if isinstance(value, list) and any(isinstance(item, (list, dict)) for item in value):
         raise click.BadParameter(f"{path}: {key!r} takes a list of values, got nested lists", ctx=ctx, param=param)
     if getattr(option, "multiple", False) and not isinstance(value, list):
-        return [value]  # click iterates a repeatable option's value: a lone string would be its characters
+        value = [value]  # click iterates a repeatable option's value: a lone string would be its characters
+    if value is None:
+        return None  # null: the option's own default
+    # YAML reads `true` and `2.7` as a bool and a float, which click would turn into 1 and 2 for an integer
+    # option: a value is given as the text it would be on the command line, and gets exactly its checks
+    value = [_as_typed(item) for item in value] if isinstance(value, list) else _as_typed(value)
+    try:
+        option.type_cast_value(ctx, value)
+    except click.BadParameter as error:
+        raise click.BadParameter(f"{path}: {key!r}: {error.message}", ctx=ctx, param=param) from None
     return value
+
+
+def _as_typed(value):
+    """A YAML scalar as it would be typed on the command line."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float, str)):
+        return str(value)
+    return str(value)  # a date or bytes: click decides whether the text fits
 
 
 def _option_keys(command):

@@ -11,7 +11,9 @@ Writing: ``-`` is stdout and a ``.gz`` name is compressed.
 import gzip
 import itertools
 import json
+import math
 import os
+import re
 import stat
 import sys
 import zlib
@@ -21,7 +23,7 @@ import orjson
 
 from ontolink.core import signal_guard
 from ontolink.core.byte_budget import byte_budget
-from ontolink.core.errors import InputError
+from ontolink.core.errors import InputError, OntolinkError
 
 
 def display_name(path):
@@ -47,49 +49,46 @@ def max_line_bytes():
 
 
 class OverlongLine(bytes):
-    """Stands for an input line longer than ``max_line_bytes()``, its bytes dropped as they were read:
-    ``length`` is how long it was. Readers report it as a bad line."""
+    """Stands for an input line longer than ``max_line_bytes()``: it comes out as soon as the limit is passed
+    (an endless line, ``< /dev/zero``, is refused there, not read to an end it never reaches), and the rest
+    of the line is dropped as it is read. Readers report it as a bad line."""
 
-    def __new__(cls, length, limit):
+    def __new__(cls, limit):
         line = super().__new__(cls, b"")
-        line.length, line.limit = length, limit
+        line.limit = limit
         return line
 
     def message(self):
-        return (f"line of {self.length:,} bytes is longer than the limit of {self.limit:,} bytes "
+        return (f"line longer than the limit of {self.limit:,} bytes "
                 f"(set {MAX_LINE_BYTES_VARIABLE} to raise it)")
 
 
 def _split_lines(chunks, limit):
     """Byte lines (newline kept) of a stream of byte chunks, each at most ``limit`` bytes; a longer line comes
-    out as one ``OverlongLine`` and is never held whole. Linear in the input, however long its lines."""
+    out as one ``OverlongLine`` the moment the limit is passed, and its rest is skipped up to its newline,
+    never held. Linear in the input, however long its lines."""
     pending, pending_size = [], 0
-    overlong = 0  # bytes of a too-long line seen so far (0: none)
+    skipping = False  # inside a too-long line already reported: drop up to its newline
     for chunk in chunks:
         pieces = chunk.split(b"\n")
         for position, piece in enumerate(pieces):
             ends_line = position < len(pieces) - 1
-            if overlong:
-                overlong += len(piece) + ends_line
+            if skipping:
+                skipping = not ends_line
             elif pending_size + len(piece) > limit:
-                overlong = pending_size + len(piece) + ends_line
                 pending, pending_size = [], 0
+                skipping = not ends_line
+                yield OverlongLine(limit)
             elif ends_line:
                 if pending:
                     pending.append(piece)
                     piece = b"".join(pending)
                     pending, pending_size = [], 0
                 yield piece + b"\n"
-                continue
             elif piece:
                 pending.append(piece)
                 pending_size += len(piece)
-            if ends_line and overlong:
-                yield OverlongLine(overlong, limit)
-                overlong = 0
-    if overlong:
-        yield OverlongLine(overlong, limit)
-    elif pending:
+    if pending:
         yield b"".join(pending)
 
 
@@ -123,9 +122,16 @@ def _gunzipped(chunks):
         raise EOFError("compressed data ends before the end-of-stream marker")
 
 
-def _gzip_lines(stream, limit=None):
-    """Lines of a gzip stream (see ``_gunzipped`` and ``_split_lines``)."""
-    return _split_lines(_gunzipped(_chunks(stream)), limit or max_line_bytes())
+def _gzip_lines(stream, limit=None, name=None):
+    """Lines of a gzip stream (see ``_gunzipped`` and ``_split_lines``); truncated or corrupt data is an
+    ``InputError`` naming ``name`` and the last whole line, whichever reader takes the lines."""
+    count = 0
+    try:
+        for line in _split_lines(_gunzipped(_chunks(stream)), limit or max_line_bytes()):
+            yield line
+            count += 1
+    except (EOFError, zlib.error) as error:
+        raise InputError(f"gzip data is truncated or corrupt after line {count} ({error})", name) from None
 
 
 def _stdin_buffer():
@@ -143,7 +149,7 @@ def open_input_lines(path):
         stream = _stdin_buffer()
         # A gzipped stdin (`zcat` forgotten) is recognised by its magic bytes.
         gzipped = hasattr(stream, "peek") and stream.peek(2)[:2] == GZIP_MAGIC
-        yield _gzip_lines(stream, limit) if gzipped else _split_lines(_chunks(stream), limit)
+        yield _gzip_lines(stream, limit, "<stdin>") if gzipped else _split_lines(_chunks(stream), limit)
         return
     path = str(path)
     try:
@@ -154,17 +160,164 @@ def open_input_lines(path):
         raise InputError("is a directory, not a JSONL file", path) from None
     except PermissionError:
         raise InputError("cannot be read (permission denied)", path) from None
+    _note_read(handle)
     with handle:
-        yield _gzip_lines(handle, limit) if path.endswith(".gz") else _split_lines(_chunks(handle), limit)
+        yield _gzip_lines(handle, limit, path) if path.endswith(".gz") else _split_lines(_chunks(handle), limit)
 
 
-def open_input(path, binary=False, encoding="utf-8-sig"):
-    """A named file opened for reading as a whole (an ontology, a --config file), gunzipped when the
-    name ends in .gz; text (a byte-order mark dropped) unless ``binary``. OSError is the caller's to word."""
+DEFAULT_MAX_INFLATION = 100
+MAX_INFLATION_VARIABLE = "ONTOLINK_MAX_INFLATION"
+INFLATION_FLOOR = 64 << 20  # a .gz may always inflate this far, whatever its ratio
+
+
+def max_inflation():
+    """How many times its compressed size a .gz file read whole may inflate to (past ``INFLATION_FLOOR``):
+    100, or ``ONTOLINK_MAX_INFLATION``. Text ontologies gzip 5 to 15 times; a gzip bomb, a thousand."""
+    text = os.environ.get(MAX_INFLATION_VARIABLE, "").strip()
+    if not text:
+        return DEFAULT_MAX_INFLATION
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        from ontolink.core.errors import OntolinkError
+
+        raise OntolinkError(f"{MAX_INFLATION_VARIABLE}={text!r} is not a positive whole number (e.g. 1000)")
+    return value
+
+
+def _open_named(path):
+    try:
+        handle = open(path, "rb")
+        _note_read(handle)
+        return handle
+    except FileNotFoundError:
+        raise InputError("no such file", path) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, not a file", path) from None
+    except PermissionError:
+        raise InputError("cannot be read (permission denied)", path) from None
+    except OSError as error:
+        raise InputError(f"cannot be read ({error.strerror or error})", path) from None
+
+
+def _checked_chunks(handle, path, utf8):
+    """The plain bytes of an open file, gunzipped when it starts with gzip's magic bytes, checked as JSONL
+    lines are: a line past ``max_line_bytes()``, a truncated or corrupt .gz and (``utf8``) bytes that are not
+    UTF-8 are ``InputError``s naming the file and line; a .gz inflating past ``max_inflation()`` times its
+    size is refused as soon as it does. Yields the bytes in chunks, in bounded memory, checked a chunk at a
+    time at C speed (a per-line loop took minutes on a file of 10 million short lines)."""
+    gzipped = handle.peek(2)[:2] == GZIP_MAGIC if hasattr(handle, "peek") else str(path).endswith(".gz")
+    chunks = _chunks(handle)
+    if gzipped:
+        compressed = os.fstat(handle.fileno()).st_size
+        ceiling = max(INFLATION_FLOOR, max_inflation() * compressed)
+        chunks = _bounded(_gunzipped(chunks), ceiling, compressed, path)
+    limit = max_line_bytes()
+    lines_before = 0  # newlines before the current chunk
+    line_length = 0  # bytes of the current line before the current chunk
+    carry = b""  # the start of a UTF-8 sequence cut by the chunk's end
+    try:
+        for chunk in chunks:
+            started_at = line_length  # where in its line the chunk starts
+            first, last = chunk.find(b"\n"), chunk.rfind(b"\n")
+            if first < 0:
+                line_length += len(chunk)
+                if line_length > limit:
+                    raise InputError(OverlongLine(limit).message(), path, lines_before + 1)
+            else:
+                # a line inside the chunk is shorter than the chunk: split only when that could pass the limit
+                inner = max(map(len, chunk[first + 1:last].split(b"\n"))) if last - first - 1 > limit else 0
+                if line_length + first > limit or inner > limit:
+                    offset = 0 if line_length + first > limit else next(
+                        index for index, piece in enumerate(chunk[first + 1:last].split(b"\n"), 1)
+                        if len(piece) > limit)
+                    raise InputError(OverlongLine(limit).message(), path, lines_before + 1 + offset)
+                line_length = len(chunk) - last - 1
+            if utf8:
+                data = carry + chunk
+                try:
+                    data.decode("utf-8")
+                    carry = b""
+                except UnicodeDecodeError as error:
+                    if error.reason == "unexpected end of data" and error.end == len(data):
+                        carry = data[error.start:]  # checked with the next chunk
+                    else:
+                        _not_utf8(path, data, error.start, lines_before, started_at - len(carry))
+            lines_before += chunk.count(b"\n")
+            yield chunk
+        if carry:
+            _not_utf8(path, carry, 0, lines_before, line_length - len(carry))
+    except (EOFError, zlib.error) as error:
+        raise InputError(f"gzip data is truncated or corrupt after line {lines_before} ({error})", path) from None
+
+
+def _not_utf8(path, data, position, lines_before, data_column):
+    """Raise the error of a byte that is not UTF-8 at ``position`` of ``data``, which starts after
+    ``lines_before`` newlines, ``data_column`` bytes into its line."""
+    line = lines_before + data.count(b"\n", 0, position) + 1
+    line_start = data.rfind(b"\n", 0, position) + 1
+    column = position - line_start + 1 + (data_column if line_start == 0 else 0)
+    raise InputError(f"not valid UTF-8 (byte 0x{data[position]:02x} at column {column}); the file may be Latin-1: "
+                     "convert it with `iconv -f latin1 -t utf-8`", path, line)
+
+
+def _bounded(chunks, ceiling, compressed, path):
+    inflated = 0
+    for chunk in chunks:
+        inflated += len(chunk)
+        if inflated > ceiling:
+            raise InputError(f"inflates to more than {ceiling:,} bytes from {compressed:,} compressed, past the "
+                             f"{max_inflation()}-fold limit for a file read whole: refused as a likely gzip bomb "
+                             f"(set {MAX_INFLATION_VARIABLE} to raise it)", path)
+        yield chunk
+
+
+@contextmanager
+def guarded_path(path, utf8=True):
+    """A plain file holding what ``path`` holds, for parsers that take a file name (fastobo, pronto), after
+    the checks JSONL input gets (``_checked_chunks``): the file itself when it is plain, else its content
+    inflated into a temporary file, deleted afterwards."""
+    import tempfile
+
     path = str(path)
-    if path.endswith(".gz"):
-        return gzip.open(path, "rb") if binary else gzip.open(path, "rt", encoding=encoding)
-    return open(path, "rb") if binary else open(path, encoding=encoding)
+    with _open_named(path) as handle:
+        if handle.peek(2)[:2] != GZIP_MAGIC:
+            for _ in _checked_chunks(handle, path, utf8):
+                pass
+            yield path
+            return
+        suffix = "".join(part for part in (os.path.splitext(path.removesuffix(".gz"))[1],) if part)
+        with tempfile.NamedTemporaryFile(prefix="ontolink-", suffix=suffix) as plain:
+            for chunk in _checked_chunks(handle, path, utf8):
+                plain.write(chunk)
+            plain.flush()
+            yield plain.name
+
+
+def open_input(path, binary=False, utf8=True):
+    """A named file opened for reading as a whole (an ontology, a --config file), after the checks JSONL
+    input gets: line limit, truncation, UTF-8 named with file and line, a gzip bomb refused (see
+    ``_checked_chunks``); gunzipped when it starts with gzip's magic bytes; text (a byte-order mark dropped)
+    unless ``binary``. Its content is checked into a temporary file that the handle reads (on disk past 8 MiB),
+    so the parser reads exactly what was checked."""
+    import io
+    import tempfile
+
+    path = str(path)
+    spool = tempfile.SpooledTemporaryFile(max_size=8 << 20)
+    try:
+        with _open_named(path) as handle:
+            for chunk in _checked_chunks(handle, path, utf8):
+                spool.write(chunk)
+        spool.seek(0)
+    except BaseException:
+        spool.close()
+        raise
+    if binary:
+        return spool
+    return io.TextIOWrapper(spool, encoding="utf-8-sig")
 
 
 def refuse_output_over_inputs(output, inputs=()):
@@ -198,32 +351,117 @@ def refuse_output_over_inputs(output, inputs=()):
                              "read; give another output file", output)
 
 
+_READ_FILES: set[tuple[int, int]] = set()  # (device, inode) of every file this process opened for reading: never an output
+
+
+def _note_read(handle):
+    try:
+        status = os.fstat(handle.fileno())
+    except (OSError, ValueError, AttributeError):
+        return
+    if stat.S_ISREG(status.st_mode):
+        _READ_FILES.add((status.st_dev, status.st_ino))
+
+
+def forget_reads():
+    """A command starts: the files earlier commands of this process read are no longer its inputs (a test
+    runner's process runs many; a file deleted since may lend its inode number to a new output)."""
+    _READ_FILES.clear()
+
+
+def refuse_read_file(path):
+    """Refuse an output that is a file this process has read (``eval PRED --errors PRED``): written, it would
+    replace an input with the output. Every output goes through here (``open_output``, ``write_atomically``)."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return
+    if stat.S_ISREG(status.st_mode) and (status.st_dev, status.st_ino) in _READ_FILES:
+        raise InputError("is also one of the input files: writing it would replace that input; give another "
+                         "output file", path)
+
+
 def _stdout():
+    """stdout, UTF-8 whatever PYTHONIOENCODING or the locale say: JSONL is UTF-8 by definition."""
     if sys.stdout is None:
         raise InputError("stdout is closed: give the output with -o FILE", "<stdout>")
-    return sys.stdout
+    stream = sys.stdout
+    encoding = (getattr(stream, "encoding", None) or "utf-8").lower().replace("_", "-")
+    if encoding not in ("utf-8", "utf8") and hasattr(stream, "reconfigure"):
+        stream.reconfigure(encoding="utf-8", errors="strict")
+    return stream
+
+
+class OutputFailed(OntolinkError):
+    """An output file could not be written (no space, a read-only file system): exit status 1."""
+
+
+def write_failure(path, error):
+    """The one-line error of an OSError met writing ``path``: a missing directory, a directory or a denied
+    permission is a bad path (exit 2); no space or a read-only file system, a failure (exit 1)."""
+    reason = error.strerror or str(error)
+    if isinstance(error, FileNotFoundError):
+        parent = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(parent):
+            return InputError(f"cannot be written: the directory {parent} does not exist", path)
+        return InputError(f"cannot be written ({reason})", path)
+    if isinstance(error, IsADirectoryError):
+        return InputError("cannot be written: it is a directory", path)
+    if isinstance(error, PermissionError):
+        return InputError("cannot be written (permission denied)", path)
+    return OutputFailed(f"{path}: cannot be written ({reason})")
+
+
+def _commits(exc_type):
+    """Whether an output closed while ``exc_type`` unwinds keeps what was written: yes when the command
+    ended well or was interrupted (Ctrl-C, SIGTERM: every record written before the signal is kept, as
+    documented); no when it failed, which leaves the file that was there before, untouched."""
+    return exc_type is None or issubclass(exc_type, (KeyboardInterrupt, SystemExit))
 
 
 class _HeldOutput:
-    """An output file whose writes SIGINT and SIGTERM wait for (``signal_guard``), so that an interrupted
-    command closes a whole file: a .gz one with its CRC and length right, holding every record written."""
+    """An output file written under a temporary name beside it and renamed over it when closed, so that a
+    failed command leaves the old file whole instead of a fragment; its writes SIGINT and SIGTERM wait for
+    (``signal_guard``), so that an interrupted command closes a whole file: a .gz one with its CRC and
+    length right, holding every record written. ``temporary`` None: written in place (a device, a pipe)."""
 
-    def __init__(self, stream):
+    def __init__(self, stream, path, temporary=None):
         self._stream = stream
+        self._path = path
+        self._temporary = temporary
         self._held = signal_guard.hold()
 
     def write(self, data):
         with signal_guard.uninterrupted:
-            return self._stream.write(data)
+            try:
+                return self._stream.write(data)
+            except OSError as error:
+                raise write_failure(self._path, error) from None
 
     def flush(self):
         with signal_guard.uninterrupted:
-            self._stream.flush()
+            try:
+                self._stream.flush()
+            except OSError as error:
+                raise write_failure(self._path, error) from None
 
-    def close(self):
+    def close(self, commit=True):
         try:
             with signal_guard.uninterrupted:
-                self._stream.close()
+                try:
+                    self._stream.close()
+                    if self._temporary is not None and commit:
+                        os.replace(self._temporary, self._path)
+                        self._temporary = None
+                except OSError as error:
+                    raise write_failure(self._path, error) from None
+                finally:
+                    if self._temporary is not None:
+                        try:
+                            os.unlink(self._temporary)
+                        except OSError:
+                            pass
+                        self._temporary = None
         finally:
             if self._held:
                 self._held = False
@@ -239,23 +477,63 @@ class _HeldOutput:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
-        self.close()
+    def __exit__(self, exc_type, *exc):
+        self.close(commit=_commits(exc_type))
+
+
+def _open_file(path, binary, compressed):
+    if compressed:
+        return gzip.open(path, "wb") if binary else gzip.open(path, "wt", encoding="utf-8", newline="")
+    return open(path, "wb") if binary else open(path, "w", encoding="utf-8", newline="")
+
+
+def temporary_beside(path):
+    """The name ``path`` is written under before it is renamed over it."""
+    import threading
+
+    directory, name = os.path.split(path)
+    return os.path.join(directory, f".{name}.tmp-{os.getpid()}-{threading.get_ident()}")
 
 
 def open_output(path, binary=False):
     """stdout (``-``) or a file (.gz compressed) for writing, text or binary; closing it never closes
-    stdout. A file that is also the input on stdin is refused; SIGINT and SIGTERM wait for each write."""
+    stdout. A file that is also the input on stdin, or one this process read, is refused. A regular file is
+    written beside itself and renamed into place when closed (``_HeldOutput``); a failure opening or writing
+    it is one line naming it (``write_failure``)."""
     if path in (None, "-"):
         stdout = _stdout()
         return nullcontext(stdout.buffer if binary else stdout)
     refuse_output_over_inputs(path)
     path = str(path)
-    if path.endswith(".gz"):
-        stream = gzip.open(path, "wb") if binary else gzip.open(path, "wt", encoding="utf-8", newline="")
-    else:
-        stream = open(path, "wb") if binary else open(path, "w", encoding="utf-8", newline="")
-    return _HeldOutput(stream)
+    refuse_read_file(path)
+    target = os.path.realpath(path)  # through a symbolic link: the file it names is replaced, not the link
+    try:
+        existing = os.stat(target)
+    except OSError:
+        existing = None
+    if existing is not None and not stat.S_ISREG(existing.st_mode):  # /dev/null, /dev/full, a pipe
+        try:
+            return _HeldOutput(_open_file(target, binary, path.endswith(".gz")), path)
+        except OSError as error:
+            raise write_failure(path, error) from None
+    temporary = temporary_beside(target)
+    try:
+        stream = _open_file(temporary, binary, path.endswith(".gz"))
+    except PermissionError:
+        if existing is None or not os.access(target, os.W_OK):
+            raise write_failure(path, PermissionError(13, "Permission denied")) from None
+        try:  # a writable file in a directory that is not: written in place
+            return _HeldOutput(_open_file(target, binary, path.endswith(".gz")), path)
+        except OSError as error:
+            raise write_failure(path, error) from None
+    except OSError as error:
+        raise write_failure(path, error) from None
+    if existing is not None:
+        try:
+            os.chmod(temporary, stat.S_IMODE(existing.st_mode))
+        except OSError:
+            pass
+    return _HeldOutput(stream, target, temporary)
 
 
 class ReadStats:
@@ -268,6 +546,7 @@ class ReadStats:
         self.duplicates = 0
         self.ids_checked_among = 0  # records read before the record of ids filled up (in each such file)
         self.unrecorded_ids = 0  # ids after that: checked against the recorded ones, not recorded
+        self.line = None  # the line of the last record read
 
     def add(self, other):
         """Count what another reader (of another shard, elsewhere) saw too."""
@@ -438,7 +717,8 @@ def parse_jsonl(lines, name, validate=None, skip_invalid=False, stats=None, chec
         try:
             record = loads(text)
         except json.JSONDecodeError as error:
-            bad(line_number, f"invalid JSON: {error.msg} at column {error.colno}")
+            # some of the standard library's messages end in "at" ("Invalid control character at")
+            bad(line_number, f"invalid JSON: {error.msg.removesuffix(' at')} at column {error.colno}")
             continue
         except ValueError as error:  # nested too deep, a lone surrogate
             bad(line_number, f"invalid JSON: {error}")
@@ -471,6 +751,7 @@ def parse_jsonl(lines, name, validate=None, skip_invalid=False, stats=None, chec
                 stats.unrecorded_ids += 1
         records_read += 1
         stats.records += 1
+        stats.line = line_number  # a writer refusing the record names its line
         yield record
 
 
@@ -543,6 +824,38 @@ class NonFiniteNumber(float):
     (orjson would write null) because fields a command does not know pass through unchanged."""
 
 
+_LONG_DIGITS = re.compile(r"\d{19}")  # what may be an integer past 64 bits
+
+
+class OutOfRangeNumber(float):
+    """A number past a double's range (``1e400``) read from a record: infinite as a float, and written back
+    with the digits it was read with (orjson refuses to read it; the standard library would write
+    ``Infinity``, orjson ``null``) because fields a command does not know pass through unchanged."""
+
+    def __new__(cls, text):
+        number = super().__new__(cls, text)
+        number.text = text
+        return number
+
+
+def _parse_float(text):
+    number = float(text)
+    return OutOfRangeNumber(text) if number in (math.inf, -math.inf) else number
+
+
+def _with_literals(value, literals):
+    """``value`` with each ``OutOfRangeNumber`` replaced by a marker string numbered by its place in
+    ``literals`` (which receives its text), for ``dumps`` to put the digits back."""
+    if isinstance(value, OutOfRangeNumber):
+        literals.append(value.text)
+        return f"\x00ontolink-number-{len(literals) - 1}\x00"
+    if isinstance(value, dict):
+        return {key: _with_literals(item, literals) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_with_literals(item, literals) for item in value]
+    return value
+
+
 def _has_lone_surrogate(value):
     """Whether a string anywhere in ``value`` (keys too) cannot be encoded as UTF-8 (iteratively: a value may
     nest almost as deep as Python's recursion limit)."""
@@ -569,12 +882,13 @@ def loads(text):
     Raises ValueError (``json.JSONDecodeError`` for a syntax error) for text that is not JSON, for nesting
     deeper than ``MAX_JSON_DEPTH`` and for an escaped lone surrogate (``"\\ud800"``: no UTF-8 writer can
     write it back)."""
+    if _LONG_DIGITS.search(text) is None:  # orjson reads an integer past 64 bits as a float, losing digits
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
     try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        pass
-    try:
-        value = json.loads(text, parse_constant=NonFiniteNumber)
+        value = json.loads(text, parse_constant=NonFiniteNumber, parse_float=_parse_float)
     except RecursionError:
         raise ValueError(f"nested deeper than {MAX_JSON_DEPTH} levels") from None
     if ("\\ud" in text or "\\uD" in text) and _has_lone_surrogate(value):
@@ -589,7 +903,21 @@ def dumps(record):
     try:
         return orjson.dumps(record).decode("utf-8")
     except TypeError:
-        return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+        pass
+    text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+    if "Infinity" not in text:
+        return text
+    literals = []
+    try:
+        marked = _with_literals(record, literals)
+    except RecursionError:
+        return text
+    if not literals:
+        return text
+    text = json.dumps(marked, ensure_ascii=False, separators=(",", ":"))
+    for number, literal in enumerate(literals):
+        text = text.replace(f'"\\u0000ontolink-number-{number}\\u0000"', literal, 1)
+    return text
 
 
 class RecordWriter:
@@ -606,7 +934,12 @@ class RecordWriter:
         self.count = 0
 
     def write(self, record):
-        self._stream.write(dumps(record) + "\n")
+        try:
+            self._stream.write(dumps(record) + "\n")
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            raise write_failure(display_name(self.path).replace("<stdin>", "<stdout>"), error) from None
         self.count += 1
 
     def write_all(self, records, flush_every=64):
@@ -617,15 +950,28 @@ class RecordWriter:
         self.flush()
 
     def flush(self):
-        self._stream.flush()
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            raise write_failure(display_name(self.path).replace("<stdin>", "<stdout>"), error) from None
 
-    def close(self):
-        self.flush()
-        if self._owned:
-            self._stream.close()
+    def close(self, commit=True):
+        """Close the file (``commit`` False: leave the file that was there before, see ``_HeldOutput``)."""
+        if not self._owned:
+            self.flush()
+            return
+        try:
+            if commit:
+                self.flush()
+        finally:
+            self._stream.close(commit=commit)
 
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
-        self.close()
+    def __exit__(self, exc_type, *exc):
+        # a bad input line stops the command with the records before it written, as documented (JSONL's
+        # records are whole lines: what is kept is valid); a failure to write leaves the old file
+        self.close(commit=_commits(exc_type) or (exc_type is not None and issubclass(exc_type, InputError)))

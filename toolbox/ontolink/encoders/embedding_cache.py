@@ -12,7 +12,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from ontolink.core.cache import cache_dir
+from ontolink.core.cache import cache_file
 from ontolink.core.errors import InputError
 
 _CHUNK = 900  # below SQLite's default limit of host parameters per statement
@@ -22,7 +22,7 @@ class EmbeddingCache:
     def __init__(self, fingerprint, dimension, path=None):
         self.fingerprint = fingerprint
         self.dimension = dimension
-        self.path = path or cache_dir() / "embeddings.sqlite"
+        self.path = path or cache_file("embeddings.sqlite")
         with self._damage_named():
             self._connection = sqlite3.connect(str(self.path), timeout=60)
             self._connection.execute("CREATE TABLE IF NOT EXISTS vectors (fingerprint TEXT, key BLOB, vector BLOB, "

@@ -159,7 +159,7 @@ def save_plots(evaluation: Evaluation, path: str) -> None:
     figure = evaluation_figure(evaluation)
     metadata = {"Date": None} if suffix in (".svg", ".pdf") else {}  # no timestamp: same input, same file
     write_atomically(path, lambda temporary: figure.savefig(temporary, format=suffix[1:], dpi=100,
-                                                            metadata=metadata))
+                                                            metadata=metadata), output=True)
 
 
 def svg_text(evaluation: Evaluation) -> str:

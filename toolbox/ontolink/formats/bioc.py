@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import json
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
+import re
 
 from bioc import BioCAnnotation, BioCDocument, BioCLocation, BioCPassage
 
@@ -326,11 +327,48 @@ class BioCXMLWriter:
         self._writer.write_collection_info(collection)
 
     def write(self, document: BioCDocument, links: list[dict[str, Any]] | None = None) -> None:
-        """``document`` as is, or (with ``links``) its copy annotated with its Linked mentions."""
-        self._writer.write_document(document if links is None else bioc_document(document, links))
+        """``document`` as is, or (with ``links``) its copy annotated with its Linked mentions; a string XML
+        cannot carry (a control character) is refused (``InputError`` naming where it is) before anything of
+        the document is written."""
+        document = document if links is None else bioc_document(document, links)
+        _refuse_what_xml_cannot_carry(document)
+        try:
+            self._writer.write_document(document)
+        except ValueError as error:  # lxml's "All strings must be XML compatible", where the check above missed
+            raise InputError(f"document {document.id!r} cannot be written as XML ({error})") from None
 
     def close(self) -> None:
         self._writer.close()
+
+
+# What XML 1.0 can carry (its Char production): a tab, line ends, and no other control character or surrogate
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _refuse_what_xml_cannot_carry(document):
+    def check(value, where):
+        found = _NOT_XML.search(value) if isinstance(value, str) else None
+        if found:
+            raise InputError(f"document {document.id!r}: {where} holds U+{ord(found.group()):04X} at character "
+                             f"{found.start() + 1}, which XML cannot carry")
+
+    def check_infons(infons, where):
+        for key, value in infons.items():
+            check(key, f"{where} an infon name")
+            check(value, f"{where} infon {key!r}")
+
+    check(document.id, "its id")
+    check_infons(document.infons, "its")
+    annotations = list(document.annotations)
+    for number, passage in enumerate(document.passages, 1):
+        check(passage.text, f"the text of passage {number} (offset {passage.offset})")
+        check_infons(passage.infons, f"passage {number}'s")
+        annotations.extend(passage.annotations)
+    for annotation in annotations:
+        where = f"annotation {annotation.id} ({annotation.text!r})"
+        check(annotation.id, f"{where}: its id")
+        check(annotation.text, f"{where}: its text")
+        check_infons(annotation.infons, f"{where}:")
 
 
 class BioCJSONWriter:

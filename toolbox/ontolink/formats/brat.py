@@ -17,7 +17,7 @@ from bioc import BioCAnnotation, BioCLocation
 
 from ontolink.core.errors import InputError
 from ontolink.formats import DOCUMENT_FORMATS, DocumentFormat, decoded_lines, one_passage_document
-from ontolink.core.io import display_name
+from ontolink.core.io import display_name, open_input
 
 if TYPE_CHECKING:
     from bioc import BioCDocument
@@ -44,12 +44,11 @@ def read_brat_file(path: str | Path, problems: Problems) -> BioCDocument | None:
     path = Path(path)
     name = display_name(path)
     text_path = path.with_suffix(".txt")
-    try:
-        text = text_path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"brat annotations need their text beside them: {text_path.name} is missing", name) from None
-    except UnicodeDecodeError as error:
-        raise InputError(f"not valid UTF-8 (byte 0x{error.object[error.start]:02x})", display_name(text_path)) from None
+    if not text_path.exists():
+        raise InputError(f"brat annotations need their text beside them: {text_path.name} is missing", name)
+    # the reader every input goes through: line limit, UTF-8 named with the .txt's line
+    with open_input(text_path) as handle:
+        text = handle.read()
     document = one_passage_document(path.stem, text, (name, None))
     passage = document.passages[0]
     by_id: dict[str, Any] = {}

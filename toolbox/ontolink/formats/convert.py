@@ -190,7 +190,8 @@ def with_own_annotations(document, links):
 
 def write_linked(records: Iterable[dict[str, Any]], target_format: str, stream: IO[Any],
                  documents: Iterable[BioCDocument] | None = None, documents_name: str = "documents",
-                 keep_annotations: bool = False, **options: Any) -> tuple[int, int]:
+                 keep_annotations: bool = False, records_name: str | None = None, stats: Any = None,
+                 **options: Any) -> tuple[int, int]:
     """Write Linked mentions in the document format ``target_format``; (documents, mentions) written.
 
     A writer that puts links back into their documents gets each of ``documents`` with its
@@ -204,11 +205,19 @@ def write_linked(records: Iterable[dict[str, Any]], target_format: str, stream: 
         if documents is None:
             raise InputError(f"the {target_format} format writes the documents the mentions are in: give them")
         for document, linked in linked_documents(documents, records, documents_name):
-            writer.write(document, with_own_annotations(document, linked) if keep_annotations else linked)
+            try:
+                writer.write(document, with_own_annotations(document, linked) if keep_annotations else linked)
+            except InputError as error:
+                raise _named(error, documents_name) from None
             count, links = count + 1, links + len(linked)
     else:
         for record in records:
-            writer.write(None, [record])
+            try:
+                writer.write(None, [record])
+            except InputError as error:  # named with the record's file, line and mention
+                mention = str(error).startswith("mention ")
+                raise _named(error, records_name, getattr(stats, "line", None),
+                             "" if mention else f"mention {record.get('id')!r}: ") from None
             links += 1
     writer.close()
     return count, links
@@ -302,6 +311,14 @@ def _linked_to_format(options: ConvertOptions, target_format: str, documents_pat
     with open_output(options.output_path, binary=DOCUMENT_FORMATS.get(target_format).binary) as stream:
         count, links = write_linked(records, target_format, stream, documents=documents,
                                     documents_name=display_name(documents_path) if documents_path else "documents",
-                                    keep_annotations=options.keep_annotations, **writer_options)
+                                    keep_annotations=options.keep_annotations,
+                                    records_name=display_name(options.input_path), stats=stats, **writer_options)
     into = f"{plural(count, 'document')} with " if documents is not None else ""
     warn(f"wrote {into}{plural(links, 'linked mention')} as {target_format}; read {stats.summary()}")
+
+
+def _named(error: InputError, path: str | None, line: int | None = None, prefix: str = "") -> InputError:
+    """A writer's refusal of a record, named with the file (and line) it came from, unless it names one."""
+    if error.path is not None or path is None:
+        return error
+    return InputError(prefix + str(error), path, line)

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+import zlib
 from pathlib import Path
 from typing import Any
 
 from ontolink.core.errors import InputError
 from ontolink.core.file_formats import FileFormat, FormatRegistry
-from ontolink.core.io import open_input
+from ontolink.core.io import guarded_path, open_input, open_input_lines
 
 
 class OntologyFormat(FileFormat):
@@ -86,8 +87,18 @@ def parse_fields(text: str | None) -> dict[str, str]:
 
 
 def _json_head(path: str | Path) -> str:
-    with open_input(path) as handle:
-        return handle.read(4096).lstrip()
+    """The first 4 KB of a file (gunzipped), for telling formats apart; unreadable: empty (the loader that
+    follows names the problem)."""
+    head = b""
+    try:
+        with open_input_lines(path) as lines:
+            for raw in lines:
+                head += raw
+                if len(head) >= 4096:
+                    break
+    except (InputError, OSError, EOFError, zlib.error):
+        pass
+    return head[:4096].decode("utf-8-sig", "replace").lstrip()
 
 
 def term_dict(id: str, name: str | None, definition: str | None = "", synonyms: Iterable[Iterable[str]] = (),
@@ -109,11 +120,8 @@ def load_obo(path: str | Path) -> list[dict[str, Any]]:
     import fastobo
 
     try:
-        if str(path).endswith(".gz"):
-            with open_input(path, binary=True) as handle:
-                document = fastobo.load(handle)
-        else:
-            document = fastobo.load(str(path))
+        with guarded_path(path) as plain:  # line limit, UTF-8, truncation, gzip bomb: named with file and line
+            document = fastobo.load(plain)
     except SyntaxError as error:
         raise InputError(f"not valid OBO: {error.msg}", path, error.lineno) from None
     except (UnicodeDecodeError, ValueError) as error:
@@ -153,7 +161,10 @@ def load_with_pronto(path: str | Path) -> list[dict[str, Any]]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            ontology = pronto.Ontology(str(path))
+            with guarded_path(path, utf8=False) as plain:  # XML may declare another encoding
+                ontology = pronto.Ontology(plain)
+    except InputError:
+        raise
     except Exception as error:  # pronto raises many kinds; all mean "cannot parse"
         raise InputError(f"cannot parse ontology ({type(error).__name__}: {error})", path) from None
     # pronto keeps synonyms, superclasses and replacements in sets, whose order changes with
@@ -188,6 +199,8 @@ def load_scizsel(path: str | Path) -> list[dict[str, Any]]:
             data = json.load(handle)
     except json.JSONDecodeError as error:
         raise InputError(f"invalid JSON: {error.msg}", path, error.lineno) from None
+    except RecursionError:
+        raise InputError("invalid JSON: nested too deep", path) from None
     if not isinstance(data, dict) or not all(isinstance(value, dict) for value in data.values()):
         raise InputError("expected a Sci-ZSEL KB: a JSON object mapping ids to entity objects", path)
     terms = []

@@ -26,25 +26,26 @@ if TYPE_CHECKING:
     from ontolink.recognition.options import AnnotateOptions
     from ontolink.recognition.span_scorer import SpanScorer
 
-LONG_DOCUMENT = 100_000  # characters: longer documents get bounded contexts
-LONG_CONTEXT = 5_000
+# characters of context kept on each side of a mention by default: a window, so that the output grows with the
+# mentions, not with mentions times the document (the whole text for each of 3,000 mentions of a 100,000-character
+# document is 600 MB); an abstract fits in it whole. 0 asks for the whole document.
+DEFAULT_CONTEXT = 5_000
 DENSE_BLOCK = 4_096  # n-grams asked of the index at once (as `link` asks its mentions)
 
 
 def annotate_documents(documents: Iterable[BioCDocument | tuple[str, str]], matcher: ConceptMatcher, entity_type: str = "Entity",
                        nesting: str = "ancestor", coordination: bool = True, abbreviations: bool = False,
                        dense: LoadedIndex | None = None, dense_threshold: float = 0.9, max_words: int = 4,
-                       context_characters: int = 0, stats: Any = None,
+                       context_characters: int = DEFAULT_CONTEXT, stats: Any = None,
                        span_scorer: SpanScorer | None = None) -> Iterator[dict[str, Any]]:
     """Yield a Mention record per name found in each document (no gold: these are predictions).
 
     ``matcher`` is a ``ConceptMatcher``; ``nesting`` its rule for names inside a longer match,
     ``coordination`` and ``abbreviations`` whether coordinated names and short forms defined in
     the document are found too (``matched_by`` says which found a mention). ``stats`` (a dict)
-    counts the documents without text under "empty", and under "long" those longer than
-    ``LONG_DOCUMENT`` characters, whose mentions keep ``LONG_CONTEXT`` characters of context on
-    each side when ``context_characters`` is 0 (the whole text for each mention would be
-    quadratic: 2 MB times every mention).
+    counts the documents without text under "empty". Each mention keeps ``context_characters`` of
+    context on each side (``DEFAULT_CONTEXT``; 0: the whole document, which costs the document's
+    length for every mention).
     ``dense`` (a loaded index) adds n-gram spans outside the dictionary's
     matches whose best name scores at least ``dense_threshold``; with ``span_scorer``
     (``recognition.span_scorer.SpanScorer``) only the n-grams it passes are asked about. ``documents`` are BioC documents
@@ -63,10 +64,6 @@ def annotate_documents(documents: Iterable[BioCDocument | tuple[str, str]], matc
                 stats["empty"] = stats.get("empty", 0) + 1
             continue
         keep = context_characters
-        if not keep and len(text) > LONG_DOCUMENT:
-            keep = LONG_CONTEXT
-            if stats is not None:
-                stats["long"] = stats.get("long", 0) + 1
         found = matcher.spans(text, nesting=nesting, coordination=coordination, abbreviations=abbreviations)
         if linker is not None:
             found += _dense_spans(text, found, linker, dense, dense_threshold, max_words, matcher.allowed,
@@ -261,9 +258,6 @@ def _summary(loaded, matcher, matcher_options, mentions, documents, skipped_line
     skipped = f"; {plural(skipped_lines, 'invalid line')} skipped" if skipped_lines else ""
     if stats.get("empty"):
         skipped += f"; {plural(stats['empty'], 'document')} without text"
-    if stats.get("long"):
-        skipped += (f"; {plural(stats['long'], 'document')} over {LONG_DOCUMENT:,} characters (context cut to "
-                    f"{LONG_CONTEXT:,})")
     # the names counted as `index` counts them (every name and synonym of the entities looked for), then the
     # distinct forms they fold to, which is what the matcher holds
     looked_for = [entity for entity in loaded if matcher.allowed is None or entity.id in matcher.allowed]

@@ -41,7 +41,9 @@ class AnnotateOptions:
     dense_threshold: float = 0.9
     span_scorer_dir: str | None = None  # with index_dir: only the n-grams this span scorer passes are asked
     max_words: int = 4
-    context_chars: int = 0  # context on each side of a mention; 0: the whole document text
+    # context on each side of a mention: a window (recognition.annotate.DEFAULT_CONTEXT, whose module this one does
+    # not import: --help stays cheap); 0: the whole document for every mention
+    context_chars: int = 5_000
     batch_size: int = 32  # documents per batch sent to a worker (engine other than local)
     device: str = "auto"
     start_engine: Callable[..., Any] | None = None  # opens the engine (cli.options.engine_options); None: local

@@ -10,13 +10,23 @@ replaced (a server may echo it in an error body). A redirect to another origin
 (scheme, host, port) is refused, so the key never follows it; a same-origin
 redirect is followed only where it keeps the POST and its body (307, 308).
 A reply is read up to ``max_reply_bytes`` (16 MiB), never whole.
+
+Deadlines: each request (one attempt: connecting, sending, the whole reply) ends within ``timeout`` seconds,
+however slowly a server sends (a socket timeout alone restarts at every byte); all requests of one ``stream``
+end within ``run_timeout``. A watchdog thread shuts the socket of a request past its deadline, and every
+socket at once when the run is stopped (Ctrl-C): ``stream``'s caller gets control back within a fraction
+of a second, the replies received before it already yielded (and cached by the caller).
 """
 
 from __future__ import annotations
 
+import functools
+import http.client
 import json
 import os
 import random
+import socket
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -85,7 +95,124 @@ class _Refused(OntolinkError):
     pass
 
 
-_OPENER = urllib.request.build_opener(_RedirectPolicy)
+class _Flight:
+    """The requests of one ``stream`` in flight: their sockets and deadlines, shut by a watchdog when a
+    deadline passes or the run is stopped."""
+
+    TICK = 0.05  # how often the watchdog looks: the latency of a deadline or a Ctrl-C
+
+    def __init__(self, run_deadline=None):
+        self.lock = threading.Lock()
+        self.sockets = {}  # socket -> (deadline, request)
+        self.run_deadline = run_deadline
+        self.stopped = threading.Event()
+        self._watchdog = None
+
+    def start(self):
+        self._watchdog = threading.Thread(target=self._watch, name="ontolink-http-deadlines", daemon=True)
+        self._watchdog.start()
+
+    def _watch(self):
+        while not self.stopped.wait(self.TICK):
+            now = time.monotonic()
+            if self.run_deadline is not None and now > self.run_deadline:
+                self.stop("run")
+                return
+            with self.lock:
+                overdue = [(sock, request) for sock, (deadline, request) in self.sockets.items() if now > deadline]
+            for sock, request in overdue:
+                request.expired = "request"
+                _shut(sock)
+
+    def stop(self, why="stopped"):
+        """End every request in flight now (their sockets shut), and any started later at once."""
+        with self.lock:
+            self.why = why
+            self.stopped.set()
+            flying = list(self.sockets.items())
+        for sock, (_, request) in flying:
+            request.expired = why
+            _shut(sock)
+
+    def add(self, sock, request):
+        with self.lock:
+            if self.stopped.is_set():
+                request.expired = getattr(self, "why", "stopped")
+                _shut(sock)
+                return
+            self.sockets[sock] = (request.deadline, request)
+
+    def remove(self, request):
+        with self.lock:
+            for sock in [sock for sock, (_, owner) in self.sockets.items() if owner is request]:
+                del self.sockets[sock]
+
+
+def _shut(sock):
+    """Wake a thread blocked reading ``sock`` (shutdown, unlike close, interrupts a blocked recv on Linux)."""
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
+class _Request:
+    """One attempt's deadline and how it ended early ("request": its deadline passed; "run": the run's;
+    "stopped": the run was stopped)."""
+
+    def __init__(self, deadline):
+        self.deadline = deadline
+        self.expired = None
+
+
+class _TrackedHTTPConnection(http.client.HTTPConnection):
+    """An HTTP connection whose socket ``flight``'s watchdog can shut."""
+
+    def __init__(self, *args, flight, request, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._flight, self._request = flight, request
+
+    def connect(self):
+        super().connect()
+        self._flight.add(self.sock, self._request)
+
+
+class _TrackedHTTPSConnection(http.client.HTTPSConnection):
+    """An HTTPS connection whose socket ``flight``'s watchdog can shut."""
+
+    def __init__(self, *args, flight, request, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._flight, self._request = flight, request
+
+    def connect(self):
+        super().connect()
+        self._flight.add(self.sock, self._request)
+
+
+class _TrackedHTTP(urllib.request.HTTPHandler):
+    def __init__(self, flight, request):
+        super().__init__()
+        self._tracking = {"flight": flight, "request": request}
+
+    def do_open(self, http_class, req, **kwargs):
+        return super().do_open(functools.partial(_TrackedHTTPConnection, **self._tracking), req, **kwargs)
+
+
+class _TrackedHTTPS(urllib.request.HTTPSHandler):
+    def __init__(self, flight, request):
+        super().__init__()
+        self._tracking = {"flight": flight, "request": request}
+
+    def do_open(self, http_class, req, **kwargs):  # whatever https_open passes (context, ...) goes on
+        return super().do_open(functools.partial(_TrackedHTTPSConnection, **self._tracking), req, **kwargs)
+
+
+def _opener(flight, request):
+    return urllib.request.build_opener(_RedirectPolicy, _TrackedHTTP(flight, request), _TrackedHTTPS(flight, request))
+
+
+class Stopped(OntolinkError):
+    """The run was stopped (Ctrl-C) or its deadline passed while this request was in flight."""
 
 
 @LLM_BACKENDS.register("openai")
@@ -97,7 +224,7 @@ class OpenAIBackend(LLMBackend):
     def __init__(self, model: str | None = None, max_new_tokens: int = 64, base_url: str | None = None,
                  api_key_env: str | None = "OPENAI_API_KEY", concurrency: int = 4, retries: int = 5,
                  timeout: float = 120.0, backoff: float = 1.0, seed: int = 0, max_reply_bytes: int = MAX_REPLY_BYTES,
-                 **_ignored: Any) -> None:
+                 run_timeout: float | None = None, **_ignored: Any) -> None:
         super().__init__(model=model, max_new_tokens=max_new_tokens)
         if not self.model:
             raise OntolinkError("the openai backend needs --model (the model name the endpoint serves)")
@@ -106,7 +233,9 @@ class OpenAIBackend(LLMBackend):
         self._api_key = os.environ.get(api_key_env) if api_key_env else None
         self.concurrency = max(1, int(concurrency))
         self.retries = max(0, int(retries))
-        self.timeout = timeout
+        self.timeout = float(timeout)
+        self.run_timeout = float(run_timeout) if run_timeout else None
+        self._flight = None  # the running stream's requests (``_Flight``)
         self.backoff = backoff
         self.seed = seed
         self.max_reply_bytes = max_reply_bytes
@@ -128,9 +257,11 @@ class OpenAIBackend(LLMBackend):
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+        flight = self._flight or _Flight()
+        attempt = _Request(time.monotonic() + self.timeout)
         try:
-            with _OPENER.open(request, timeout=self.timeout) as response:
-                raw = response.read(self.max_reply_bytes + 1)
+            with _opener(flight, attempt).open(request, timeout=self.timeout) as response:
+                raw = self._read_reply(response, attempt)
         except _Refused as error:
             raise OntolinkError(self._redact(str(error))) from None
         except urllib.error.HTTPError as error:
@@ -144,13 +275,40 @@ class OpenAIBackend(LLMBackend):
                 raise _Retryable(message, _retry_after(error.headers)) from None
             hint = " (check the key in the variable named by --api-key-env)" if error.code in (401, 403) else ""
             raise OntolinkError(message + hint) from None
-        except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as error:
+        except (urllib.error.URLError, TimeoutError, ConnectionError, OSError, http.client.HTTPException) as error:
+            self._raise_if_expired(attempt)
             reason = getattr(error, "reason", error)
             raise _Retryable(self._redact(f"cannot reach {self.url}: {reason}")) from None
+        finally:
+            flight.remove(attempt)
+        self._raise_if_expired(attempt)
         if len(raw) > self.max_reply_bytes:
             raise OntolinkError(self._redact(f"{self.url} sent a reply of more than {self.max_reply_bytes:,} bytes: "
                                              "not a chat completion; is --base-url an OpenAI-compatible endpoint?"))
         return raw
+
+    def _read_reply(self, response, attempt):
+        """The reply's body, up to ``max_reply_bytes`` + 1, read as it arrives (the deadline is the watchdog's)."""
+        parts, size = [], 0
+        while size <= self.max_reply_bytes:
+            if attempt.expired:
+                break
+            part = response.read1(min(1 << 16, self.max_reply_bytes + 1 - size))
+            if not part:
+                break
+            parts.append(part)
+            size += len(part)
+        return b"".join(parts)
+
+    def _raise_if_expired(self, attempt):
+        if attempt.expired == "request":
+            raise _Retryable(self._redact(f"{self.url} did not send a whole reply within {self.timeout:g} s "
+                                          "(--timeout)"))
+        if attempt.expired == "run":
+            raise Stopped(self._redact(f"the run's requests to {self.url} did not end within "
+                                       f"{self.run_timeout:g} s (--run-timeout); the replies received are cached"))
+        if attempt.expired:
+            raise Stopped("stopped")
 
     def _complete(self, messages: list[dict[str, str]]) -> Completion:
         body = json.dumps(self._payload(messages)).encode("utf-8")
@@ -167,7 +325,11 @@ class OpenAIBackend(LLMBackend):
                                         "see --base-url, --retries)") from None
                 delay = error.retry_after if error.retry_after is not None else self.backoff * (2 ** attempt)
                 delay = min(delay, MAX_BACKOFF_SECONDS) * (1 + 0.1 * random.random())
-                time.sleep(delay)
+                flight = self._flight
+                if flight is not None and flight.stopped.wait(delay):  # a stop ends the wait too
+                    raise Stopped(getattr(flight, "why", "stopped"))
+                if flight is None:
+                    time.sleep(delay)
                 attempt += 1
         seconds = time.perf_counter() - started
         try:
@@ -188,16 +350,38 @@ class OpenAIBackend(LLMBackend):
         return results
 
     def stream(self, conversations: Sequence[list[dict[str, str]]]) -> Iterator[tuple[int, Completion]]:
-        """Yield (index, Completion) as each request finishes, so each reply is cached at once."""
+        """Yield (index, Completion) as each request finishes, so each reply is cached at once. Stopped early
+        (Ctrl-C, an error, the caller closing the generator, ``run_timeout``), the requests in flight are
+        ended at once: their sockets are shut, none is waited for."""
         if not conversations:
             return
+        run_deadline = time.monotonic() + self.run_timeout if self.run_timeout else None
+        flight = self._flight = _Flight(run_deadline)
+        flight.start()
         executor = ThreadPoolExecutor(max_workers=min(self.concurrency, len(conversations)))
+        finished = False
         try:
             pending = {executor.submit(self._complete, messages): index for index, messages in enumerate(conversations)}
             while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                done, _ = wait(pending, timeout=_Flight.TICK * 4, return_when=FIRST_COMPLETED)
                 for future in done:
                     index = pending.pop(future)
                     yield index, future.result()  # an error cancels what has not started (finally below)
+            finished = True
         finally:
-            executor.shutdown(wait=True, cancel_futures=True)
+            if not finished:
+                flight.stop(getattr(flight, "why", "stopped"))
+            flight.stopped.set()
+            # the workers return within a tick of their sockets being shut: joined, so that none outlives
+            # the run, but never for longer than a request could take to notice
+            executor.shutdown(wait=finished, cancel_futures=True)
+            if not finished:
+                _join_briefly(executor, 1.0)
+            self._flight = None
+
+
+def _join_briefly(executor, seconds):
+    """Wait up to ``seconds`` for the worker threads of ``executor`` (shut down, their sockets shut) to end."""
+    deadline = time.monotonic() + seconds
+    for thread in list(getattr(executor, "_threads", ())):
+        thread.join(max(0.0, deadline - time.monotonic()))

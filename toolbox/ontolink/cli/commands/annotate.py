@@ -75,8 +75,8 @@ def _readers():
 @click.option("--max-words", type=click.IntRange(1), default=AnnotateOptions.max_words, show_default=True,
               help="With --index: longest n-gram asked about.")
 @click.option("--context-chars", type=click.IntRange(0), default=AnnotateOptions.context_chars, show_default=True,
-              help="Context kept on each side of a mention (0: the whole document text; 5,000 characters in "
-                   "documents over 100,000).")
+              help="Context kept on each side of a mention: a window, so the output grows with the mentions (an "
+                   "abstract fits whole). 0: the whole document for every mention (its length times its mentions).")
 @click.option("--batch-size", type=click.IntRange(1), default=AnnotateOptions.batch_size, show_default=True,
               help="With --engine ray: documents per batch sent to a worker.")
 @device_option

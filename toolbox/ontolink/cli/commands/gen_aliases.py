@@ -55,7 +55,14 @@ from ontolink.core.registry import registry_choice
 @click.option("--concurrency", type=click.IntRange(1), default=GenAliasesOptions.concurrency, show_default=True,
               help="openai: requests in flight at once.")
 @click.option("--retries", type=click.IntRange(0), default=GenAliasesOptions.retries, show_default=True,
-              help="openai: retries (exponential backoff) after 429, 5xx or connection errors.")
+              help="openai: retries (exponential backoff) after 429, 5xx, timeouts or connection errors.")
+@click.option("--timeout", type=click.FloatRange(0, min_open=True), default=GenAliasesOptions.timeout,
+              show_default=True, metavar="SECONDS",
+              help="openai: each request (connecting, sending, the whole reply) ends within this, however slowly "
+                   "the server sends; then it is retried (--retries).")
+@click.option("--run-timeout", type=click.FloatRange(0, min_open=True), metavar="SECONDS",
+              help="openai: all requests of the run end within this (the replies received are cached: the same "
+                   "command run again resumes).  [default: none]")
 @click.option("--no-cache", is_flag=True,
               help="Neither read nor write the response cache (every entity costs a call).")
 @seed_option
