@@ -101,18 +101,19 @@ class _Flight:
 
     TICK = 0.05  # how often the watchdog looks: the latency of a deadline or a Ctrl-C
 
-    def __init__(self, run_deadline=None):
+    def __init__(self, run_deadline: float | None = None) -> None:
         self.lock = threading.Lock()
-        self.sockets = {}  # socket -> (deadline, request)
+        self.sockets: dict[socket.socket, tuple[float, _Request]] = {}  # socket -> (deadline, request)
         self.run_deadline = run_deadline
         self.stopped = threading.Event()
-        self._watchdog = None
+        self.why = "stopped"
+        self._watchdog: threading.Thread | None = None
 
-    def start(self):
+    def start(self) -> None:
         self._watchdog = threading.Thread(target=self._watch, name="ontolink-http-deadlines", daemon=True)
         self._watchdog.start()
 
-    def _watch(self):
+    def _watch(self) -> None:
         while not self.stopped.wait(self.TICK):
             now = time.monotonic()
             if self.run_deadline is not None and now > self.run_deadline:
@@ -124,7 +125,7 @@ class _Flight:
                 request.expired = "request"
                 _shut(sock)
 
-    def stop(self, why="stopped"):
+    def stop(self, why: str = "stopped") -> None:
         """End every request in flight now (their sockets shut), and any started later at once."""
         with self.lock:
             self.why = why
@@ -134,21 +135,21 @@ class _Flight:
             request.expired = why
             _shut(sock)
 
-    def add(self, sock, request):
+    def add(self, sock: socket.socket, request: _Request) -> None:
         with self.lock:
             if self.stopped.is_set():
-                request.expired = getattr(self, "why", "stopped")
+                request.expired = self.why
                 _shut(sock)
                 return
             self.sockets[sock] = (request.deadline, request)
 
-    def remove(self, request):
+    def remove(self, request: _Request) -> None:
         with self.lock:
             for sock in [sock for sock, (_, owner) in self.sockets.items() if owner is request]:
                 del self.sockets[sock]
 
 
-def _shut(sock):
+def _shut(sock: socket.socket) -> None:
     """Wake a thread blocked reading ``sock`` (shutdown, unlike close, interrupts a blocked recv on Linux)."""
     try:
         sock.shutdown(socket.SHUT_RDWR)
@@ -160,19 +161,19 @@ class _Request:
     """One attempt's deadline and how it ended early ("request": its deadline passed; "run": the run's;
     "stopped": the run was stopped)."""
 
-    def __init__(self, deadline):
+    def __init__(self, deadline: float) -> None:
         self.deadline = deadline
-        self.expired = None
+        self.expired: str | None = None
 
 
 class _TrackedHTTPConnection(http.client.HTTPConnection):
     """An HTTP connection whose socket ``flight``'s watchdog can shut."""
 
-    def __init__(self, *args, flight, request, **kwargs):
+    def __init__(self, *args: Any, flight: _Flight, request: _Request, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._flight, self._request = flight, request
 
-    def connect(self):
+    def connect(self) -> None:
         super().connect()
         self._flight.add(self.sock, self._request)
 
@@ -180,34 +181,37 @@ class _TrackedHTTPConnection(http.client.HTTPConnection):
 class _TrackedHTTPSConnection(http.client.HTTPSConnection):
     """An HTTPS connection whose socket ``flight``'s watchdog can shut."""
 
-    def __init__(self, *args, flight, request, **kwargs):
+    def __init__(self, *args: Any, flight: _Flight, request: _Request, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._flight, self._request = flight, request
 
-    def connect(self):
+    def connect(self) -> None:
         super().connect()
         self._flight.add(self.sock, self._request)
 
 
 class _TrackedHTTP(urllib.request.HTTPHandler):
-    def __init__(self, flight, request):
+    def __init__(self, flight: _Flight, request: _Request) -> None:
         super().__init__()
-        self._tracking = {"flight": flight, "request": request}
+        self._flight, self._request = flight, request
 
-    def do_open(self, http_class, req, **kwargs):
-        return super().do_open(functools.partial(_TrackedHTTPConnection, **self._tracking), req, **kwargs)
+    def do_open(self, http_class: Any, req: Any, **kwargs: Any) -> Any:
+        return super().do_open(functools.partial(_TrackedHTTPConnection, flight=self._flight,
+                                                   request=self._request), req, **kwargs)
 
 
 class _TrackedHTTPS(urllib.request.HTTPSHandler):
-    def __init__(self, flight, request):
+    def __init__(self, flight: _Flight, request: _Request) -> None:
         super().__init__()
-        self._tracking = {"flight": flight, "request": request}
+        self._flight, self._request = flight, request
 
-    def do_open(self, http_class, req, **kwargs):  # whatever https_open passes (context, ...) goes on
-        return super().do_open(functools.partial(_TrackedHTTPSConnection, **self._tracking), req, **kwargs)
+    # whatever https_open passes (context, ...) goes on
+    def do_open(self, http_class: Any, req: Any, **kwargs: Any) -> Any:
+        return super().do_open(functools.partial(_TrackedHTTPSConnection, flight=self._flight,
+                                                   request=self._request), req, **kwargs)
 
 
-def _opener(flight, request):
+def _opener(flight: _Flight, request: _Request) -> urllib.request.OpenerDirector:
     return urllib.request.build_opener(_RedirectPolicy, _TrackedHTTP(flight, request), _TrackedHTTPS(flight, request))
 
 
@@ -235,7 +239,7 @@ class OpenAIBackend(LLMBackend):
         self.retries = max(0, int(retries))
         self.timeout = float(timeout)
         self.run_timeout = float(run_timeout) if run_timeout else None
-        self._flight = None  # the running stream's requests (``_Flight``)
+        self._flight: _Flight | None = None  # the running stream's requests
         self.backoff = backoff
         self.seed = seed
         self.max_reply_bytes = max_reply_bytes
@@ -287,9 +291,10 @@ class OpenAIBackend(LLMBackend):
                                              "not a chat completion; is --base-url an OpenAI-compatible endpoint?"))
         return raw
 
-    def _read_reply(self, response, attempt):
+    def _read_reply(self, response: Any, attempt: _Request) -> bytes:
         """The reply's body, up to ``max_reply_bytes`` + 1, read as it arrives (the deadline is the watchdog's)."""
-        parts, size = [], 0
+        parts: list[bytes] = []
+        size = 0
         while size <= self.max_reply_bytes:
             if attempt.expired:
                 break
@@ -300,7 +305,7 @@ class OpenAIBackend(LLMBackend):
             size += len(part)
         return b"".join(parts)
 
-    def _raise_if_expired(self, attempt):
+    def _raise_if_expired(self, attempt: _Request) -> None:
         if attempt.expired == "request":
             raise _Retryable(self._redact(f"{self.url} did not send a whole reply within {self.timeout:g} s "
                                           "(--timeout)"))
@@ -327,7 +332,7 @@ class OpenAIBackend(LLMBackend):
                 delay = min(delay, MAX_BACKOFF_SECONDS) * (1 + 0.1 * random.random())
                 flight = self._flight
                 if flight is not None and flight.stopped.wait(delay):  # a stop ends the wait too
-                    raise Stopped(getattr(flight, "why", "stopped"))
+                    raise Stopped(flight.why)
                 if flight is None:
                     time.sleep(delay)
                 attempt += 1
@@ -370,7 +375,7 @@ class OpenAIBackend(LLMBackend):
             finished = True
         finally:
             if not finished:
-                flight.stop(getattr(flight, "why", "stopped"))
+                flight.stop(flight.why)
             flight.stopped.set()
             # the workers return within a tick of their sockets being shut: joined, so that none outlives
             # the run, but never for longer than a request could take to notice
@@ -380,7 +385,7 @@ class OpenAIBackend(LLMBackend):
             self._flight = None
 
 
-def _join_briefly(executor, seconds):
+def _join_briefly(executor: ThreadPoolExecutor, seconds: float) -> None:
     """Wait up to ``seconds`` for the worker threads of ``executor`` (shut down, their sockets shut) to end."""
     deadline = time.monotonic() + seconds
     for thread in list(getattr(executor, "_threads", ())):
