@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ontolink.aliases.llm import DEFAULT_BACKEND
+from ontolink.core.options import AUTO_DEVICE, DEFAULT_SEED, STDIO
 
 if TYPE_CHECKING:
     from ontolink.ontology import OntologySource
@@ -20,10 +21,10 @@ class SelectEntitiesOptions:
 
     ontology: OntologySource
     index_dir: str | None = None  # without it, exact name matches only (E_EM)
-    input_path: str = "-"
+    input_path: str = STDIO
     skip_invalid: bool = False
-    output_path: str = "-"
-    device: str = "auto"
+    output_path: str = STDIO
+    device: str = AUTO_DEVICE
     start_engine: Callable[..., Any] | None = None  # opens the engine (cli.options.engine_options); None: here
 
 
@@ -32,9 +33,9 @@ class GenAliasesOptions:
     """Everything `ontolink gen-aliases` is asked (``ontolink.aliases.generate.generate_aliases_files`` runs it)."""
 
     ontology: OntologySource  # the in-context examples are drawn from it
-    input_path: str = "-"
+    input_path: str = STDIO
     skip_invalid: bool = False
-    output_path: str = "-"
+    output_path: str = STDIO
     backend: str = DEFAULT_BACKEND  # a registered LLM backend (ontolink.aliases.llm.LLM_BACKENDS)
     model: str | None = None  # None: the backend's default (openai has none)
     domain: str = "biomedical"  # fills 'You are a specialist in {domain} terminology.'
@@ -42,7 +43,7 @@ class GenAliasesOptions:
     max_new_tokens: int = 64
     repetition_penalty: float = 1.0  # transformers, vllm
     no_repeat_ngram_size: int = 3  # transformers
-    device: str = "auto"
+    device: str = AUTO_DEVICE
     gpu_memory_utilization: float = 0.85  # vllm: the share of the GPU's total memory it claims
     max_model_len: int = 4096  # vllm: the longest prompt + reply it reserves KV cache for
     base_url: str | None = None  # openai; None: $OPENAI_BASE_URL, else https://api.openai.com/v1
@@ -52,7 +53,7 @@ class GenAliasesOptions:
     timeout: float = 120.0  # openai: seconds each request (connecting, sending, the whole reply) may take
     run_timeout: float | None = None  # openai: seconds all requests of the run may take; None: no bound
     no_cache: bool = False  # neither read nor write the response cache
-    seed: int = 0
+    seed: int = DEFAULT_SEED
     start_engine: Callable[..., Any] | None = None  # cli.options.engine_options; None: this process
 
 
@@ -61,14 +62,14 @@ class FilterOptions:
     """Everything `ontolink filter` is asked, each default given here once."""
 
     ontology: OntologySource
-    input_path: str = "-"
+    input_path: str = STDIO
     skip_invalid: bool = False
-    output_path: str = "-"
+    output_path: str = STDIO
     model: str | None = None  # the sentence encoder; None: all-MiniLM-L6-v2 from its PyPI package
     tau: float = 0.9  # keep an alias only if its similarity to the entity's name is at least this
     neighbours: str = "n-plus"  # n-plus: parents, children and siblings; n: no siblings
     precision: str = "fp32"  # exact cosine similarities next to the tau threshold
-    device: str = "auto"
+    device: str = AUTO_DEVICE
     batch_size: int = 64
 
 
@@ -78,9 +79,9 @@ class MakePairsOptions:
 
     ontology: OntologySource
     mentions_path: str  # the unlabeled Mention JSONL to pair ('-' is stdin)
-    input_path: str = "-"  # Filtered-aliases records (read only for the alias source)
+    input_path: str = STDIO  # Filtered-aliases records (read only for the alias source)
     skip_invalid: bool = False
-    output_path: str = "-"
+    output_path: str = STDIO
     sources: str = "name,alias"  # comma-separated: name, alias, synonym, concept
     concept_min_votes: int = 2  # with concept: mentions of a concept that must name the entity it is bridged to
     distinct: bool = False  # one pair per (normalised mention, entity)

@@ -6,6 +6,7 @@ import click
 
 from ontolink.core.errors import InputError
 from ontolink.core.io import open_input, refuse_output_over_inputs
+from ontolink.core.options import AUTO_DEVICE, DEFAULT_SEED, STDIO
 from ontolink.core.registry import LazyChoice
 
 
@@ -124,7 +125,7 @@ def input_options(function=None, *, help_text="JSONL input ('-' is stdin; .gz is
     function = refusing_output_over_inputs(function)
     function = click.option("--skip-invalid", is_flag=True,
                             help="Count, report and skip bad input lines instead of stopping at the first.")(function)
-    return click.option("-i", "--input", "input_path", default="-", show_default=True, metavar="FILE",
+    return click.option("-i", "--input", "input_path", default=STDIO, show_default=True, metavar="FILE",
                         type=click.Path(allow_dash=True), help=help_text)(function)
 
 
@@ -153,7 +154,7 @@ def output_option(function=None, *, help_text="JSONL output ('-' is stdout; .gz 
     (``@output_option(help_text=...)``)."""
     if function is None:
         return functools.partial(output_option, help_text=help_text)
-    return click.option("-o", "--output", "output_path", default="-", show_default=True, metavar="FILE",
+    return click.option("-o", "--output", "output_path", default=STDIO, show_default=True, metavar="FILE",
                         type=click.Path(dir_okay=False, allow_dash=True),
                         help=f"{help_text} Refused when it is one of the input files.")(
         refusing_output_over_inputs(function))
@@ -204,12 +205,12 @@ def aliases_option(function):
 
 
 def device_option(function):
-    return click.option("--device", default="auto", show_default=True,
+    return click.option("--device", default=AUTO_DEVICE, show_default=True,
                         help="auto (CUDA when torch sees it), cpu, cuda or cuda:N.")(function)
 
 
 def seed_option(function):
-    return click.option("--seed", type=int, default=0, show_default=True,
+    return click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True,
                         help="Seed for every random choice (same seed, same input: same output).")(function)
 
 

@@ -6,6 +6,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# The defaults that options of many commands share, given once: the options objects and the shared click
+# options (ontolink.cli.options) both read them.
+STDIO = "-"  # a file option's default: stdin for an input, stdout for an output
+AUTO_DEVICE = "auto"  # --device: CUDA when torch sees it, else the CPU
+DEFAULT_SEED = 0
+
 
 @dataclass(frozen=True)
 class CacheClearOptions:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ontolink.ontology.hierarchy import DEFAULT_WITHIN
+from ontolink.core.options import STDIO
 
 if TYPE_CHECKING:
     from ontolink.ontology import OntologySource
@@ -25,7 +26,7 @@ class EvalOptions:
     ks: str | None = None  # comma-separated; None: the kind's own Ks
     fmt: str | None = None  # table, json, markdown, tsv or html; None: table on a terminal, json otherwise
     table_name: str | None = None  # the TSV / Markdown table; None: metrics
-    output_path: str = "-"
+    output_path: str = STDIO
     errors_path: str | None = None
     plot_path: str | None = None
     labels: tuple[str, ...] = ()

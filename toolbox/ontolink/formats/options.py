@@ -7,15 +7,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ontolink.formats.sssom import AUTO
+from ontolink.core.options import STDIO
 
 
 @dataclass(frozen=True)
 class ConvertOptions:
     """Everything `ontolink convert` is asked, each default given here once."""
 
-    input_path: str = "-"
+    input_path: str = STDIO
     skip_invalid: bool = False
-    output_path: str = "-"
+    output_path: str = STDIO
     source_format: str | None = None  # None: from the file name; stdin: jsonl unless the target is mentions
     target_format: str | None = None  # None: mentions for documents, else from the output file name
     types: str | None = None  # comma-separated entity types to keep; None: all

@@ -8,6 +8,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ontolink.core.options import AUTO_DEVICE, DEFAULT_SEED
+
 if TYPE_CHECKING:
     from ontolink.ontology import OntologySource
 
@@ -23,7 +25,7 @@ class IndexOptions:
     model: str | None = None  # None: all-MiniLM-L6-v2 from its PyPI package
     multivector: bool = False  # the deprecated spelling of method="multivector"
     token_k: int = 2048  # multivector: name tokens retrieved per mention token before sum-of-max rescoring
-    device: str = "auto"
+    device: str = AUTO_DEVICE
     precision: str = "auto"  # int8 on CPU (ONNX Runtime), fp16 on CUDA
     runtime: str = "auto"  # a registered encoder runtime; auto: ONNX on CPU, PyTorch otherwise
     no_cache: bool = False  # encode every name again instead of reusing the embedding cache
@@ -35,6 +37,6 @@ class IndexOptions:
     nprobe: int = 16
     min_df: int = 1  # tfidf: drop character n-grams found in fewer names
     ranker: str = "auto"  # the ranker `link` applies by default: auto (measured), packaged or none
-    seed: int = 0
+    seed: int = DEFAULT_SEED
     start_engine: Callable[..., Any] | None = None  # cli.options.engine_options; None: this process
     force: bool = False  # replace DIRECTORY whatever it holds

@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ontolink.core.options import AUTO_DEVICE, DEFAULT_SEED, STDIO
+
 if TYPE_CHECKING:
     from ontolink.ontology import OntologySource
 
@@ -17,7 +19,7 @@ class EmbedKgOptions:
     that method's published default (kg/embedders: RDF2Vec's, or the PyKEEN model's)."""
 
     directory: str
-    input_path: str = "-"  # triples: TSV or Triple / Text-triple pair JSONL
+    input_path: str = STDIO  # triples: TSV or Triple / Text-triple pair JSONL
     fmt: str | None = None  # the triple format; None: from the file name (stdin is sniffed)
     skip_invalid: bool = False
     ontology: OntologySource | None = None  # instead of input_path: the ontology's own is_a triples
@@ -42,8 +44,8 @@ class EmbedKgOptions:
     eval_every: int | None = None
     patience: int | None = None
     model_kwargs: dict[str, Any] | None = None
-    device: str = "auto"
-    seed: int = 0
+    device: str = AUTO_DEVICE
+    seed: int = DEFAULT_SEED
     force: bool = False  # replace the directory whatever it holds
 
 
@@ -54,7 +56,7 @@ class AlignEncoderOptions:
     encoder: str | None = None  # a sentence-transformers / transformers name or path; None: all-MiniLM-L6-v2
     precision: str = "fp32"  # the text encoder's arithmetic (vectors are cached: exact fp32 costs once)
     max_length: int = 256  # tokens per text
-    device: str = "auto"
+    device: str = AUTO_DEVICE
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,11 +64,11 @@ class AlignFitOptions(AlignEncoderOptions):
     """What `align train` and `align cv` both take: the pairs, the KG, the model and the published training
     settings (docs/alignment.md)."""
 
-    input_path: str = "-"  # Text-triple pair records
+    input_path: str = STDIO  # Text-triple pair records
     skip_invalid: bool = False
     kg_dir: str | None = None  # KG embeddings from embed-kg (not for --triple-encoding verbalized)
     ontology: OntologySource | None = None  # refuse KG embeddings made from another version of it
-    seed: int = 0
+    seed: int = DEFAULT_SEED
     force: bool = False  # replace the directory whatever it holds
     triple_encoding: str = "kg"  # kg, verbalized or hybrid (ontolink.kg.alignment.encoding)
     combine: str = "concat"  # hybrid: concat or gate
@@ -113,10 +115,10 @@ class AlignRetrieveOptions(AlignEncoderOptions):
     model_dir: str | None = None  # a model from align train; or baseline
     baseline: str | None = None  # verbalized: the frozen text encoder alone
     kg_dir: str | None = None
-    input_path: str = "-"
+    input_path: str = STDIO
     skip_invalid: bool = False
     candidates_path: str | None = None  # the candidate pool; None: the input pairs themselves
-    output_path: str = "-"
+    output_path: str = STDIO
     retrieval: str = "both"  # d2t, t2d or both
     top_k: int = 10
     ontology: OntologySource | None = None

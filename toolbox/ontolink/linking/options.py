@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ontolink.core.options import AUTO_DEVICE, STDIO
+
 if TYPE_CHECKING:
     from ontolink.ontology import OntologySource
 
@@ -38,9 +40,9 @@ class LinkOptions:
 
     index_dir: str
     phrases: tuple[str, ...] = ()  # linked instead of input_path, as records with ids "1", "2", ...
-    input_path: str = "-"  # a file, a folder or a glob of shards; "-" is stdin
+    input_path: str = STDIO  # a file, a folder or a glob of shards; "-" is stdin
     skip_invalid: bool = False
-    output_path: str = "-"
+    output_path: str = STDIO
     output_format: str | None = None  # jsonl or tsv; None: tsv for a .tsv output_path, else jsonl
     fields_text: str | None = None  # --fields FIELD,...
     candidate_fields_text: str | None = None  # --candidate-fields FIELD,...
@@ -56,5 +58,5 @@ class LinkOptions:
     with_features: bool = False
     nil_threshold: str | None = None  # a number or "auto"
     annotate_ids: bool = True
-    device: str = "auto"
+    device: str = AUTO_DEVICE
     start_engine: Callable[..., Any] | None = None  # cli.options.engine_options; None: this process

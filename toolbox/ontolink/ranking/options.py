@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ontolink.training.options import HOLDOUT_SHARE
+from ontolink.core.options import AUTO_DEVICE, DEFAULT_SEED
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,6 @@ class TrainRankerOptions:
     top_k: int = 64
     regularisation: float = 0.01
     holdout_share: float = HOLDOUT_SHARE
-    seed: int = 0
-    device: str = "auto"
+    seed: int = DEFAULT_SEED
+    device: str = AUTO_DEVICE
     force: bool = False

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ontolink.core.options import AUTO_DEVICE, STDIO
+
 if TYPE_CHECKING:
     from ontolink.ontology import OntologySource
 
@@ -17,9 +19,9 @@ class AnnotateOptions:
     """Everything `ontolink annotate` is asked, each default given here once."""
 
     ontology: OntologySource  # whose names are looked for
-    input_path: str = "-"
+    input_path: str = STDIO
     skip_invalid: bool = False
-    output_path: str = "-"
+    output_path: str = STDIO
     source_format: str | None = None  # the document format; None: from the file name, stdin: text
     roots: str | None = None  # comma-separated ids: only these entities and their descendants
     min_chars: int = 3  # names shorter than this (after folding) are not looked for
@@ -45,5 +47,5 @@ class AnnotateOptions:
     # not import: --help stays cheap); 0: the whole document for every mention
     context_chars: int = 5_000
     batch_size: int = 32  # documents per batch sent to a worker (engine other than local)
-    device: str = "auto"
+    device: str = AUTO_DEVICE
     start_engine: Callable[..., Any] | None = None  # opens the engine (cli.options.engine_options); None: local

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ontolink.core.options import AUTO_DEVICE, DEFAULT_SEED, STDIO
+
 if TYPE_CHECKING:
     from ontolink.ontology import OntologySource
 
@@ -18,15 +20,15 @@ class FitOptions:
 
     directory: str
     ontology: OntologySource
-    input_path: str = "-"
+    input_path: str = STDIO
     skip_invalid: bool = False
     holdout_share: float = HOLDOUT_SHARE
     epochs: int = 1
     learning_rate: float = 2e-5
     batch_size: int | None = None  # None: the trainer's own
     max_length: int = 128  # word pieces per input
-    seed: int = 0
-    device: str = "auto"
+    seed: int = DEFAULT_SEED
+    device: str = AUTO_DEVICE
     resume: bool = False  # continue from DIRECTORY.checkpoint
     force: bool = False  # replace DIRECTORY whatever it holds
 
@@ -64,7 +66,7 @@ class TrainSpanScorerOptions:
 
     directory: str
     ontology: OntologySource  # its names are the positives
-    input_path: str = "-"  # unlabeled documents: their word n-grams are the negatives
+    input_path: str = STDIO  # unlabeled documents: their word n-grams are the negatives
     skip_invalid: bool = False
     source_format: str | None = None  # None: from the file name; stdin: text
     text_field: str = "text"  # jsonl documents: the field holding the text
@@ -72,5 +74,5 @@ class TrainSpanScorerOptions:
     max_words: int = 4  # the longest n-gram
     negatives_per_name: float = 3.0
     regularisation: float = 1.0  # inverse L2 penalty (C) of the logistic regression
-    seed: int = 0
+    seed: int = DEFAULT_SEED
     force: bool = False
