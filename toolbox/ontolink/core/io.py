@@ -152,15 +152,7 @@ def open_input_lines(path):
         yield _gzip_lines(stream, limit, "<stdin>") if gzipped else _split_lines(_chunks(stream), limit)
         return
     path = str(path)
-    try:
-        handle = open(path, "rb")
-    except FileNotFoundError:
-        raise InputError("no such file", path) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, not a JSONL file", path) from None
-    except PermissionError:
-        raise InputError("cannot be read (permission denied)", path) from None
-    _note_read(handle)
+    handle = _open_named(path, "a JSONL file")
     with handle:
         yield _gzip_lines(handle, limit, path) if path.endswith(".gz") else _split_lines(_chunks(handle), limit)
 
@@ -187,7 +179,9 @@ def max_inflation():
     return value
 
 
-def _open_named(path):
+def _open_named(path, what="a file"):
+    """``path`` opened for reading in binary, noted as read (an output may not be it); a path that cannot be
+    opened is one line naming it, ``what`` saying what a directory there is not."""
     try:
         handle = open(path, "rb")
         _note_read(handle)
@@ -195,7 +189,7 @@ def _open_named(path):
     except FileNotFoundError:
         raise InputError("no such file", path) from None
     except IsADirectoryError:
-        raise InputError("is a directory, not a file", path) from None
+        raise InputError(f"is a directory, not {what}", path) from None
     except PermissionError:
         raise InputError("cannot be read (permission denied)", path) from None
     except OSError as error:

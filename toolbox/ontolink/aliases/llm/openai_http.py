@@ -166,28 +166,24 @@ class _Request:
         self.expired: str | None = None
 
 
-class _TrackedHTTPConnection(http.client.HTTPConnection):
+class _Tracked(http.client.HTTPConnection):
+    """A connection whose socket ``flight``'s watchdog can shut (mixed into the HTTP and HTTPS ones)."""
+
+    def __init__(self, *args: Any, flight: _Flight, request: _Request, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._flight, self._request = flight, request
+
+    def connect(self) -> None:
+        super().connect()
+        self._flight.add(self.sock, self._request)
+
+
+class _TrackedHTTPConnection(_Tracked):
     """An HTTP connection whose socket ``flight``'s watchdog can shut."""
 
-    def __init__(self, *args: Any, flight: _Flight, request: _Request, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._flight, self._request = flight, request
 
-    def connect(self) -> None:
-        super().connect()
-        self._flight.add(self.sock, self._request)
-
-
-class _TrackedHTTPSConnection(http.client.HTTPSConnection):
+class _TrackedHTTPSConnection(_Tracked, http.client.HTTPSConnection):
     """An HTTPS connection whose socket ``flight``'s watchdog can shut."""
-
-    def __init__(self, *args: Any, flight: _Flight, request: _Request, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._flight, self._request = flight, request
-
-    def connect(self) -> None:
-        super().connect()
-        self._flight.add(self.sock, self._request)
 
 
 class _TrackedHTTP(urllib.request.HTTPHandler):
