@@ -183,8 +183,9 @@ def gold_pairs(mentions, ontology):
     for record in mentions:
         gold = [entity_id for entity_id in record["gold"] if entity_id in ontology]
         if gold:
+            # "golds" as the pair reader (core.records.pair_validator) gives it: the multi-vector trainer reads it
             pairs.append({key: record[key] for key in ("id", "mention", "context_left", "context_right")}
-                         | {"entity_id": gold[0]})
+                         | {"entity_id": gold[0], "golds": [gold[0]]})
     return pairs
 
 

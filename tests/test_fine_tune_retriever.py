@@ -83,7 +83,8 @@ def test_pairs_are_checked_against_the_ontology(toy, tmp_path):
 @pytest.mark.slow
 def test_train_resume_index_and_link(small_ontology_path, tmp_path):
     ontology = load_ontology(small_ontology_path)
-    entities = [entity for entity in ontology if entity.definition][:12]
+    # 16 pairs make one real optimiser step (fewer exit 2), all trained on (no hold-out): 2 batches of 8 an epoch
+    entities = [entity for entity in ontology if entity.definition][:16]
     pairs = tmp_path / "pairs.jsonl"
     pairs.write_text(jsonl([{"id": f"p{n}", "mention": entity.name.lower(), "context_left": "The patient had ",
                              "context_right": " at birth.", "entity_id": entity.id}
@@ -91,8 +92,9 @@ def test_train_resume_index_and_link(small_ontology_path, tmp_path):
 
     def train(directory, *extra):
         result = CliRunner().invoke(cli, ["train", "retriever", "--ontology", str(small_ontology_path), "-i",
-                                          str(pairs), "--batch-size", "6", "--max-length", "32", "--device", "cpu",
-                                          "--negatives", "pc-pos", *extra, str(directory)])
+                                          str(pairs), "--batch-size", "8", "--max-length", "32", "--device", "cpu",
+                                          "--negatives", "pc-pos", "--holdout-share", "0", "--input-mode", "context", *extra,
+                                          str(directory)])
         assert result.exit_code == 0, result.stderr
         return result
 
@@ -107,7 +109,8 @@ def test_train_resume_index_and_link(small_ontology_path, tmp_path):
         interrupt_at_call(patch, module, "multi_positive_loss", 3)  # 2 batches an epoch: epoch 2's first
         with pytest.raises(KeyboardInterrupt):
             module.train_retriever(list(read_records(pairs, validate=pair_validator(ontology))), ontology,
-                                   resumed, negatives="pc-pos", epochs=2, batch_size=6, max_length=32, device="cpu")
+                                   resumed, negatives="pc-pos", epochs=2, batch_size=8, max_length=32, device="cpu",
+                                   holdout_share=0, input_mode="context")
     assert (tmp_path / "resumed.checkpoint" / "manifest.json").exists() and not resumed.exists()
     result = train(resumed, "--epochs", "2", "--resume")
     assert "resuming from" in result.stderr and not (tmp_path / "resumed.checkpoint").exists()
@@ -123,7 +126,8 @@ def test_train_resume_index_and_link(small_ontology_path, tmp_path):
     # a checkpoint made with other settings is refused
     (tmp_path / "other.checkpoint").mkdir()
     result = CliRunner().invoke(cli, ["train", "retriever", "--ontology", str(small_ontology_path), "-i", str(pairs),
-                                      "--resume", "--negatives", "base", "--batch-size", "6", "--max-length", "32",
+                                      "--resume", "--negatives", "base", "--batch-size", "8", "--max-length", "32",
+                                      "--holdout-share", "0",
                                       "--device", "cpu", str(tmp_path / "other")])
     assert result.exit_code == 2 and "no manifest.json" in result.stderr
 

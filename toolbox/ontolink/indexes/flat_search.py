@@ -24,6 +24,8 @@ from ontolink.indexes.best_k import best_columns, best_of_blocks
 SCAN_MARGIN = 64
 SCAN_MIN_NAMES = 10_000  # below this the fp32 product takes a few milliseconds: no scan to build
 SCAN_ROWS = 128  # queries a session scores at once: 20 MB of scores, a block of them stays in cache
+QUERY_STEPS = 63.0  # a query's integers each side of its zero point (see Int8NameScan: no int16 saturation)
+QUERY_ZERO_POINT = 64
 QUANTISE_ROWS = 256  # names quantised and transposed at once when the scan is made (23 ms for HPO, not 119)
 
 
@@ -68,9 +70,14 @@ class Int8NameScan:
     """Approximate inner products of queries with every row of ``matrix``, from int8 copies.
 
     Each row of ``matrix`` is quantised once with its own scale (symmetric, 127 steps), each query with
-    its own at search time (unsigned, zero point 128); ONNX Runtime's ``MatMulIntegerToFloat`` sums the
-    integers exactly and applies the rows' scales. A query's own scale is left out: it orders nothing
-    within the query's scores.
+    its own at search time (unsigned, 63 steps each side of zero point 64); ONNX Runtime's
+    ``MatMulIntegerToFloat`` sums the integers and applies the rows' scales. A query's own scale is left out:
+    it orders nothing within the query's scores.
+
+    The queries keep to 1..127 because x86 kernels of that operator (AVX2's ``vpmaddubsw``) add each two
+    adjacent uint8 x int8 products into an int16 that saturates: with queries up to 255, two products reach
+    64,770 and were cut at 32,767 (onnxruntime 1.32 on an AVX2 CPU: 2,265 of 60,000 scores wrong, some names of
+    the exact top k never shortlisted). Up to 127, two products stay within 32,258, so the sums are exact.
     """
 
     def __init__(self, matrix, threads=None):
@@ -91,8 +98,8 @@ class Int8NameScan:
 
     def scores(self, queries):
         """(len(queries), rows) float32: each query's scores, up to its own positive scale."""
-        scale = np.maximum(np.abs(queries).max(axis=1, keepdims=True), 1e-12) / 127.0
-        quantised = (np.rint(queries / scale) + 128).astype(np.uint8)  # within 1..255, as the names' integers
+        scale = np.maximum(np.abs(queries).max(axis=1, keepdims=True), 1e-12) / QUERY_STEPS
+        quantised = (np.rint(queries / scale) + QUERY_ZERO_POINT).astype(np.uint8)  # within 1..127: no saturation
         return self._sessions.run({"queries": quantised})[0]
 
     def map(self, function, items):
@@ -101,8 +108,8 @@ class Int8NameScan:
 
 
 def int8_scan_model(names, scales):
-    """ONNX model bytes: uint8 queries (zero point 128) times int8 ``names`` (dimension x names), each
-    column scaled by ``scales``."""
+    """ONNX model bytes: uint8 queries (zero point QUERY_ZERO_POINT) times int8 ``names`` (dimension x names),
+    each column scaled by ``scales``."""
     from ontolink.indexes import onnx_proto
 
     dimension, count = names.shape
@@ -114,5 +121,5 @@ def int8_scan_model(names, scales):
         [onnx_proto.value_info("scores", np.float32, ["queries", count])],
         [onnx_proto.tensor("names", names), onnx_proto.tensor("name_scales", scales),
          onnx_proto.tensor("one", np.array(1.0, dtype=np.float32)),
-         onnx_proto.tensor("zero_point", np.array(128, dtype=np.uint8))],
+         onnx_proto.tensor("zero_point", np.array(QUERY_ZERO_POINT, dtype=np.uint8))],
         {"": 17, "com.microsoft": 1})
