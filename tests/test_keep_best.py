@@ -109,7 +109,7 @@ def test_a_reranker_that_loses_to_the_index_order_is_not_applied_and_link_warns_
 
     mentions = jsonl([{"id": f"m{n}", "mention": entity.name.lower(), "context_left": "The patient had "}
                       for n, entity in enumerate(list(ontology)[:5])])
-    plain = run("link", "--index", tfidf_index, "--top-k", 6, input=mentions)
+    plain = run("link", "--index", tfidf_index, "--no-ranker", "--top-k", 6, input=mentions)
     reranked = run("link", "--index", tfidf_index, "--top-k", 6, "--reranker", model, input=mentions)
     assert reranked.exit_code == 0, reranked.stderr
     assert reranked.stderr.count("did not improve on its start") == 1

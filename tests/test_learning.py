@@ -74,7 +74,8 @@ def test_retriever_learns(synonym_split, tmp_path):
 
     def mrr(name, learning_rate, used_pairs, epochs):
         train_retriever(used_pairs, ontology, tmp_path / name, negatives="base", epochs=epochs,
-                        learning_rate=learning_rate, batch_size=16, max_length=MAX_LENGTH, device="cpu")
+                        learning_rate=learning_rate, batch_size=16, max_length=MAX_LENGTH, device="cpu",
+                        input_mode="context", holdout_share=0, force=True)  # measured in context, as published
         build_index(ontology, tmp_path / f"{name}-index", model=str(tmp_path / name), device="cpu")
         return held_out_metrics(held_out, load_index(tmp_path / f"{name}-index", device="cpu"), ontology)["MRR"]
 
@@ -142,7 +143,8 @@ def test_reranker_learns(synonym_split, tmp_path):
     def mrr(name, learning_rate, head_learning_rate, used_pairs, epochs):
         train_reranker(used_pairs, ontology, retriever, tmp_path / name, top_k=8, negatives=7, epochs=epochs,
                        learning_rate=learning_rate, head_learning_rate=head_learning_rate, batch_size=8,
-                       max_length=MAX_LENGTH, device="cpu")
+                       max_length=MAX_LENGTH, device="cpu",
+                        holdout_share=0, force=True)
         reranker = load_reranker(tmp_path / name, device="cpu")
         return held_out_metrics(held_out, retriever, ontology, top_k=8, reranker=reranker)["MRR"]
 
@@ -167,7 +169,8 @@ def test_res_reranker_learns(synonym_split, tmp_path, reading, epochs):
     def mrr(name, learning_rate, select_learning_rate, used_pairs, epochs):
         train_res_reranker(used_pairs, ontology, retriever, tmp_path / name, reading=reading, top_k=8,
                            epochs=epochs, learning_rate=learning_rate, head_learning_rate=select_learning_rate,
-                           batch_size=8, max_length=MAX_LENGTH, device="cpu")
+                           batch_size=8, max_length=MAX_LENGTH, device="cpu",
+                        holdout_share=0, force=True)
         reranker = load_reranker(tmp_path / name, device="cpu")
         return held_out_metrics(held_out, retriever, ontology, top_k=8, reranker=reranker)["MRR"]
 
@@ -187,7 +190,8 @@ def test_multivector_model_learns(synonym_split, tmp_path):
     def mrr(name, learning_rate, head_learning_rate, used_examples, epochs):
         train_multivector([dict(example) for example in used_examples], ontology, tmp_path / name, epochs=epochs,
                           learning_rate=learning_rate, head_learning_rate=head_learning_rate, batch_size=8,
-                          hard_negatives=4, max_length=MAX_LENGTH, device="cpu")
+                          hard_negatives=4, max_length=MAX_LENGTH, device="cpu",
+                        holdout_share=0, force=True)
         build_multivector_index(ontology, tmp_path / f"{name}-index", model=tmp_path / name, device="cpu")
         return held_out_metrics(held_out, load_index(tmp_path / f"{name}-index", device="cpu"), ontology)["MRR"]
 
