@@ -163,9 +163,11 @@ def load_with_pronto(path: str | Path) -> list[dict[str, Any]]:
             warnings.simplefilter("ignore")
             with guarded_path(path, utf8=False) as plain:  # XML may declare another encoding
                 ontology = pronto.Ontology(plain)
-    except InputError:
+    except (InputError, KeyboardInterrupt, SystemExit):
         raise
-    except Exception as error:  # pronto raises many kinds; all mean "cannot parse"
+    # pronto raises many kinds; all mean "cannot parse". Its Rust parser's panics (pyo3's PanicException) derive
+    # from BaseException, not Exception: a malformed file found by the fuzz test gave a traceback.
+    except BaseException as error:
         raise InputError(f"cannot parse ontology ({type(error).__name__}: {error})", path) from None
     # pronto keeps synonyms, superclasses and replacements in sets, whose order changes with
     # PYTHONHASHSEED: sort them, so that a file always gives the same terms (and names order).
