@@ -69,7 +69,7 @@ def kg_and_pairs(shared, target):
             open(target / "align_pairs.jsonl", "w", encoding="utf-8") as out:
         for line in lines:
             record = json.loads(line)
-            if record["subject"]["id"] in kg.entity_row and record["object"]["id"] in kg.entity_row:
+            if kg.missing(record["subject"]["id"], record["predicate"], record["object"]["id"]) is None:
                 out.write(line)
 
 

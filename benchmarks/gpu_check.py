@@ -311,8 +311,9 @@ def alignment(args, where, model, precisions, report, work):
         (work / "kg.tsv").write_text("\n".join(lines) + "\n")
         embed_kg(list(read_triples(work / "kg.tsv")), kg_directory, method="rdf2vec", dim=16, walks=10, epochs=2)
     kg = load_kg_embeddings(kg_directory)
+    # the pairs whose triple the KG slice embeds whole (both entities and the relation)
     pairs = [record for record in read_jsonl(where["align"])
-             if record["subject"]["id"] in kg.entity_row and record["object"]["id"] in kg.entity_row][:400]
+             if kg.missing(record["subject"]["id"], record["predicate"], record["object"]["id"]) is None][:400]
     print(f"alignment head: {len(pairs)} pairs")
     seconds = {}
     for role, device, precision in [("speed", "cpu", "fp32")] + [("checked", args.device, p) for p in precisions]:

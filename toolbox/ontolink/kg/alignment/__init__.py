@@ -79,7 +79,7 @@ def load_alignment(directory: str | Path, kg: KGEmbeddings | str | Path | None =
             if not Path(kg_directory).exists():
                 raise InputError(f"was trained on the KG embeddings in {kg}, which are gone: pass --kg-embeddings",
                                  directory)
-        loaded = cast(KGEmbeddings, kg) if hasattr(kg, "entity") else load_kg_embeddings(cast("str | Path", kg))
+        loaded = cast("KGEmbeddings", kg) if hasattr(kg, "entity") else load_kg_embeddings(cast("str | Path", kg))
         if loaded.sha256 != trained_on["sha256"]:
             raise InputError(f"was trained on other KG embeddings ({trained_on['directory']}, sha256 "
                              f"{str(trained_on['sha256'])[:12]}), not {loaded.directory} (sha256 "
