@@ -118,6 +118,23 @@ def config_option(function):
                         help="YAML file of option defaults; options on the command line win.")(function)
 
 
+def _set_quiet(ctx, param, quiet):
+    from ontolink.core.progress import progress_interval, set_quiet
+
+    set_quiet(quiet)  # every run sets it, so one command's --quiet does not carry to the next in the same process
+    if not quiet:
+        progress_interval()  # a bad ONTOLINK_PROGRESS_INTERVAL is refused before the work starts, not after
+
+
+def quiet_option(function):
+    """--quiet: no progress on stderr (neither the bar on a terminal nor the plain lines a log gets every
+    $ONTOLINK_PROGRESS_INTERVAL seconds); warnings, errors and the closing summary line stay."""
+    return click.option("--quiet", "-q", is_flag=True, expose_value=False, callback=_set_quiet,
+                        help="No progress on stderr (a bar on a terminal; elsewhere a line every "
+                             "$ONTOLINK_PROGRESS_INTERVAL seconds, default 10, 0 for none); warnings and the "
+                             "summary line stay.")(function)
+
+
 def input_options(function=None, *, help_text="JSONL input ('-' is stdin; .gz is read transparently)."):
     """-i/--input and --skip-invalid; ``help_text``: what the command reads (``@input_options(help_text=...)``)."""
     if function is None:

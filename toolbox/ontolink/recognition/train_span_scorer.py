@@ -50,6 +50,7 @@ def train_span_scorer_files(options: TrainSpanScorerOptions) -> dict[str, Any]:
     from ontolink.recognition.span_scorer_artifact import save_span_scorer
     from ontolink.formats import Counted, Problems, document_format, document_text, resolve_format
     from ontolink.core.io import plural, warn
+    from ontolink.core.progress import counting
 
     started = time.perf_counter()
     loaded = options.ontology.load()
@@ -64,7 +65,8 @@ def train_span_scorer_files(options: TrainSpanScorerOptions) -> dict[str, Any]:
     reader = document_format(resolve_format(options.input_path, source_format))
     if hasattr(reader, "text_field"):
         reader.text_field = options.text_field
-    documents = Counted(document for document in reader.read(options.input_path, problems)
+    documents = Counted(document for document in counting(reader.read(options.input_path, problems),
+                                                          "span-scorer", "document")
                         if document_text(document).strip())
     try:
         scorer, manifest = train_span_scorer(loaded, (document_text(document) for document in documents), root_ids,

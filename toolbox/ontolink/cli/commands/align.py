@@ -4,6 +4,7 @@ import importlib
 
 import click
 
+from ontolink.cli.options import quiet_option
 from ontolink.cli.options import (
     config_option,
     device_option,
@@ -84,7 +85,7 @@ def _training_options(function):
 def _fitting_options(function):
     """What train and cv both take after their own options: the ontology check, the training settings,
     the text encoder, device, seed and --config."""
-    return _ontology_check(_training_options(_encoder_options(device_option(seed_option(config_option(function))))))
+    return _ontology_check(_training_options(_encoder_options(device_option(seed_option(quiet_option(config_option(function)))))))
 
 
 def _kg_option(required):
@@ -163,6 +164,7 @@ def train_command(**options):
                                            "from another version of it (file or 'hpo').")
 @_encoder_options
 @device_option
+@quiet_option
 @config_option
 def retrieve_command(**options):
     """Rank the whole candidate pool for every pair: Retrieved records.

@@ -1,5 +1,6 @@
 import click
 
+from ontolink.cli.options import quiet_option
 from ontolink.cli.options import aliases_option, config_option, device_option, engine_options, input_options, \
     ontology_option, output_option
 from ontolink.recognition.matcher import NESTING_RULES, SHARED_NAMES
@@ -81,6 +82,7 @@ def _readers():
               help="With --engine ray: documents per batch sent to a worker.")
 @device_option
 @engine_options
+@quiet_option
 @config_option
 def command(**options):
     """Find mentions of an ontology's names in documents: Mention JSONL for `link`.

@@ -4,6 +4,7 @@ import json
 
 import click
 
+from ontolink.cli.options import quiet_option
 from ontolink.cli.options import config_option, device_option, force_option, ontology_option, seed_option
 from ontolink.core.registry import LazyChoice
 from ontolink.kg.options import EmbedKgOptions
@@ -79,6 +80,7 @@ def _json_object(ctx, param, value):
               help="PyKEEN: further model keywords, e.g. '{\"dropout_0\": 0.2}'.")
 @device_option
 @seed_option
+@quiet_option
 @config_option
 def command(**options):
     """Train KG embeddings on triples and write them to DIRECTORY.

@@ -1,6 +1,7 @@
 import click
 
 from ontolink.aliases.options import FilterOptions
+from ontolink.cli.options import quiet_option
 from ontolink.cli.options import (
     config_option,
     device_option,
@@ -28,6 +29,7 @@ from ontolink.cli.options import (
 @device_option
 @click.option("--batch-size", type=click.IntRange(1), default=FilterOptions.batch_size, show_default=True,
               help="Records per batch.")
+@quiet_option
 @config_option
 def command(**options):
     """Drop generated aliases that drift to a neighbouring entity.

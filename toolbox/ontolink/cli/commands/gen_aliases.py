@@ -4,6 +4,7 @@ import click
 
 from ontolink.aliases.llm import LLM_BACKENDS
 from ontolink.aliases.options import GenAliasesOptions
+from ontolink.cli.options import quiet_option
 from ontolink.cli.options import (
     config_option,
     device_option,
@@ -67,6 +68,7 @@ from ontolink.core.registry import registry_choice
               help="Neither read nor write the response cache (every entity costs a call).")
 @seed_option
 @engine_options
+@quiet_option
 @config_option
 def command(**options):
     """Generate aliases for Selected-entity records with an instruction LLM.

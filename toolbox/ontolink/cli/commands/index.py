@@ -3,6 +3,7 @@ import click
 from ontolink.encoders import runtime_names
 from ontolink.indexes import NAME_INDEXES
 from ontolink.indexes.options import IndexOptions
+from ontolink.cli.options import quiet_option
 from ontolink.cli.options import aliases_option, config_option, device_option, engine_options, force_option, \
     ontology_option, seed_option
 from ontolink.core.registry import LazyChoice, registry_choice
@@ -62,6 +63,7 @@ def _faiss_types():
               help="tfidf: drop character n-grams found in fewer names.")
 @seed_option
 @engine_options
+@quiet_option
 @config_option
 def command(**options):
     """Build a name index of an ontology in DIRECTORY.

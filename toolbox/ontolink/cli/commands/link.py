@@ -1,5 +1,6 @@
 import click
 
+from ontolink.cli.options import quiet_option
 from ontolink.cli.options import (
     config_option,
     device_option,
@@ -69,6 +70,7 @@ from ontolink.linking.options import DEFAULT_TOP_K, LinkOptions
                    "--ranker or --reranker orders them afterwards); --no-annotate-ids ignores matched_ids.")
 @device_option
 @engine_options
+@quiet_option
 @config_option
 def command(**options):
     """Add the top-K entities to every Mention record.

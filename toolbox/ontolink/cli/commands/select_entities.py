@@ -1,6 +1,7 @@
 import click
 
 from ontolink.aliases.options import SelectEntitiesOptions
+from ontolink.cli.options import quiet_option
 from ontolink.cli.options import config_option, engine_options, input_options, ontology_option, output_option
 
 
@@ -13,6 +14,7 @@ from ontolink.cli.options import config_option, engine_options, input_options, o
 @output_option(help_text="Selected-entity records, JSONL ('-' is stdout; .gz is compressed).")
 @click.option("--device", default=SelectEntitiesOptions.device, show_default=True, help="auto, cpu, cuda or cuda:N (for --index).")
 @engine_options
+@quiet_option
 @config_option
 def command(**options):
     """Select the entities an unlabeled mention corpus points to.

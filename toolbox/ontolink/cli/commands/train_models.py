@@ -1,6 +1,7 @@
 import click
 
 from ontolink.core.registry import LazyChoice
+from ontolink.cli.options import quiet_option
 from ontolink.cli.options import config_option, device_option, force_option, input_options, ontology_option, seed_option
 from ontolink.ranking.groups import FEATURE_GROUPS as RANKER_FEATURE_GROUPS
 from ontolink.ranking.groups import default_groups, group_names
@@ -91,6 +92,7 @@ def command():
                    "pooling: --pooling does not apply; context is left to a ranker); context: marked-up mention in "
                    "context against name and definition (step 0 is the backbone with new marker tokens).")
 @fit_options(TrainRetrieverOptions, batch_help="Mentions per batch.  [default: 512, or 128 under 5,120 pairs]")
+@quiet_option
 @config_option
 def retriever_command(**options):
     """Fine-tune a bi-encoder retriever into DIRECTORY.
@@ -154,6 +156,7 @@ def retriever_command(**options):
 @click.option("--select-dropout", type=click.FloatRange(0, 1, max_open=True), default=TrainRerankerOptions.select_dropout, show_default=True,
               help="res: dropout in the selecting transformer.")
 @fit_options(TrainRerankerOptions)
+@quiet_option
 @config_option
 def reranker_command(**options):
     """Fine-tune a reranker into DIRECTORY.
@@ -202,6 +205,7 @@ def reranker_command(**options):
 @click.option("--head-lr", "head_learning_rate", type=float, default=TrainMultivectorOptions.head_learning_rate, show_default=True,
               help="AdamW learning rate of the new projection and the temperature.")
 @fit_options(TrainMultivectorOptions, batch_help="Mentions per batch.")
+@quiet_option
 @config_option
 def multivector_command(**options):
     """Fine-tune a multi-vector (late-interaction) linker into DIRECTORY.
@@ -262,6 +266,7 @@ def multivector_command(**options):
 @holdout_option
 @seed_option
 @device_option
+@quiet_option
 @config_option
 def ranker_command(**options):
     """Fit a candidate ranker into DIRECTORY, without gold labels.
@@ -319,6 +324,7 @@ def _document_readers():
 @click.option("--regularisation", type=click.FloatRange(0, min_open=True), default=TrainSpanScorerOptions.regularisation, show_default=True,
               help="Inverse L2 penalty (C) of the logistic regression.")
 @seed_option
+@quiet_option
 @config_option
 def span_scorer_command(**options):
     """Fit a span scorer into DIRECTORY, without labels: does an n-gram read like a name?
