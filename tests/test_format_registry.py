@@ -62,3 +62,33 @@ def test_an_unknown_format_value_is_refused_with_the_known_ones():
     result = run("convert", "--from", "brat-nope", "-i", "x.txt")
     assert result.exit_code == 2
     assert "pubtator" in result.output and "brat-nope" in result.output
+
+
+def _commands_with_ontology():
+    from ontolink.cli.main import cli
+
+    def walk(group, prefix):
+        for name, command in sorted(group.commands.items()):
+            if hasattr(command, "commands"):
+                yield from walk(command, prefix + [name])
+            elif any(param.name == "ontology" for param in command.params):
+                yield prefix + [name]
+
+    return list(walk(cli, []))
+
+
+def test_every_ontology_option_lists_the_registered_ontology_formats():
+    """`index --help` and `make-pairs --help` listed .obo, .owl, .json, .jsonl by hand, not CSV/TSV: the list is
+    the registry's now, in every command that takes --ontology."""
+    import re
+
+    commands = _commands_with_ontology()
+    assert ["index"] in commands and ["make-pairs"] in commands and ["annotate"] in commands
+    for command in commands:
+        result = run(*command, "--help")
+        assert result.exit_code == 0, result.output
+        help_text = " ".join(result.output.split())
+        block = re.search(r"--ontology PATH\|hpo (.*?) --ontology-format", help_text).group(1)
+        for name in ONTOLOGY_FORMATS.names():
+            suffixes = ", ".join(ONTOLOGY_FORMATS.get(name).suffixes)
+            assert f"{name} ({suffixes})" in block, (command, name, block)

@@ -54,3 +54,63 @@ def test_csv_bad_rows_name_file_and_line(tmp_path):
     path.write_text("identifier,label\nX:1,first\n", encoding="utf-8")
     result = run("index", "--ontology", path, "--method", "tfidf", tmp_path / "idx")
     assert result.exit_code == 2 and "bad.csv:1" in result.output and "id, name" in result.output
+
+
+def test_field_maps_a_table_of_its_own_column_names(hpo, tmp_path):
+    """A spreadsheet whose columns are not id,name (--field was refused for CSV: the user rewrote the file): the
+    columns mapped with --field, its lists split at its own separator, its type column kept."""
+    ids = hpo_slice(hpo)
+    path = tmp_path / "phenotypes.csv"
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["HPO ID", "Preferred label", "Other labels", "Broader", "Category", "notes"])
+        for entity_id in ids:
+            entity = hpo[entity_id]
+            writer.writerow([entity.id, entity.name,
+                             "; ".join(text for text, scope in entity.synonyms if scope == "EXACT"),
+                             "; ".join(parent for parent in entity.parents if parent in ids),
+                             "Seizure" if entity_id != "HP:0001250" else "Root", "x"])
+    fields = "id=HPO ID,name=Preferred label,synonyms=Other labels,parents=Broader,type=Category,separator=;"
+    built = run("index", "--ontology", path, "--field", fields, "--method", "tfidf", tmp_path / "idx")
+    assert built.exit_code == 0, built.output
+    assert f"indexed" in built.stderr and f"of {len(ids)} entities" in built.stderr
+    loaded = load_ontology(str(path), synonym_scopes=("EXACT",), use_cache=False,
+                           fields={"id": "HPO ID", "name": "Preferred label", "synonyms": "Other labels",
+                                   "parents": "Broader", "type": "Category", "separator": ";"})
+    for entity_id in ids:
+        assert [text for text, _ in loaded[entity_id].synonyms] == \
+            [text for text, scope in hpo[entity_id].synonyms if scope == "EXACT"]
+    assert all(loaded[child].parents == ["HP:0001250"] for child in ids[1:])
+    assert loaded["HP:0001250"].type == "Root" and {loaded[child].type for child in ids[1:]} == {"Seizure"}
+    linked = run("link", "--index", tmp_path / "idx", "seizure")
+    assert linked.exit_code == 0 and '"HP:0001250"' in linked.stdout
+    # a column the header lacks, and one shown under the Entity field's own name, are named
+    result = run("index", "--ontology", path, "--field", "id=HPO ID,name=Label", tmp_path / "idx2")
+    assert result.exit_code == 2 and "phenotypes.csv:1: --field name=Label: the header row has no column 'Label'" \
+        in result.stderr
+    result = run("index", "--ontology", path, tmp_path / "idx3")
+    assert result.exit_code == 2 and "needs the column(s) id, name" in result.stderr
+    assert "--field id=COLUMN,name=COLUMN" in result.stderr
+
+
+def test_columns_by_number_read_a_tsv_without_a_header(tmp_path):
+    """The shared KG's entity table is `id<TAB>name<TAB>type` with no header row (4,192 entities of BC5CDR and
+    BioRED): numbered columns read it whole, the first row an entity too."""
+    from conftest import shared_path
+
+    path = shared_path("align", "entities.tsv")
+    rows = [line.split("\t") for line in path.read_text(encoding="utf-8").splitlines()]
+    loaded = load_ontology(str(path), fields={"id": "1", "name": "2", "type": "3"}, use_cache=False)
+    assert len(loaded) == len(rows) == 4192
+    first = rows[0]
+    assert loaded[first[0]].name == first[1] and loaded[first[0]].types == [first[2]]
+    assert sum(entity.type == "Disease" for entity in loaded) == sum(row[2] == "Disease" for row in rows) == 1112
+    result = run("index", "--ontology", path, "--field", "id=1,name=Term", "--method", "tfidf", tmp_path / "idx")
+    assert result.exit_code == 2 and "all by header name or all by number" in result.stderr
+    result = run("index", "--ontology", path, "--field", "id=1,name=7", "--method", "tfidf", tmp_path / "idx")
+    assert result.exit_code == 2 and "entities.tsv:1: 3 fields where --field names column 7" in result.stderr
+
+
+def test_separator_is_for_tables_only(small_ontology_path, tmp_path):
+    result = run("index", "--ontology", small_ontology_path, "--field", "separator=;", tmp_path / "idx")
+    assert result.exit_code == 2 and "splits the cells of a CSV/TSV file" in result.stderr

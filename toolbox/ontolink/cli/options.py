@@ -183,9 +183,30 @@ def _ontology_formats():
     return format_names()
 
 
-def ontology_option(required=True, help_text="Ontology: a file (.obo, .owl, .json, .jsonl) or the embedded 'hpo'."):
-    """--ontology, --ontology-format and --synonym-scopes, given to the command as one ``ontology``
-    argument: an ``OntologySource`` (parsed only when the command calls ``load()``), or None."""
+def _ontology_format_list():
+    """The ontology format registry, as help reads it: "obo (.obo), owl (.owl, .rdf, ...), ..."."""
+    from ontolink.ontology.loaders import ONTOLOGY_FORMATS, format_names
+
+    return ", ".join(f"{name} ({', '.join(ONTOLOGY_FORMATS.get(name).suffixes)})" for name in format_names())
+
+
+class _FormatsListedOption(click.Option):
+    """An option whose help ends with the ontology formats registered when the help is shown (a format added by
+    a module or a plugin is listed without a word changed here)."""
+
+    @property  # click keeps an attribute: this one is computed when read
+    def help(self):
+        return f"{self._own_help}  Formats: {_ontology_format_list()}."
+
+    @help.setter
+    def help(self, value):
+        self._own_help = value
+
+
+def ontology_option(required=True, help_text="Ontology: a file or the embedded 'hpo'."):
+    """--ontology, --ontology-format, --synonym-scopes and --field, given to the command as one ``ontology``
+    argument: an ``OntologySource`` (parsed only when the command calls ``load()``), or None. The help of
+    --ontology lists the registered formats."""
     def decorator(function):
         @functools.wraps(function)
         def with_source(*args, ontology, ontology_format, synonym_scopes, fields, **kwargs):
@@ -200,16 +221,18 @@ def ontology_option(required=True, help_text="Ontology: a file (.obo, .owl, .jso
             return function(*args, ontology=source, **kwargs)
 
         with_source = click.option("--field", "fields", metavar="FIELD=NAME,...",
-                                   help="JSONL ontologies whose records name the Entity fields otherwise: which "
-                                        "field holds each, e.g. 'id=concept_id,name=canonical_name,"
-                                        "synonyms=aliases' (fields: id, name, definition, synonyms, parents, "
-                                        "alt_ids, obsolete, replaced_by).")(with_source)
+                                   help="Entity JSONL, scispaCy or CSV/TSV ontologies that name the Entity fields "
+                                        "otherwise: which record field or column holds each, e.g. 'id=concept_id,"
+                                        "name=canonical_name,synonyms=aliases' (fields: id, name, definition, "
+                                        "synonyms, parents, alt_ids, obsolete, replaced_by, type). CSV/TSV: "
+                                        "'separator=;' splits list cells (default '|'), and columns given by "
+                                        "number (id=1,name=2) read a file without a header row.")(with_source)
         with_source = click.option("--synonym-scopes", default="EXACT,RELATED", show_default=True,
                                    help="Synonym scopes counted as names (EXACT, RELATED, NARROW, BROAD).")(with_source)
         with_source = click.option("--ontology-format", type=LazyChoice(_ontology_formats),
                                    help="Force the ontology format instead of guessing it from the file.")(with_source)
-        return click.option("--ontology", required=required, metavar="PATH|hpo", help=help_text,
-                            type=click.Path())(with_source)
+        return click.option("--ontology", cls=_FormatsListedOption, required=required, metavar="PATH|hpo",
+                            help=help_text, type=click.Path())(with_source)
     return decorator
 
 

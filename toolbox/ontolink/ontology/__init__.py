@@ -21,7 +21,7 @@ __all__ = ["load_ontology", "OntologySource", "Ontology", "Entity", "normalize",
            "DEFAULT_SYNONYM_SCOPES", "ALL_SYNONYM_SCOPES"]
 
 # Bump when the parsed form changes, so stale caches are not read.
-PARSED_FORMAT_VERSION = 2
+PARSED_FORMAT_VERSION = 3  # 3: term dicts carry "types"
 
 
 def _hpo_path():
@@ -143,6 +143,7 @@ def build_ontology(terms, label, source, content_hash, synonym_scopes=DEFAULT_SY
             synonyms=[tuple(pair) for pair in term["synonyms"]],
             parents=parents_of[term["id"]],
             alt_ids=term["alt_ids"],
+            types=term.get("types", []),
         )
         for term in live.values()
     ]
@@ -189,7 +190,8 @@ class OntologySource:
 
 def load_ontology(spec, fmt=None, synonym_scopes=DEFAULT_SYNONYM_SCOPES, use_cache=True, fields=None):
     """Load ``spec``: a path to an ontology file, or an embedded name such as ``hpo``. ``fields``: which
-    field of a JSONL file's records holds each Entity field ({"id": "concept_id", ...}; ``--field``)."""
+    field of a JSONL file's records or which column of a CSV/TSV file holds each Entity field ({"id": "concept_id",
+    ...}; ``--field``)."""
     if isinstance(spec, Ontology):
         return spec
     if isinstance(spec, OntologySource):

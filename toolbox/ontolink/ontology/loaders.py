@@ -66,22 +66,33 @@ def load_terms(path: str | Path, fmt: str, fields: dict[str, str] | None = None)
 
 
 # Entity JSONL fields and what each holds (documented in `index --help` and docs/ontologies.md)
-ENTITY_FIELDS = ("id", "name", "definition", "synonyms", "parents", "alt_ids", "obsolete", "replaced_by")
+ENTITY_FIELDS = ("id", "name", "definition", "synonyms", "parents", "alt_ids", "obsolete", "replaced_by", "type")
+# Entity fields that hold lists: in a CSV/TSV cell, values joined by the list separator
+LIST_FIELDS = ("synonyms", "parents", "alt_ids", "replaced_by", "type")
+# --field's one entry that is not an Entity field: the separator of a CSV/TSV cell's list (a word for the
+# characters --field's own syntax or a shell makes awkward to write)
+SEPARATOR = "separator"
+SEPARATOR_WORDS = {"comma": ",", "semicolon": ";", "space": " ", "tab": "\t", "pipe": "|"}
 
 
 def parse_fields(text: str | None) -> dict[str, str]:
     """``--field``: "id=concept_id,name=canonical_name,synonyms=aliases" -> {"id": "concept_id", ...}:
-    which field of the file holds each Entity field."""
+    which field of the file (a JSONL record's key, a CSV/TSV column's header or 1-based number) holds each Entity
+    field; "separator=;" (or a word: comma, semicolon, space, tab, pipe) splits a CSV/TSV cell's list."""
     fields = {}
     for part in (text or "").split(","):
         if not part.strip():
             continue
         ours, equals, theirs = part.partition("=")
-        ours, theirs = ours.strip(), theirs.strip()
+        ours = ours.strip()
+        theirs = theirs.strip()
         if not equals or not ours or not theirs:
             raise InputError(f"--field entries are ENTITY_FIELD=FILE_FIELD, got {part.strip()!r}")
-        if ours not in ENTITY_FIELDS:
-            raise InputError(f"--field: {ours!r} is not an Entity field (fields: {', '.join(ENTITY_FIELDS)})")
+        if ours == SEPARATOR:
+            theirs = SEPARATOR_WORDS.get(theirs.lower(), theirs)
+        elif ours not in ENTITY_FIELDS:
+            raise InputError(f"--field: {ours!r} is not an Entity field (fields: {', '.join(ENTITY_FIELDS)}; "
+                             f"and {SEPARATOR}=SEP for CSV/TSV lists)")
         fields[ours] = theirs
     return fields
 
@@ -103,7 +114,7 @@ def _json_head(path: str | Path) -> str:
 
 def term_dict(id: str, name: str | None, definition: str | None = "", synonyms: Iterable[Iterable[str]] = (),
               parents: Iterable[str] = (), alt_ids: Iterable[str] = (), obsolete: bool = False,
-              replaced_by: Iterable[str] = ()) -> dict[str, Any]:
+              replaced_by: Iterable[str] = (), types: Iterable[str] = ()) -> dict[str, Any]:
     return {
         "id": id,
         "name": name or "",
@@ -113,6 +124,7 @@ def term_dict(id: str, name: str | None, definition: str | None = "", synonyms: 
         "alt_ids": list(alt_ids),
         "obsolete": bool(obsolete),
         "replaced_by": list(replaced_by),
+        "types": list(dict.fromkeys(types)),
     }
 
 
@@ -273,6 +285,13 @@ def _synonyms(value: object, field: str) -> list[tuple[str, str]]:
     return synonyms
 
 
+def _types(value: object, field: str) -> list[str]:
+    """An entity's type: a string, or a list of strings (an entity of several types); absent or null: none."""
+    if isinstance(value, str):
+        return [value] if value.strip() else []
+    return [item for item in _strings(value, field) if item.strip()]
+
+
 def entity_term(record: dict[str, Any], fields: dict[str, str] | None = None) -> dict[str, Any]:
     """The term dict of one Entity JSONL record, its types checked (``ValueError`` naming the field);
     ``fields`` maps Entity fields to the record's own names."""
@@ -297,13 +316,16 @@ def entity_term(record: dict[str, Any], fields: dict[str, str] | None = None) ->
                      _optional_string(get("definition"), name_of("definition")),
                      _synonyms(get("synonyms"), name_of("synonyms")), _strings(get("parents"), name_of("parents")),
                      _strings(get("alt_ids"), name_of("alt_ids")), bool(obsolete),
-                     _strings(get("replaced_by"), name_of("replaced_by")))
+                     _strings(get("replaced_by"), name_of("replaced_by")), _types(get("type"), name_of("type")))
 
 
 def load_entity_jsonl(path: str | Path, fields: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """Entity JSONL (``entity_term``); a record of wrong types is FILE:LINE bad data."""
     from ontolink.core.io import read_records
 
+    if fields and SEPARATOR in fields:
+        raise InputError(f"--field {SEPARATOR}= splits the cells of a CSV/TSV file: a JSONL record holds its lists "
+                         "as JSON lists", path)
     terms: list[dict[str, Any]] = []
     for _ in read_records(path, validate=lambda record: terms.append(entity_term(record, fields))):
         pass
@@ -311,8 +333,9 @@ def load_entity_jsonl(path: str | Path, fields: dict[str, str] | None = None) ->
 
 
 # scispaCy's KnowledgeBase JSONL (what its linker's `KnowledgeBase` reads): concept_id, canonical_name,
-# aliases, types (semantic type ids, not kept), definition
-SCISPACY_FIELDS = {"id": "concept_id", "name": "canonical_name", "synonyms": "aliases", "definition": "definition"}
+# aliases, types (semantic type ids: the entities' type), definition
+SCISPACY_FIELDS = {"id": "concept_id", "name": "canonical_name", "synonyms": "aliases", "definition": "definition",
+                   "type": "types"}
 
 
 def _first_record_has(path: str | Path, field: str) -> bool:
@@ -370,7 +393,7 @@ class SciZSELFormat(OntologyFormat):
 
 @ONTOLOGY_FORMATS.register("jsonl")
 class EntityJSONLFormat(OntologyFormat):
-    summary = "Entity JSONL: one {id, name, synonyms, parents, ...} record per line (--field maps other names)"
+    summary = "Entity JSONL: one {id, name, synonyms, parents, type, ...} record per line (--field maps other names)"
     suffixes = (".jsonl",)
     takes_fields = True
 

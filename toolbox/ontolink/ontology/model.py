@@ -19,9 +19,15 @@ class Entity:
     synonyms: list = field(default_factory=list)  # [(text, scope)]
     parents: list = field(default_factory=list)
     alt_ids: list = field(default_factory=list)
+    types: list = field(default_factory=list)  # the ontology's type field (a CSV column, scispaCy's types): [str]
+
+    @property
+    def type(self):
+        """The entity's type (its first, when it has several), or None: what `annotate` writes as a mention's."""
+        return self.types[0] if self.types else None
 
     def to_record(self, synonym_scopes=ALL_SYNONYM_SCOPES):
-        return {
+        record = {
             "id": self.id,
             "name": self.name,
             "definition": self.definition,
@@ -29,6 +35,9 @@ class Entity:
             "parents": list(self.parents),
             "alt_ids": list(self.alt_ids),
         }
+        if self.types:
+            record["type"] = self.types[0] if len(self.types) == 1 else list(self.types)
+        return record
 
 
 class Ontology:
