@@ -137,3 +137,25 @@ def test_the_package_root_is_its_face_only():
     """The root holds the package's face (its API, version and `python -m`); everything else lives in a folder."""
     root = sorted(path.name for path in PACKAGE.glob("*.py"))
     assert len(root) <= 4, root
+
+
+def _late_own_imports(path):
+    """(line, text) of each import of a package module inside a function of ``path``."""
+    source = path.read_text(encoding="utf-8")
+    lines = source.splitlines()
+    for function in ast.walk(ast.parse(source)):
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for node in ast.walk(function):
+                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("ontolink") or \
+                        isinstance(node, ast.Import) and node.names[0].name.startswith("ontolink"):
+                    yield node.lineno, lines[node.lineno - 2:node.lineno]
+
+
+def test_a_late_import_of_the_package_says_why():
+    """An import of the package's own modules sits at the top of the module, unless importing it there would
+    load a heavy dependency (numpy, torch, ...) the module does not load already, or break a lazy design (the
+    package's face); then it sits in the function and says so in a comment (``# late: ...``)."""
+    silent = sorted({f"{path.relative_to(PACKAGE.parent)}:{line}: {text[-1].strip()}"
+                     for path in PACKAGE.rglob("*.py") for line, text in _late_own_imports(path)
+                     if not any("# late:" in row for row in text)})
+    assert not silent, "late imports of the package without a '# late: why' comment:\n" + "\n".join(silent)

@@ -18,7 +18,7 @@ __all__ = ["__version__", "Index", "annotate", "build_index", "evaluate", "load_
 
 def __getattr__(name):
     if name in __all__:  # the API, imported on first use
-        from ontolink import api
+        from ontolink import api  # late: the API (and what it loads) only when first used
 
         return getattr(api, name)
     raise AttributeError(f"module 'ontolink' has no attribute {name!r}")

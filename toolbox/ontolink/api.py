@@ -17,13 +17,20 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ontolink.core.records import validate_mention
+from ontolink.linking.options import trained_top_k
+from ontolink.ontology import DEFAULT_SYNONYM_SCOPES, OntologySource, load_ontology as read_ontology
+from ontolink.ranking.options import TrainRankerOptions
+from ontolink.recognition.annotate import DEFAULT_CONTEXT, annotate_documents
+from ontolink.recognition.matcher import ConceptMatcher
+from ontolink.reranking.base import Reranker, load_reranker
+
 if TYPE_CHECKING:
     from ontolink.evaluation.results import Evaluation
     from ontolink.indexes.artifact import LoadedIndex
-    from ontolink.ontology import OntologySource
     from ontolink.ontology.model import Ontology
     from ontolink.ranking.ranker import Ranker
-    from ontolink.reranking.base import Reranker
+
 
 def load_ontology(source: Ontology | OntologySource | str | Path = "hpo", *, format: str | None = None,
                   synonym_scopes: Sequence[str] | None = None, fields: dict[str, str] | None = None) -> Ontology:
@@ -31,10 +38,8 @@ def load_ontology(source: Ontology | OntologySource | str | Path = "hpo", *, for
     (and cached in the user cache, keyed by the file's content). ``format``: the file's format when its name
     does not tell; ``synonym_scopes``: which synonyms count as names (default EXACT and RELATED); ``fields``:
     which field of a JSONL or CSV record holds each Entity field (``--field``)."""
-    from ontolink.ontology import DEFAULT_SYNONYM_SCOPES
-    from ontolink.ontology import load_ontology as load
-
-    return load(source, fmt=format, synonym_scopes=tuple(synonym_scopes or DEFAULT_SYNONYM_SCOPES), fields=fields)
+    return read_ontology(source, fmt=format, synonym_scopes=tuple(synonym_scopes or DEFAULT_SYNONYM_SCOPES),
+                         fields=fields)
 
 
 class Index:
@@ -70,9 +75,7 @@ class Index:
         ``ontolink link PHRASE ...``); a dict is a Mention record, its other fields kept. ``top_k``: candidates per
         mention (default: as `ontolink link`); ``ranker`` / ``reranker``: a trained one's directory or the object
         (neither: the index's default ranker, as `ontolink link`; ``no_ranker``: the index's order)."""
-        from ontolink.core.records import validate_mention
-        from ontolink.linking.link import link_mentions
-        from ontolink.linking.options import trained_top_k
+        from ontolink.linking.link import link_mentions  # late: loads numpy
 
         records = []
         for number, mention in enumerate(mentions, 1):
@@ -80,18 +83,16 @@ class Index:
             validate_mention(record)
             records.append(record)
         if ranker is not None:
-            from ontolink.ranking.ranker import Ranker
+            from ontolink.ranking.ranker import Ranker  # late: loads numpy
 
             ranker = ranker if isinstance(ranker, Ranker) else Ranker(ranker)
         if reranker is not None:
-            from ontolink.reranking.base import Reranker, load_reranker
-
             reranker = reranker if isinstance(reranker, Reranker) else load_reranker(reranker, device=device)
         if reranker is not None:
             reranker.check_index(self.loaded)
         by_default = ranker is None and reranker is None and not no_ranker
         if by_default:
-            from ontolink.ranking.default import index_ranker
+            from ontolink.ranking.default import index_ranker  # late: loads numpy
 
             ranker = index_ranker(self.loaded)[0]
         top_k = top_k if top_k is not None else trained_top_k(ranker, reranker)
@@ -103,11 +104,9 @@ def load_index(directory: str | Path, *, ontology: Ontology | OntologySource | s
                device: str = "auto") -> Index:
     """An index directory written by `ontolink index` (or ``build_index``); with ``ontology``, refused unless it
     was built for that ontology's content."""
-    from ontolink.indexes.artifact import load_index as load
+    from ontolink.indexes.artifact import load_index as load  # late: loads numpy
 
     if isinstance(ontology, (str, Path)):
-        from ontolink.ontology import OntologySource
-
         ontology = OntologySource(str(ontology))
     return Index(load(directory, ontology=ontology, device=device))
 
@@ -118,8 +117,8 @@ def build_index(ontology: Ontology | OntologySource | str | Path, directory: str
     something else) and return it loaded. ``method``: dense (a sentence encoder, ``model``: default
     all-MiniLM-L6-v2 from its PyPI package, + FAISS), tfidf or multivector; ``options``: the other keywords
     of ``ontolink.indexes.build.build_index`` (faiss_type, precision, runtime, ...)."""
-    from ontolink.indexes.build import build_index as build
-    from ontolink.linking.link import name_tables
+    from ontolink.indexes.build import build_index as build  # late: loads numpy
+    from ontolink.linking.link import name_tables  # late: loads numpy
 
     options.setdefault("name_tables", name_tables())  # what `link` would make on every start, made once
     build(load_ontology(ontology), directory, method=method, model=model, device=device, force=force, **options)
@@ -133,9 +132,6 @@ def annotate(texts: Iterable[str | tuple[str, str]], ontology: Ontology | Ontolo
     ``Index.link``. A text is a document (its id "1", "2", ... in order) or an ``(id, text)`` pair; ``roots``
     keeps the entities under these ids (e.g. ``["HP:0000118"]``, phenotypic abnormalities). Each mention keeps
     ``context_characters`` of context on each side (default: the command's window; 0: the whole text)."""
-    from ontolink.recognition.annotate import DEFAULT_CONTEXT, annotate_documents
-    from ontolink.recognition.matcher import ConceptMatcher
-
     loaded = load_ontology(ontology)
     documents = [(str(number), text) if isinstance(text, str) else tuple(text)
                  for number, text in enumerate(texts, 1)]
@@ -150,7 +146,7 @@ def evaluate(files: Sequence[str | Path], *, ontology: Ontology | OntologySource
     """Score Linked-mention files (`ontolink link` output with gold ids) as `ontolink eval` does: Recall@K, MRR,
     by overlap category and error class. ``evaluation.tables`` holds the numbers; ``evaluation.render("markdown")``
     the report as text (also "json", "tsv", "table")."""
-    from ontolink.evaluation.files import evaluate as score
+    from ontolink.evaluation.files import evaluate as score  # late: loads numpy
 
     if isinstance(ontology, (str, Path)):
         ontology = load_ontology(ontology)
@@ -164,8 +160,7 @@ def train_ranker(index: Index | str | Path, directory: str | Path, *, pairs: str
     synonyms searched without their own name, and the make-pairs records of the file ``pairs`` if given), write it
     to ``directory`` and return its manifest; ``Index.link(..., ranker=directory)`` applies it. ``options``: the
     other fields of ``ontolink.ranking.options.TrainRankerOptions`` (groups, prior, top_k, seed, ...)."""
-    from ontolink.ranking.options import TrainRankerOptions
-    from ontolink.ranking.train import train_ranker_files
+    from ontolink.ranking.train import train_ranker_files  # late: loads numpy
 
     index_dir = index.directory if isinstance(index, Index) else index
     return train_ranker_files(TrainRankerOptions(directory=str(directory), index_dir=str(index_dir),

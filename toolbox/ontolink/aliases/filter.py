@@ -14,6 +14,10 @@ import numpy as np
 
 from ontolink.aliases.options import FilterOptions
 from ontolink.core.errors import InputError
+from ontolink.core.io import record_batches, ReadStats, RecordWriter, display_name, read_records, warn
+from ontolink.core.progress import counting
+from ontolink.core.records import validate_alias_record
+from ontolink.encoders import load_encoder
 
 if TYPE_CHECKING:
     from ontolink.encoders.base import Encoder
@@ -48,8 +52,6 @@ def filter_aliases(records: Iterable[dict[str, Any]], ontology: Ontology, encode
     """Yield each Aliases record with ``aliases`` = kept ones and ``decisions`` for all. ``encoder``: an Encoder,
     or a function that loads one, called when the first record has arrived (so a pipe's GPU holds the step
     before's model first)."""
-    from ontolink.core.io import record_batches
-
     stats = stats if stats is not None else FilterStats()
     for batch in record_batches(records, batch_size):
         if not hasattr(encoder, "encode"):
@@ -95,11 +97,6 @@ def filter_aliases(records: Iterable[dict[str, Any]], ontology: Ontology, encode
 def filter_aliases_files(options: FilterOptions) -> FilterStats:
     """`ontolink filter`: read Aliases records from ``options.input_path``, write the filtered records to
     ``options.output_path`` and a one-line summary to stderr; return the counts."""
-    from ontolink.core.io import ReadStats, RecordWriter, display_name, read_records, warn
-    from ontolink.core.progress import counting
-    from ontolink.core.records import validate_alias_record
-    from ontolink.encoders import load_encoder
-
     loaded = options.ontology.load()
     stats, read_stats = FilterStats(), ReadStats()
     records = read_records(options.input_path, validate=validate_alias_record, skip_invalid=options.skip_invalid,

@@ -19,8 +19,13 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ontolink.core.errors import UsageError
-from ontolink.core.io import warn
+from ontolink.core.io import warn, ReadStats, RecordWriter, read_records
 from ontolink.ontology.model import normalize
+from ontolink.aliases.llm import load_backend, LLM_BACKENDS
+from ontolink.aliases.llm.response_cache import cache_key, ResponseCache
+from ontolink.core.progress import counting
+from ontolink.core.records import validate_selected_entity
+from ontolink.engines import open_engine
 
 if TYPE_CHECKING:
     from ontolink.aliases.options import GenAliasesOptions
@@ -249,8 +254,6 @@ class CompleteBatches:
         if not conversations:
             return []
         if self.backend is None:
-            from ontolink.aliases.llm import load_backend
-
             self.backend = load_backend(self.backend_name, **self.options)
         completions = [None] * len(conversations)
         for index, completion in self.backend.stream(conversations):
@@ -277,8 +280,6 @@ def generate_aliases(records: Iterable[dict[str, Any]], ontology: Ontology, back
     writer) and the counts. Batches in flight together are looked up in the cache before any of
     them is answered, so a prompt repeated across them is asked more than once.
     """
-    from ontolink.aliases.llm.response_cache import cache_key
-
     stats = stats if stats is not None else GenerationStats()
     pool = ExamplePool(ontology, seed=seed, count=examples)
     if len(pool.pool) <= examples:
@@ -365,8 +366,6 @@ def generate_aliases(records: Iterable[dict[str, Any]], ontology: Ontology, back
             if on_batch is not None:
                 on_batch()
     else:
-        from ontolink.aliases.llm import LLM_BACKENDS
-
         in_flight: deque[Any] = deque()
 
         def conversations():
@@ -405,12 +404,6 @@ def backend_options(options: GenAliasesOptions) -> dict[str, Any]:
 def generate_aliases_files(options: GenAliasesOptions) -> GenerationStats:
     """Read Selected-entity records, ask the LLM for each entity's aliases (cached replies reused) and write the
     Aliases records as they come, with progress and a summary line on stderr; returns the counts."""
-    from ontolink.aliases.llm import load_backend
-    from ontolink.aliases.llm.response_cache import ResponseCache
-    from ontolink.core.io import ReadStats, RecordWriter, read_records, warn
-    from ontolink.core.progress import counting
-    from ontolink.core.records import validate_selected_entity
-
     if options.backend == "openai" and not options.model:
         raise UsageError("--backend openai needs --model (the name the endpoint serves)")
     loaded = options.ontology.load()
@@ -422,7 +415,6 @@ def generate_aliases_files(options: GenAliasesOptions) -> GenerationStats:
     records = read_first(records)  # the first record read before a model loads: bad input fails fast
     llm = load_backend(options.backend, **chosen)
     cache = None if options.no_cache else ResponseCache()
-    from ontolink.engines import open_engine
 
     start_engine = options.start_engine or (lambda device: open_engine(device=device))
     try:

@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 from ontolink.aliases.options import MakePairsOptions
 from ontolink.core.errors import InputError, UsageError
 from ontolink.ontology import normalize
+from ontolink.core.io import RecordWriter, display_name, read_records, warn
+from ontolink.core.records import validate_alias_record, validate_mention
 
 if TYPE_CHECKING:
     from ontolink.ontology.model import Ontology
@@ -147,9 +149,6 @@ def make_pairs_files(options: MakePairsOptions) -> PairStats:
     """`ontolink make-pairs`: pair the mentions of ``options.mentions_path`` with entities, write the Pair
     records to ``options.output_path`` (the ambiguous mentions to ``options.ambiguous_path`` when given) and a
     summary to stderr; return the counts."""
-    from ontolink.core.io import RecordWriter, display_name, read_records, warn
-    from ontolink.core.records import validate_alias_record, validate_mention
-
     loaded = options.ontology.load()
     chosen = tuple(part.strip() for part in options.sources.split(",") if part.strip())
     if options.input_path == "-" and options.mentions_path == "-":

@@ -14,6 +14,12 @@ from typing import TYPE_CHECKING, Any
 from ontolink.core.errors import InputError
 from ontolink.ontology import normalize
 from ontolink.linking.link import LinkBatches
+from ontolink.core.device import release_gpu_memory
+from ontolink.core.io import ReadStats, RecordWriter, read_records, warn
+from ontolink.core.progress import counting
+from ontolink.core.records import validate_mention
+from ontolink.engines import ENGINES, open_engine
+from ontolink.indexes.artifact import load_index
 
 if TYPE_CHECKING:
     from ontolink.indexes.artifact import LoadedIndex
@@ -96,8 +102,6 @@ def select_entities(mentions: Iterable[dict[str, Any]], ontology: Ontology,
             pointed[text].add(entity_id)
 
     if loaded_index is not None:
-        from ontolink.core.progress import counting
-
         loads_its_own = callable(loaded_index) and not hasattr(loaded_index, "name_index")
         if loads_its_own:
             loaded_index = loaded_index()  # type: ignore[operator]  # a function that loads it
@@ -112,8 +116,6 @@ def select_entities(mentions: Iterable[dict[str, Any]], ontology: Ontology,
                     selection.reasons[entity_id].add(BIENCODER)
                     pointed[text].add(entity_id)
         if loads_its_own:
-            from ontolink.core.device import release_gpu_memory
-
             del best, loaded_index
             release_gpu_memory()
 
@@ -128,20 +130,15 @@ def select_entities(mentions: Iterable[dict[str, Any]], ontology: Ontology,
 def select_entities_files(options: SelectEntitiesOptions) -> Selection:
     """Read Mention records from ``options.input_path``, write the Selected-entity records to
     ``options.output_path`` and a one-line summary to stderr; return the ``Selection``."""
-    from ontolink.core.io import ReadStats, RecordWriter, read_records, warn
-    from ontolink.core.records import validate_mention
-    from ontolink.engines import ENGINES, open_engine
-
     loaded = options.ontology.load()
-    index = None
     engine_name = getattr(options.start_engine, "name", "local")
-    if options.index_dir:
-        from ontolink.indexes.artifact import load_index
 
-        # loaded once the mentions are read, and let go before the output is written (a pipe's GPU)
-        def index():
-            return load_index(options.index_dir, ontology=loaded, device=options.device)
-    else:
+    def named_index() -> Any:
+        return load_index(str(options.index_dir), ontology=loaded, device=options.device)
+
+    # loaded once the mentions are read, and let go before the output is written (a pipe's GPU)
+    index = named_index if options.index_dir else None
+    if not options.index_dir:
         if not ENGINES.get(engine_name).in_process:
             raise InputError(f"--engine {engine_name} searches --index in parallel: give --index")
         warn("no --index: selecting by exact name match only (E_EM)")

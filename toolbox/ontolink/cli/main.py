@@ -11,6 +11,8 @@ import click
 from ontolink.version import __version__
 from ontolink.core.errors import OntolinkError, UsageError
 from ontolink.core.extras import missing_extra
+from ontolink.core.gc_pause import one_command_process
+from ontolink.core.io import forget_reads
 
 INTERRUPTED = 130
 PIPE_CLOSED = 141
@@ -104,8 +106,6 @@ class OntolinkGroup(click.Group):
         return self._commands.get(cmd_name)
 
     def invoke(self, ctx):
-        from ontolink.core.io import forget_reads
-
         forget_reads()  # the files this command reads are the only ones its outputs may not replace
         try:
             return super().invoke(ctx)
@@ -182,7 +182,5 @@ _whole_short_help(cli)
 
 
 def main():
-    from ontolink.core.gc_pause import one_command_process
-
     one_command_process()  # what the command loads may be frozen (ontolink.core.gc_pause)
     cli(prog_name="ontolink")

@@ -8,6 +8,9 @@ tests/test_man.py regenerates the pages and fails when man/ is stale.
 import sys
 from pathlib import Path
 
+from ontolink.cli.main import cli
+from ontolink.version import __version__
+
 # A fixed date keeps the pages byte-identical between runs; bump it with the version.
 MAN_DATE = "2026-11-29"
 
@@ -90,9 +93,6 @@ def _see_also(name, all_names):
 
 def write_man_pages(directory):
     from click_man.core import write_man_pages as click_man_write
-
-    from ontolink.version import __version__
-    from ontolink.cli.main import cli
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)

@@ -8,6 +8,11 @@ from ontolink.core.errors import InputError
 from ontolink.core.io import open_input, refuse_output_over_inputs
 from ontolink.core.options import AUTO_DEVICE, DEFAULT_SEED, STDIO
 from ontolink.core.registry import LazyChoice
+from ontolink.core.manifest import check_replaceable
+from ontolink.core.progress import progress_interval, set_quiet
+from ontolink.engines import ENGINES, open_engine
+from ontolink.ontology import OntologySource
+from ontolink.ontology.loaders import format_names, ONTOLOGY_FORMATS, parse_fields
 
 
 def _load_config(ctx, param, path):
@@ -119,8 +124,6 @@ def config_option(function):
 
 
 def _set_quiet(ctx, param, quiet):
-    from ontolink.core.progress import progress_interval, set_quiet
-
     set_quiet(quiet)  # every run sets it, so one command's --quiet does not carry to the next in the same process
     if not quiet:
         progress_interval()  # a bad ONTOLINK_PROGRESS_INTERVAL is refused before the work starts, not after
@@ -178,15 +181,11 @@ def output_option(function=None, *, help_text="JSONL output ('-' is stdout; .gz 
 
 
 def _ontology_formats():
-    from ontolink.ontology.loaders import format_names
-
     return format_names()
 
 
 def _ontology_format_list():
     """The ontology format registry, as help reads it: "obo (.obo), owl (.owl, .rdf, ...), ..."."""
-    from ontolink.ontology.loaders import ONTOLOGY_FORMATS, format_names
-
     return ", ".join(f"{name} ({', '.join(ONTOLOGY_FORMATS.get(name).suffixes)})" for name in format_names())
 
 
@@ -212,9 +211,6 @@ def ontology_option(required=True, help_text="Ontology: a file or the embedded '
         def with_source(*args, ontology, ontology_format, synonym_scopes, fields, **kwargs):
             source = None
             if ontology is not None:
-                from ontolink.ontology import OntologySource
-                from ontolink.ontology.loaders import parse_fields
-
                 source = OntologySource(ontology, ontology_format, parse_scopes(synonym_scopes), parse_fields(fields))
             elif fields:
                 raise click.UsageError("--field applies with --ontology")
@@ -263,8 +259,6 @@ def parse_scopes(text):
 
 
 def _engine_names():
-    from ontolink.engines import ENGINES
-
     return ENGINES.names()
 
 
@@ -278,8 +272,6 @@ def engine_options(function):
             raise click.UsageError("--workers and --ray-address need --engine ray")
 
         def start_engine(device="auto"):
-            from ontolink.engines import open_engine
-
             return open_engine(engine, workers=workers, address=ray_address, device=device)
 
         start_engine.name = engine
@@ -303,8 +295,6 @@ def force_option(kind):
     def decorator(function):
         @functools.wraps(function)
         def with_force(*args, force, **kwargs):
-            from ontolink.core.manifest import check_replaceable
-
             check_replaceable(kwargs["directory"], kind, force)
             return function(*args, force=force, **kwargs)
 

@@ -7,6 +7,9 @@ deletes only recorded entries, saying what it left."""
 import os
 from pathlib import Path
 
+from ontolink.core.errors import InputError, UsageError
+from ontolink.core.io import refuse_read_file, write_failure, plural, warn
+
 LEDGER = ".ontolink-cache-entries"  # names of the entries ontolink made here, one a line
 _DATABASE_SIDE_FILES = ("-wal", "-shm", "-journal")  # what sqlite makes beside a database it opens
 
@@ -79,8 +82,6 @@ def write_atomically(path, write, output=False):
     ``output``: ``path`` is a file the user named (a plot): one this process read is refused, and an OSError
     becomes the one-line error of ``ontolink.core.io.write_failure``."""
     import threading
-
-    from ontolink.core.io import refuse_read_file, write_failure
 
     path = Path(path)
     if output:
@@ -175,8 +176,6 @@ def clear_cache(kinds):
     root = cache_dir()
     unknown = [kind for kind in kinds if kind not in CACHE_KINDS and kind != "other"]
     if unknown:
-        from ontolink.core.errors import InputError
-
         raise InputError(f"unknown cache kind(s) {', '.join(unknown)} (kinds: {', '.join(CACHE_KINDS)}, other)")
     known = {LEDGER} | {entry for entries, _, _ in CACHE_KINDS.values() for entry in entries}
     owned = owned_entries(root)
@@ -225,8 +224,6 @@ def human_bytes(count):
 def cache_info_lines():
     """`ontolink cache info`: the lines it prints (the directory, then per kind its size, files and what
     clearing it costs, and the total)."""
-    from ontolink.core.io import plural
-
     root, rows = cache_usage()
     if not rows:
         return [f"cache: {root}", "empty"]
@@ -243,9 +240,6 @@ def clear_cache_kinds(options):
     """`ontolink cache clear`: delete the entries of ``options.kinds`` (or of every kind with
     ``options.everything``; a ``CacheClearOptions``) and say on stderr what was freed; returns (kind, bytes freed)
     pairs."""
-    from ontolink.core.errors import UsageError
-    from ontolink.core.io import warn
-
     kinds = options.kinds
     if bool(kinds) == options.everything:
         raise UsageError("name the KINDs to clear, or give --all")

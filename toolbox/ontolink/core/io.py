@@ -173,8 +173,6 @@ def max_inflation():
     except ValueError:
         value = 0
     if value < 1:
-        from ontolink.core.errors import OntolinkError
-
         raise OntolinkError(f"{MAX_INFLATION_VARIABLE}={text!r} is not a positive whole number (e.g. 1000)")
     return value
 
@@ -557,7 +555,7 @@ class ReadStats:
         if self.duplicates:
             parts.append(plural(self.duplicates, "duplicate id"))
         if self.unrecorded_ids:
-            from ontolink.core.seen_ids import BUDGET_VARIABLE
+            from ontolink.core.seen_ids import BUDGET_VARIABLE  # late: loads numpy
 
             parts.append(f"duplicate ids checked among the first {plural(self.ids_checked_among, 'record')} "
                          f"(set {BUDGET_VARIABLE} to raise the limit)")
@@ -699,7 +697,7 @@ def parse_jsonl(lines, name, validate=None, skip_invalid=False, stats=None, chec
     stats = stats if stats is not None else ReadStats()
     seen_ids = None
     if check_duplicate_ids:
-        from ontolink.core.seen_ids import BUDGET_VARIABLE, SeenIds  # not at the top: it needs numpy
+        from ontolink.core.seen_ids import BUDGET_VARIABLE, SeenIds  # late: loads numpy
 
         seen_ids = SeenIds()
     records_read, spent = 0, False  # spent: the record of ids is full, and that was said

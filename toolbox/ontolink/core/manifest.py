@@ -16,6 +16,7 @@ from ontolink.version import __version__
 from ontolink.core.artifact_files import read_json
 from ontolink.core.errors import InputError
 from ontolink.core.swap import replace
+from ontolink.core.io import warn
 
 MANIFEST = "manifest.json"
 
@@ -207,8 +208,6 @@ def learned_or_none(model, what, path):
     """``model`` (a reranker or ranker read for `link`), or None when its trainer kept its start, the index's own
     order: it lost to that order on its held-out pairs, so applying it would make the result worse. Either
     way a model marked not improved is said once on stderr."""
-    from ontolink.core.io import warn
-
     line = not_improved_warning(model.manifest, what, path)
     if line is None:
         return model

@@ -11,6 +11,9 @@ pooling, which the ONNX export does not do).
 """
 
 from ontolink.encoders.base import ENCODERS, Encoder, UnsupportedModel
+from ontolink.core.device import resolve_device, resolve_precision
+from ontolink.core.errors import OntolinkError
+from ontolink.core.manifest import peek_manifest
 AUTO = "auto"
 
 
@@ -25,8 +28,6 @@ def trained_reading(model: str | None, device: str, runtime: str, precision: str
     PyTorch fp32, the way it was trained and scored on its held-out pairs; anything else as asked."""
     from pathlib import Path
 
-    from ontolink.core.manifest import peek_manifest
-
     if runtime != AUTO or (precision or AUTO) != AUTO or device != "cpu" or not model or not Path(model).is_dir():
         return runtime, precision
     manifest = peek_manifest(model)
@@ -39,9 +40,6 @@ def trained_reading(model: str | None, device: str, runtime: str, precision: str
 def load_encoder(model: str | None = None, device: str = "auto", precision: str = "auto", runtime: str = AUTO,
                  max_length: int = 128) -> Encoder:
     """The encoder of ``model`` (default: all-MiniLM-L6-v2 from its PyPI package) in ``runtime``."""
-    from ontolink.core.device import resolve_device, resolve_precision
-    from ontolink.core.errors import OntolinkError
-
     device = resolve_device(device)
     runtime, precision = trained_reading(model, device, runtime, precision)
     precision = resolve_precision(precision, device)

@@ -25,6 +25,7 @@ import numpy as np
 
 from ontolink.core.errors import OntolinkError
 from ontolink.core.registry import Registry
+from ontolink.core.encoder_inputs import mention_input, entity_input
 
 
 class KnownVectors(Protocol):
@@ -119,14 +120,10 @@ class Encoder:
 
     def mention_text(self, record: dict[str, Any]) -> str:
         """The text a mention record is encoded as."""
-        from ontolink.core.encoder_inputs import mention_input
-
         return mention_input(record) if self.marked_inputs else record["mention"].strip()
 
     def entity_text(self, name: str, definition: str) -> str:
         """The text an entity name is encoded as (name-based KB: one per name)."""
-        from ontolink.core.encoder_inputs import entity_input
-
         return entity_input(name, definition) if self.marked_inputs else name
 
     def batch_tokens(self, total: int) -> int:

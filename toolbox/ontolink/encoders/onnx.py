@@ -21,6 +21,9 @@ from ontolink.encoders.base import Encoder, UnsupportedModel, pad
 from ontolink.encoders.model_files import DEFAULT_ENCODER, directory_fingerprint, hub_hint, resolve_model_path
 from ontolink.core.errors import OntolinkError
 from ontolink.encoders.onnx_sessions import SessionPool
+from ontolink.core.cache import cache_dir
+from ontolink.core.manifest import peek_manifest
+from ontolink.encoders.onnx_export import EXPORT_VERSION, exported_model
 
 PRECISIONS = ("int8", "fp32")
 def model_directory(name: str) -> Path:
@@ -78,10 +81,6 @@ class OnnxSentenceEncoder(Encoder):
 
     def __init__(self, model: str | None = None, device: str = "cpu", precision: str | None = "int8",
                  max_length: int = 128, threads: int | None = None) -> None:
-        from ontolink.encoders.onnx_export import EXPORT_VERSION, exported_model
-        from ontolink.core.cache import cache_dir
-        from ontolink.core.manifest import peek_manifest
-
         if not device.startswith("cpu"):
             raise UnsupportedModel(f"device {device} (the ONNX runtime here is CPU-only)")
         if precision not in PRECISIONS:
@@ -119,8 +118,6 @@ class OnnxSentenceEncoder(Encoder):
         return self._fingerprint
 
     def describe(self) -> dict[str, Any]:
-        from ontolink.encoders.onnx_export import EXPORT_VERSION
-
         # the export's version: an index built by another one keeps working, but its stored name
         # vectors no longer stand in for encoding (they were made by a slightly different graph)
         return super().describe() | {"export": EXPORT_VERSION}

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ontolink.core.cache import write_atomically
+
 OPSET = 17
 # Bump when the exported graph changes: cached exports and name vectors are then made anew, and an index
 # built by another version stops reusing its stored name vectors for mentions (its encoder differs).
@@ -132,7 +134,6 @@ def exported_model(model_dir, directory, precision):
     path = directory / f"model-{precision}.onnx"
     if path.exists():
         return path
-    from ontolink.core.cache import write_atomically
 
     directory.mkdir(parents=True, exist_ok=True)
 

@@ -15,13 +15,14 @@ from ontolink.encoders import ENCODERS
 from ontolink.encoders.base import Encoder, pad
 from ontolink.encoders.model_files import DEFAULT_ENCODER, directory_fingerprint, hub_hint, resolve_model_path
 from ontolink.core.errors import InputError, OntolinkError
+from ontolink.core.device import resolve_device, resolve_precision
+from ontolink.core.encoder_inputs import pooled
+from ontolink.core.manifest import peek_manifest
 
 if TYPE_CHECKING:
     import numpy as np
 
 def _retriever_manifest(path: str | Path) -> dict[str, Any] | None:
-    from ontolink.core.manifest import peek_manifest
-
     manifest = peek_manifest(path)
     if manifest is None:
         return None
@@ -44,8 +45,6 @@ class SentenceEncoder(Encoder):
 
     def __init__(self, model: str = DEFAULT_ENCODER, device: str = "auto", precision: str | None = "auto",
                  max_length: int = 128) -> None:
-        from ontolink.core.device import resolve_device, resolve_precision
-
         self.model_name = model
         self.device = resolve_device(device)
         self.precision = resolve_precision(precision, self.device)
@@ -96,8 +95,6 @@ class SentenceEncoder(Encoder):
         if self.precision == "fp16":
             model.half()
         elif self.precision == "bf16":
-            import torch
-
             model.to(torch.bfloat16)
         elif self.precision == "int8":
             import warnings
@@ -118,8 +115,6 @@ class SentenceEncoder(Encoder):
 
     def forward(self, id_lists: Sequence[Sequence[int]]) -> np.ndarray:
         import torch
-
-        from ontolink.core.encoder_inputs import pooled
 
         input_ids, attention_mask = pad(id_lists, self._model.tokenizer.pad_token_id or 0)
         features = {"input_ids": torch.from_numpy(input_ids), "attention_mask": torch.from_numpy(attention_mask)}

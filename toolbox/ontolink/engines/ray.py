@@ -23,13 +23,11 @@ import sys
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ontolink.engines import ENGINES, Engine
 from ontolink.core.errors import InputError, OntolinkError
-
-if TYPE_CHECKING:
-    from ontolink.core.io import ReadStats
+from ontolink.core.io import ReadStats
 
 RESTARTS = 3  # per actor and per batch; a batch that kills its actor this often is a bug, not bad luck
 # a window is one Ray Data execution (its actors load the index or model once): large enough that this
@@ -122,8 +120,6 @@ class FileBatches:
     def __call__(self, rows: dict[str, Any]) -> Iterator[dict[str, Any]]:
         import contextlib
         import io
-
-        from ontolink.core.io import ReadStats
 
         for path in rows["path"]:
             stats, notes = ReadStats(), io.StringIO()

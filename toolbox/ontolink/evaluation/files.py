@@ -15,16 +15,18 @@ from typing import TYPE_CHECKING, Any
 
 from ontolink.core.errors import InputError
 from ontolink.formats import Problems, guess_format, read_documents
-from ontolink.core.io import display_name, peek_first_record, read_records, warn
+from ontolink.core.io import display_name, peek_first_record, read_records, warn, RecordWriter
 from ontolink.ontology import load_ontology
-from ontolink.ontology.hierarchy import DEFAULT_WITHIN, RELATIONS
+from ontolink.ontology.hierarchy import DEFAULT_WITHIN, RELATIONS, Hierarchy
 from ontolink.core.records import validate_linked_mention, validate_mention, validate_retrieved
 from ontolink.evaluation.report import Table
 from ontolink.formats.convert import document_mentions, parse_id_prefixes
-from ontolink.evaluation.evaluate import DEFAULT_KS as LINKED_KS
+from ontolink.evaluation.evaluate import DEFAULT_KS as LINKED_KS, aggregate, file_metrics, score_mentions
 from ontolink.evaluation.results import Evaluation, Run, class_counts, class_rows, count_cell, has_hierarchy
-from ontolink.evaluation.retrieval import DEFAULT_KS as RETRIEVED_KS
+from ontolink.evaluation.retrieval import (DEFAULT_KS as RETRIEVED_KS, aggregate_folds, retrieval_metrics,
+    retrieval_table)
 from ontolink.evaluation.spans import span_evaluation
+from ontolink.linking.nil import nil_metrics
 
 if TYPE_CHECKING:
     from ontolink.ontology import OntologySource
@@ -91,8 +93,6 @@ def evaluate(files: Sequence[str], ontology: OntologySource | Ontology | None = 
     k_values = parse_ks(ks, retrieved)
     names = file_labels(files, labels)
     if retrieved:
-        from ontolink.evaluation.retrieval import aggregate_folds, retrieval_metrics, retrieval_table
-
         summary = aggregate_folds([retrieval_metrics(read_records(path, validate=validate_retrieved,
                                                                   skip_invalid=skip_invalid),
                                                      ks=k_values, by_predicate=by_predicate, name=display_name(path))
@@ -135,9 +135,6 @@ def classify_misses(misses, ontology, hierarchy):
 
 
 def linking_evaluation(files, names, loaded, gold_path, k_values, skip_invalid, prefixes, related_within):
-    from ontolink.ontology.hierarchy import Hierarchy
-    from ontolink.evaluation.evaluate import aggregate, file_metrics, score_mentions
-
     if loaded is None:
         warn("no --ontology: ids compared as given, no HO/LO/NO split, no error classes")
     hierarchy = Hierarchy(loaded, within=related_within) if has_hierarchy(loaded) else None
@@ -162,7 +159,6 @@ def linking_evaluation(files, names, loaded, gold_path, k_values, skip_invalid, 
         per_file.append(metrics)
         runs.append(run)
         if any(gold or nil for gold, nil, _ in scores.nil_outcomes):  # NIL in the gold or in the predictions
-            from ontolink.linking.nil import nil_metrics
 
             nil_per_file.append(nil_metrics(scores.nil_outcomes))
     sizes = {metrics["all"]["n"] for metrics in per_file}
@@ -221,7 +217,5 @@ def error_records(evaluation: Evaluation) -> Iterator[dict[str, Any]]:
 
 def write_errors(evaluation: Evaluation, path: str) -> None:
     """One JSON line per miss into ``path`` ('-': stdout)."""
-    from ontolink.core.io import RecordWriter
-
     with RecordWriter(path) as writer:
         writer.write_all(error_records(evaluation))

@@ -12,6 +12,7 @@ import math
 
 from ontolink.evaluation.files import error_records
 from ontolink.evaluation.results import Evaluation
+from ontolink.evaluation.plots import svg_text
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }
@@ -132,8 +133,6 @@ def _inline_svg(svg):
 
 def html_report(evaluation: Evaluation) -> str:
     """The whole page as text."""
-    from ontolink.evaluation.plots import svg_text
-
     several = len(evaluation.files) > 1
     files = ", ".join(run.label for run in evaluation.runs) or ", ".join(map(str, evaluation.files))
     parts = [f"<h1>ontolink eval: {_escape(files)}</h1>"]

@@ -16,6 +16,8 @@ import math
 from typing import TYPE_CHECKING
 
 from ontolink.core.errors import OntolinkError
+from ontolink.core.cache import write_atomically
+from ontolink.core.extras import require
 
 if TYPE_CHECKING:
     from ontolink.evaluation.results import Evaluation
@@ -24,8 +26,6 @@ FORMATS = (".svg", ".png", ".pdf")
 
 
 def _figure_class():
-    from ontolink.core.extras import require
-
     require("matplotlib", purpose="--plot and --format html")
     import matplotlib
 
@@ -37,7 +37,7 @@ def _figure_class():
 
 
 def _recall_curve(axis, evaluation):
-    from ontolink.evaluation.rank_metrics import recall_curve
+    from ontolink.evaluation.rank_metrics import recall_curve  # late: loads numpy
 
     largest = max(evaluation.ks) if evaluation.ks else 64
     k_values = list(range(1, largest + 1))
@@ -96,7 +96,7 @@ def _scores(axis, run):
 
 
 def linked_figure(evaluation):
-    from ontolink.evaluation.evaluate import CATEGORIES
+    from ontolink.evaluation.evaluate import CATEGORIES  # late: loads numpy
 
     runs = evaluation.runs
     with_categories = any(run.categories for run in runs)
@@ -150,8 +150,6 @@ def evaluation_figure(evaluation):
 def save_plots(evaluation: Evaluation, path: str) -> None:
     """Draw the Evaluation into ``path``, its format from the extension (.svg, .png, .pdf)."""
     from pathlib import Path
-
-    from ontolink.core.cache import write_atomically
 
     suffix = Path(path).suffix.lower()
     if suffix not in FORMATS:

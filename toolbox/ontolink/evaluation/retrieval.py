@@ -19,6 +19,8 @@ import numpy as np
 from ontolink.core.errors import InputError
 from ontolink.evaluation.rank_metrics import NOT_FOUND, first_rank, mean_reciprocal_rank, median_rank, recall_at
 from ontolink.core.records import RETRIEVAL_DIRECTIONS
+from ontolink.evaluation.evaluate import aggregate
+from ontolink.evaluation.report import _cell as report_cell, Table, render_report
 
 DEFAULT_KS = (1, 10)
 
@@ -76,8 +78,6 @@ def retrieval_metrics(records, ks=DEFAULT_KS, by_predicate=False, name="<stdin>"
 def aggregate_folds(per_fold):
     """Mean ± population std of every metric over folds (files); a group or value missing from a fold
     (a predicate absent from it) is left out of that group's mean instead of making it NaN."""
-    from ontolink.evaluation.evaluate import aggregate
-
     return aggregate(per_fold)
 
 
@@ -98,8 +98,6 @@ def rank_text(value):
 
 
 def _cell(value, metric, several):
-    from ontolink.evaluation.report import _cell as report_cell
-
     if metric == "median_rank" and value["mean"] == value["mean"]:
         return f"{value['mean']:.1f} ± {value['std']:.1f}" if several else rank_text(value["mean"])
     return report_cell(value, metric, several)
@@ -109,13 +107,9 @@ def retrieval_table(summary, unit="folds"):
     """A summary as a report Table in the words of retrieval: the first column names the queries ("texts",
     "triples" or "queries", not "mentions"), a median rank reads 2 or 2.5 (over folds 42.6 ± 3.1) instead
     of 2.000, and the runs averaged over are ``unit`` (folds), not files."""
-    from ontolink.evaluation.report import Table
-
     return Table(summary, rows_are=query_word(summary), cell=_cell, unit=unit)
 
 
 def render_retrieval(summary, fmt="markdown", names=(), unit="folds"):
     """A summary in one of ``ontolink.evaluation.report.FORMATS`` as ``retrieval_table`` words it."""
-    from ontolink.evaluation.report import render_report
-
     return render_report({"metrics": retrieval_table(summary, unit)}, fmt, [str(name) for name in names])

@@ -9,6 +9,7 @@ from ontolink.core.errors import UsageError
 from ontolink.core.io import write_text
 from ontolink.evaluation.files import evaluate, write_errors
 from ontolink.evaluation.html import html_report
+from ontolink.evaluation.plots import save_plots
 
 if TYPE_CHECKING:
     from ontolink.evaluation.options import EvalOptions
@@ -36,8 +37,6 @@ def eval_files(options: EvalOptions) -> Evaluation:
     if options.errors_path:
         write_errors(evaluation, options.errors_path)
     if plot_path:
-        from ontolink.evaluation.plots import save_plots
-
         save_plots(evaluation, plot_path)
     if fmt == "html":
         write_text(options.output_path, html_report(evaluation))

@@ -22,8 +22,12 @@ from collections import defaultdict
 
 from ontolink.core.errors import InputError
 from ontolink.formats import top_link
-from ontolink.evaluation.evaluate import hit_ids, snippet, with_id_prefix
+from ontolink.evaluation.evaluate import hit_ids, snippet, with_id_prefix, aggregate
 from ontolink.evaluation.results import Evaluation, Run, class_rows, count_cell, has_hierarchy
+from ontolink.core.io import display_name, read_records
+from ontolink.core.records import validate_linked_mention
+from ontolink.evaluation.report import Table
+from ontolink.ontology.hierarchy import RELATIONS, Hierarchy
 
 PREDICTED_CLASSES = ("exact", "wrong-id", "coordination-part", "boundary", "inner-of-longer", "spurious")
 GOLD_CLASSES = ("found", "wrong-id", "boundary", "shorter-part-found", "not-found")
@@ -181,12 +185,6 @@ def _error(side, kind, record, best, gold, ontology, hierarchy):
 
 def span_evaluation(files, names, gold, ontology, gold_path, skip_invalid, prefixes, related_within):
     """The Evaluation of --spans: P / R / F1 per matching and the span classes, per file."""
-    from ontolink.core.io import display_name, read_records
-    from ontolink.ontology.hierarchy import RELATIONS, Hierarchy
-    from ontolink.core.records import validate_linked_mention
-    from ontolink.evaluation.report import Table
-    from ontolink.evaluation.evaluate import aggregate
-
     hierarchy = Hierarchy(ontology, within=related_within) if has_hierarchy(ontology) else None
     per_file, runs = [], []
     for path, label in zip(files, names):

@@ -13,7 +13,11 @@ from collections.abc import Collection, Iterable, Iterator
 from typing import IO, TYPE_CHECKING, Any
 
 from ontolink.core.errors import InputError, UsageError
-from ontolink.formats import Problems, document_format, document_text, source_of
+from ontolink.formats import (Problems, document_format, document_text, source_of, writer_names, DOCUMENT_FORMATS,
+    resolve_format, Counted, read_documents)
+from ontolink.core.io import RecordWriter, plural, warn, ReadStats, display_name, open_output, read_records
+from ontolink.core.records import validate_linked_mention
+from ontolink.formats.sssom import parse_curie_map
 
 if TYPE_CHECKING:
     from ontolink.formats.options import ConvertOptions
@@ -225,14 +229,10 @@ def write_linked(records: Iterable[dict[str, Any]], target_format: str, stream: 
 
 def target_names() -> list[str]:
     """What convert writes: mentions (from documents), then the document formats with a writer."""
-    from ontolink.formats import writer_names
-
     return [MENTIONS] + writer_names()
 
 
 def _guess_output(path):
-    from ontolink.formats import DOCUMENT_FORMATS
-
     if str(path).lower().endswith((".jsonl", ".jsonl.gz")):
         return MENTIONS
     return DOCUMENT_FORMATS.guess(path, "writer")
@@ -240,8 +240,6 @@ def _guess_output(path):
 
 def _formats(options: ConvertOptions) -> tuple[str, str]:
     """(source format, target format) of a conversion: the options' own, or guessed from the file names."""
-    from ontolink.formats import resolve_format
-
     source_format, target_format = options.source_format, options.target_format
     if source_format is None:
         if options.input_path == "-" or str(options.input_path).lower().endswith((".jsonl", ".jsonl.gz")):
@@ -264,8 +262,6 @@ def _formats(options: ConvertOptions) -> tuple[str, str]:
 def convert_files(options: ConvertOptions) -> None:
     """`ontolink convert`: documents to Mention JSONL, or Linked JSONL to a document format, from
     ``options.input_path`` to ``options.output_path``, with a one-line summary on stderr."""
-    from ontolink.formats import DOCUMENT_FORMATS
-
     source_format, target_format = _formats(options)
     needs_documents = target_format != MENTIONS and DOCUMENT_FORMATS.get(target_format).needs_documents
     if options.keep_annotations and not needs_documents:
@@ -280,9 +276,6 @@ def convert_files(options: ConvertOptions) -> None:
 
 
 def _documents_to_mentions(options: ConvertOptions, source_format: str, problems: Problems) -> None:
-    from ontolink.core.io import RecordWriter, plural, warn
-    from ontolink.formats import Counted, read_documents
-
     counter = Counted(read_documents(options.input_path, source_format, problems))
     kept = {part.strip() for part in options.types.split(",") if part.strip()} if options.types else None
     with RecordWriter(options.output_path) as writer:
@@ -295,11 +288,6 @@ def _documents_to_mentions(options: ConvertOptions, source_format: str, problems
 
 def _linked_to_format(options: ConvertOptions, target_format: str, documents_path: str | None,
                       problems: Problems) -> None:
-    from ontolink.core.io import ReadStats, display_name, open_output, plural, read_records, warn
-    from ontolink.core.records import validate_linked_mention
-    from ontolink.formats import DOCUMENT_FORMATS, read_documents
-    from ontolink.formats.sssom import parse_curie_map
-
     writer_options = {"mapping_set_id": options.mapping_set_id, "license_url": options.license_url,
                       "justification": options.justification, "predicate": options.predicate,
                       "top_n": options.top_n, "object_prefix": options.object_prefix,

@@ -17,6 +17,9 @@ from ontolink.indexes import NAME_INDEXES
 from ontolink.core.artifact_files import check_rows, field, read_json
 from ontolink.core.errors import InputError
 from ontolink.core.manifest import check_same_ontology, read_manifest
+from ontolink.core.device import resolve_device, portable_precision
+from ontolink.indexes.multivector import MultiVectorNameIndex
+from ontolink.indexes.token_encoder import TokenEncoder
 
 if TYPE_CHECKING:
     from ontolink.ontology import OntologySource
@@ -216,10 +219,6 @@ def checked_names(maps, path):
 
 
 def _load_multivector(directory, manifest, names, device, precision):
-    from ontolink.indexes.multivector import MultiVectorNameIndex
-    from ontolink.indexes.token_encoder import TokenEncoder
-    from ontolink.core.device import resolve_device
-
     path = directory / "manifest.json"
     encoder = TokenEncoder(field(manifest, path, "index", "model", kind=str), dimension=None,
                            device=resolve_device(device),
@@ -231,6 +230,4 @@ def _load_multivector(directory, manifest, names, device, precision):
 
 def _same_precision(built_with, device):
     """Encode queries as the names were encoded, unless the device cannot (core.device.portable_precision)."""
-    from ontolink.core.device import portable_precision, resolve_device
-
     return portable_precision(built_with, resolve_device(device))

@@ -5,6 +5,8 @@ import functools
 
 import numpy as np
 
+from ontolink.core.device import usable_threads
+
 MEMBERS_PER_GROUP = 16  # columns per group in best_columns: about 1.05 k entries to sort at k = 278 of 40,508
 
 
@@ -79,8 +81,6 @@ def _best_columns_by_sort(block, k):
 def _sorting_pool():
     """(threads for best_columns, their number): one per usable core, made once; no pool on one core."""
     from concurrent.futures import ThreadPoolExecutor
-
-    from ontolink.core.device import usable_threads
 
     threads = usable_threads()
     return (ThreadPoolExecutor(threads, thread_name_prefix="exact-search") if threads > 1 else None), threads

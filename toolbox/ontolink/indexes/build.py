@@ -6,12 +6,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ontolink.indexes.artifact import ARTIFACT, NAMES_FILE, TABLES_FILE, write_name_tables, write_names
+from ontolink.indexes.artifact import ARTIFACT, NAMES_FILE, TABLES_FILE, write_name_tables, write_names, written_index
 from ontolink.indexes import NAME_INDEXES
 from ontolink.core.errors import InputError
 from ontolink.core.io import warn
-from ontolink.core.manifest import artifact_directory, json_sha256, library_versions
+from ontolink.core.manifest import (artifact_directory, json_sha256, library_versions, not_improved_warning,
+    peek_manifest)
 from ontolink.core.progress import progress_bar
+from ontolink.core.device import resolve_device, resolve_precision
+from ontolink.encoders import load_encoder
+from ontolink.encoders.embedding_cache import EmbeddingCache
+from ontolink.encoders.model_files import DEFAULT_ENCODER
+from ontolink.indexes.multivector import MultiVectorNameIndex
+from ontolink.indexes.token_encoder import TokenEncoder, multivector_manifest
+from ontolink.ontology.kb_documents import kb_documents
+from ontolink.ranking.default import add_ranker
 
 if TYPE_CHECKING:
     from ontolink.engines import Engine
@@ -36,9 +45,6 @@ def index_rows(ontology: Ontology, extra_names: dict[str, list[str]] | None = No
 
 def warn_not_improved(model):
     """Say once, on stderr, that ``model`` (a trained retriever or multi-vector model) did not beat its start."""
-    from ontolink.core.io import warn
-    from ontolink.core.manifest import not_improved_warning, peek_manifest
-
     manifest = peek_manifest(model) if model and Path(model).is_dir() else None
     line = not_improved_warning(manifest, manifest.get("artifact", "model"), model) if manifest else None
     if line:
@@ -77,15 +83,11 @@ def build_index(ontology: Ontology, directory: str | Path, method: str = "dense"
     with progress_bar(total=None if index_type.uses_encoder else len(texts), desc=f"index ({method})",
                       unit="token" if index_type.uses_encoder else "name") as progress:
         if index_type.uses_encoder:
-            from ontolink.encoders import load_encoder
-
             encoder = load_encoder(model, device=device, precision=precision, runtime=runtime)
             definitions = [entity.definition for entity in ontology]
             inputs = [encoder.entity_text(text, definitions[owner]) for text, owner in zip(texts, owners)]
             known = None
             if cache and encoder.batch_invariant:
-                from ontolink.encoders.embedding_cache import EmbeddingCache
-
                 known = EmbeddingCache(encoder.fingerprint, encoder.dimension)
             name_index = index_type.build(inputs, encoder, faiss_type=faiss_type, seed=seed, progress=progress,
                                           known=known, engine=engine, **index_options)
@@ -114,8 +116,6 @@ def build_index(ontology: Ontology, directory: str | Path, method: str = "dense"
         name_index.save(temporary)
         write_names(temporary, ontology, texts, owners, kinds)
         write_name_tables(temporary, texts, name_tables)
-        from ontolink.indexes.artifact import written_index
-        from ontolink.ranking.default import add_ranker
 
         add_ranker(temporary, written_index(temporary, manifest, name_index), ranker, seed)
     return manifest
@@ -126,12 +126,6 @@ def build_multivector_index(ontology: Ontology, directory: str | Path, model: st
                             force: bool = False, **faiss_options: Any) -> dict[str, Any]:
     """Build and write a multi-vector (token) index with a `train multivector` model (or a plain backbone,
     untrained: its 384-d word-piece vectors as they are); returns the manifest."""
-    from ontolink.encoders.model_files import DEFAULT_ENCODER
-    from ontolink.indexes.multivector import MultiVectorNameIndex
-    from ontolink.indexes.token_encoder import TokenEncoder, multivector_manifest
-    from ontolink.core.device import resolve_device, resolve_precision
-    from ontolink.ontology.kb_documents import kb_documents
-
     model = model or DEFAULT_ENCODER
     trained = None
     if Path(model).exists():  # a local directory: recorded absolute, so the index works from anywhere

@@ -13,6 +13,8 @@ from ontolink.indexes import NAME_INDEXES, NameIndex
 from ontolink.indexes.faiss_file import faiss_module, read_checked
 from ontolink.indexes.flat_search import SCAN_MIN_NAMES, Int8NameScan, flat_search
 from ontolink.core.errors import InputError
+from ontolink.core.artifact_files import field, number, load_tensors
+from ontolink.core.io import warn
 
 if TYPE_CHECKING:
     from ontolink.encoders.base import Encoder, KnownVectors
@@ -53,8 +55,6 @@ def faiss_on_device(index: Any, device: str, faiss_type: str) -> tuple[Any, Any]
     settings = gpu_clone_settings(faiss_type, *((index.pq.M, index.nprobe) if faiss_type == "ivfpq" else ()))
     if settings is None:
         if faiss_type == "ivfpq":
-            from ontolink.core.io import warn
-
             warn(f"faiss-gpu has no kernel for IVF-PQ with {index.pq.M} sub-quantisers and nprobe {index.nprobe}: "
                  f"searching on the CPU (GPU sizes: {', '.join(map(str, GPU_PQ_SIZES))}; nprobe <= {GPU_MAX_K})")
         return index, None
@@ -117,8 +117,6 @@ def make_faiss_index(vectors: np.ndarray, faiss_type: str = "flat", hnsw_m: int 
 def read_faiss(path: Path, options: dict[str, Any], dimension: int, count: int) -> Any:
     """Read a FAISS file written by ontolink, checked first against what the artifact says it holds (``count``
     vectors of ``dimension``: faiss_file.py), restoring its search-time settings."""
-    from ontolink.core.artifact_files import number
-
     manifest = path.parent / "manifest.json"
     index = read_checked(path, options["type"], dimension, count)
     # held to the vectors and the lists there are: more candidates or lists find nothing more, and a manifest's
@@ -199,10 +197,6 @@ class DenseNameIndex(NameIndex):
 
     @classmethod
     def load(cls, directory: Path, manifest: dict[str, Any], encoder: Encoder) -> DenseNameIndex:
-        from ontolink.core.artifact_files import field
-
-        from ontolink.core.artifact_files import number
-
         options = field(manifest, directory / "manifest.json", "index", "faiss", kind=dict)
         field(manifest, directory / "manifest.json", "index", "faiss", "type", kind=str)
         field(manifest, directory / "manifest.json", "index", "encoder", kind=dict)
@@ -211,10 +205,8 @@ class DenseNameIndex(NameIndex):
         keys = None
         described = manifest["index"]["encoder"]
         # stored vectors stand in for encoding only when the query encoder is the one that built the index
-        same_encoder = all(described.get(field) == value for field, value in encoder.describe().items())
+        same_encoder = all(described.get(name) == value for name, value in encoder.describe().items())
         if (directory / NAME_KEYS_FILE).exists() and same_encoder and options["type"] in EXACT_STORAGE:
-            from ontolink.core.artifact_files import load_tensors
-
             keys = load_tensors(directory / NAME_KEYS_FILE, {"name_keys": ("u", 2)})["name_keys"]
             if len(keys) != index.ntotal:
                 raise InputError(f"{NAME_KEYS_FILE} lists {len(keys)} names but the index holds {index.ntotal}; "

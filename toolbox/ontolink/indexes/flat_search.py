@@ -20,6 +20,8 @@ so a query's result does not depend on the queries beside it.
 import numpy as np
 
 from ontolink.indexes.best_k import best_columns, best_of_blocks
+from ontolink.encoders.onnx_sessions import SessionPool
+from ontolink.indexes import onnx_proto
 
 SCAN_MARGIN = 64
 SCAN_MIN_NAMES = 10_000  # below this the fp32 product takes a few milliseconds: no scan to build
@@ -81,8 +83,6 @@ class Int8NameScan:
     """
 
     def __init__(self, matrix, threads=None):
-        from ontolink.encoders.onnx_sessions import SessionPool
-
         # the largest |value| of each row without an |matrix| copy (62 MB for HPO): the larger of its largest
         # value and its smallest one negated, the same number
         largest = np.maximum(matrix.max(axis=1), -matrix.min(axis=1))
@@ -110,8 +110,6 @@ class Int8NameScan:
 def int8_scan_model(names, scales):
     """ONNX model bytes: uint8 queries (zero point QUERY_ZERO_POINT) times int8 ``names`` (dimension x names),
     each column scaled by ``scales``."""
-    from ontolink.indexes import onnx_proto
-
     dimension, count = names.shape
     return onnx_proto.model(
         "int8_name_scan",

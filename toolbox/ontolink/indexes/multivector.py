@@ -23,6 +23,7 @@ from ontolink.indexes.dense import (
 )
 from ontolink.indexes.late_interaction import sum_of_max
 from ontolink.core.errors import InputError
+from ontolink.core.artifact_files import field, load_tensors, number
 
 if TYPE_CHECKING:
     from ontolink.indexes.token_encoder import TokenEncoder
@@ -87,8 +88,6 @@ class MultiVectorNameIndex(NameIndex):
     @classmethod
     def load(cls, directory: Path, manifest: dict[str, Any], encoder: TokenEncoder,
              texts: Sequence[str]) -> MultiVectorNameIndex:
-        from ontolink.core.artifact_files import field, load_tensors, number
-
         described = manifest["index"]
         field(manifest, directory / "manifest.json", "index", "faiss", "type", kind=str)
         token_k = number(manifest, directory / "manifest.json", "index", "token_k", low=1)

@@ -9,17 +9,17 @@ from typing import Any
 from ontolink.core.errors import InputError
 from ontolink.core.io import warn as summary
 from ontolink.indexes.options import IndexOptions
+from ontolink.engines import ENGINES, open_engine
+from ontolink.indexes import NAME_INDEXES
+from ontolink.indexes.build import build_index
+from ontolink.ranking.default import ranker_summary
+from ontolink.recognition.extra_names import read_extra_names
 
 
 def index_directory(options: IndexOptions, name_tables: dict[str, Any] | None = None) -> dict[str, Any]:
     """Build the index ``options`` describe into ``options.directory``; returns its manifest. ``name_tables``:
     ``build_index``'s, the tables of the names `link` would otherwise make on every start
     (``ontolink.linking.link.name_tables()``)."""
-    from ontolink.engines import ENGINES, open_engine
-    from ontolink.indexes import NAME_INDEXES
-    from ontolink.indexes.build import build_index
-    from ontolink.ranking.default import ranker_summary
-
     started = time.perf_counter()
     method = options.method
     if options.multivector:
@@ -30,8 +30,6 @@ def index_directory(options: IndexOptions, name_tables: dict[str, Any] | None = 
     loaded = options.ontology.load()
     extra_names = None
     if options.alias_files:
-        from ontolink.recognition.extra_names import read_extra_names
-
         extra_names = read_extra_names(options.alias_files, loaded)
     faiss_options: dict[str, Any] = {key: value for key, value in dict(
         hnsw_m=options.hnsw_m, ef_search=options.ef_search, ivf_nlist=options.nlist, pq_m=options.pq_m,

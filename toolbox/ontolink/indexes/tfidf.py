@@ -16,6 +16,7 @@ import numpy as np
 from ontolink.indexes import NAME_INDEXES, NameIndex
 from ontolink.indexes.best_k import best_of_blocks
 from ontolink.core.errors import InputError
+from ontolink.core.artifact_files import check_csr, load_tensors, read_json
 
 
 def char_trigram_vectorizer(vocabulary: dict[str, int] | None = None, min_df: int = 1) -> Any:
@@ -67,8 +68,6 @@ class TfidfNameIndex(NameIndex):
     @classmethod
     def load(cls, directory: Path, manifest: dict[str, Any], encoder: Any = None) -> TfidfNameIndex:
         from scipy.sparse import csr_matrix
-
-        from ontolink.core.artifact_files import check_csr, load_tensors, read_json
 
         vocabulary = read_json(directory / "vocabulary.json")
         if not isinstance(vocabulary, list) or not all(isinstance(gram, str) for gram in vocabulary):

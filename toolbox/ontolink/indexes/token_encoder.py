@@ -23,6 +23,7 @@ from ontolink.encoders.base import length_batches
 from ontolink.core.errors import InputError, OntolinkError
 from ontolink.core.encoder_inputs import CONTEXT_CHARACTERS, MENTION_END, MENTION_START
 from ontolink.core.manifest import peek_manifest
+from ontolink.encoders.model_files import resolve_model_path
 
 ARTIFACT = "multivector"
 HEAD_FILE = "head.safetensors"
@@ -57,8 +58,6 @@ class TokenEncoder:
         import torch
         from transformers import AutoModel, AutoTokenizer
         from transformers.utils import logging as transformers_logging
-
-        from ontolink.encoders.model_files import resolve_model_path
 
         transformers_logging.disable_progress_bar()
         transformers_logging.set_verbosity_error()

@@ -22,14 +22,14 @@ from ontolink.kg.embedders import MODEL_ZOO, kg_embedder_class
 from ontolink.core.errors import InputError, UsageError
 from ontolink.core.manifest import artifact_directory, file_sha256, library_versions
 from ontolink.core.progress import progress_bar
-from ontolink.formats.triples import TripleSet
+from ontolink.formats.triples import TripleSet, Triple, read_triples
+from ontolink.core.io import ReadStats, warn
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from ontolink.kg.options import EmbedKgOptions
     from ontolink.ontology.model import Ontology
-    from ontolink.formats.triples import Triple, TripleSet
 
 CURVE = "training_curve.jsonl"
 IS_A = "is_a"
@@ -38,8 +38,6 @@ IS_A = "is_a"
 def ontology_triples(ontology: Ontology) -> TripleSet:
     """An ontology's own graph as triples: (child, is_a, parent) for every live term and parent the loader
     keeps (alt_ids and replaced_by are other names of a term, not edges, so they add none)."""
-    from ontolink.formats.triples import Triple
-
     return TripleSet.from_triples([Triple(entity.id, IS_A, parent) for entity in ontology
                                    for parent in entity.parents])
 
@@ -112,9 +110,6 @@ def embed_kg_files(options: EmbedKgOptions) -> dict[str, Any]:
     """`ontolink embed-kg`: read the triples (``options.input_path``, or ``options.ontology``'s own), train the
     embeddings of ``options.method`` into ``options.directory`` and say so in one line on stderr; returns the
     manifest."""
-    from ontolink.core.io import ReadStats, warn
-    from ontolink.formats.triples import read_triples
-
     started = time.perf_counter()
     stats = ReadStats()
     source = None

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ontolink.core.errors import InputError
 from ontolink.core.manifest import file_sha256, read_manifest
+from ontolink.core.artifact_files import load_tensors, read_json
 
 ARTIFACT = "kg-embeddings"
 TENSORS = "embeddings.safetensors"
@@ -67,8 +68,6 @@ def check_kg_ontology(kg, ontology):
 
 def load_kg_embeddings(directory: str | Path) -> KGEmbeddings:
     """Open an embeddings directory made by ``embed_kg``, refusing a truncated or altered one."""
-    from ontolink.core.artifact_files import load_tensors, read_json
-
     directory = Path(directory)
     manifest = read_manifest(directory, ARTIFACT, required_files=[TENSORS, IDS])
     tensors = load_tensors(directory / TENSORS, {"entity": ("f", 2), "relation": ("f", 2)})

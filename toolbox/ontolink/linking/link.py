@@ -13,6 +13,11 @@ from ontolink.core.gc_pause import collection_paused
 from ontolink.core.io import record_batches
 from ontolink.linking.linker import Linker
 from ontolink.recognition.wordforms import fold, words
+from ontolink.engines import open_engine
+from ontolink.indexes.artifact import load_index
+from ontolink.ranking.ranker import Ranker
+from ontolink.recognition import wordforms
+from ontolink.reranking.base import load_reranker
 
 if TYPE_CHECKING:
     from ontolink.indexes.artifact import LoadedIndex
@@ -55,8 +60,6 @@ def folding_digest():
     ``folded_key``); an index built by other code gets its table made again at load."""
     import hashlib
     import inspect
-
-    from ontolink.recognition import wordforms
 
     try:
         code = Path(wordforms.__file__).read_bytes() + inspect.getsource(folded_key).encode()
@@ -235,17 +238,11 @@ class LinkBatches:
 
     def _loaded_linker(self):
         if self.linker is None:
-            from ontolink.indexes.artifact import load_index
-
             reranker = None
             if self.reranker_dir:
-                from ontolink.reranking.base import load_reranker
-
                 reranker = load_reranker(self.reranker_dir, device=self.device)
             ranker = None
             if self.ranker_dir:
-                from ontolink.ranking.ranker import Ranker
-
                 ranker = Ranker(self.ranker_dir)
             self._load(load_index(self.index_dir, device=self.device), reranker, ranker)
         return self.linker
@@ -320,8 +317,6 @@ def link_mentions(records: Iterable[dict[str, Any]], loaded_index: LoadedIndex, 
     ``engine`` (an ``Engine``; default: in this process, one after
     another); its workers load the index on ``device``.
     """
-    from ontolink.engines import open_engine
-
     link_batch = LinkBatches(loaded_index, top_k=top_k, reranker=reranker, device=device, ranker=ranker,
                              prior=prior, with_features=with_features, fold=fold, annotate_ids=annotate_ids,
                              exact_first=exact_first)
@@ -337,8 +332,6 @@ def link_inputs(paths: Sequence[str], read: Callable[[str, Any], Iterator[Any]],
     (``position``: its index in ``paths``), as ``link_mentions`` links them (``options``: top_k, device,
     reranker, ranker, prior, with_features, fold, annotate_ids, exact_first). ``read(path, stats)`` yields an
     input's records in batches (``io.RecordBatchReader``); the engine may read files where its workers are (Ray: Ray Data tasks)."""
-    from ontolink.engines import open_engine
-
     link_batch = LinkBatches(loaded_index, **options)
     engine = engine or open_engine()
     for position, linked in engine.map_inputs(link_batch, paths, read, stats):

@@ -28,6 +28,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ontolink.core.errors import InputError
+from ontolink.core.io import warn
+
 if TYPE_CHECKING:
     from ontolink.indexes.artifact import LoadedIndex
 
@@ -58,8 +61,6 @@ def calibrate_nil_threshold(loaded_index: LoadedIndex, queries: int = CALIBRATIO
              for text in asked]
     unlinkable, _ = loaded_index.name_index.search([loaded_index.query_text({"mention": text}) for text in salad], 1)
     if len(linkable) < 10:
-        from ontolink.core.errors import InputError
-
         raise InputError("--nil-threshold auto: the index has too few distinct names to calibrate on; "
                          "give a number", loaded_index.directory)
     linkable_scores, unlinkable_scores = np.asarray(linkable, dtype=float), np.asarray(unlinkable[:, 0], dtype=float)
@@ -98,7 +99,6 @@ def resolve_nil_threshold(text: str | None, loaded_index: LoadedIndex, reranked:
             raise ValueError(f"takes a number or 'auto', not {text!r}") from None
     if reranked:
         raise ValueError("'auto' is calibrated on the index's scores, not a reranker's: give a number")
-    from ontolink.core.io import warn
 
     threshold, details = calibrate_nil_threshold(loaded_index)
     warn(f"NIL threshold {threshold:.3f} (auto: keeps {details['linkable_kept']:.0%} of reworded names, "

@@ -10,18 +10,24 @@ from pathlib import Path
 from typing import Any
 
 from ontolink.core.errors import UsageError
-from ontolink.core.io import plural, warn as summary
+from ontolink.core.io import (plural, warn as summary, ReadStats, RecordBatchReader, input_shards, output_shard,
+    RecordWriter, record_batches, open_output)
 from ontolink.linking.options import LinkOptions, trained_top_k
+from ontolink.core.gc_pause import collection_paused
+from ontolink.core.manifest import learned_or_none
+from ontolink.core.progress import process_seconds, counting
+from ontolink.core.records import validate_mention
+from ontolink.engines import open_engine
+from ontolink.formats.linked_tsv import CandidateTSVWriter
+from ontolink.linking.output_fields import FieldSelection, parse_field_list
+from ontolink.reranking.base import load_reranker
 
 
 def link_files(options: LinkOptions) -> int:
     """Link what ``options`` names and write it where they say, with progress and the summary line on stderr;
     returns how many mentions were written."""
-    from ontolink.core.io import ReadStats, RecordBatchReader, input_shards, output_shard
-    from ontolink.core.records import validate_mention
-    from ontolink.core.progress import process_seconds
-    from ontolink.linking.link import LINK_BATCH_SIZE, RERANK_BATCH_SIZE, link_inputs
-    from ontolink.linking.nil import mark_nil
+    from ontolink.linking.link import LINK_BATCH_SIZE, RERANK_BATCH_SIZE, link_inputs  # late: loads numpy
+    from ontolink.linking.nil import mark_nil  # late: loads numpy
 
     output_format, selection = _checked(options)
     loaded, reranker, ranker, by_default, nil = _load(options)
@@ -70,8 +76,6 @@ def link_files(options: LinkOptions) -> int:
 
 def _checked(options: LinkOptions) -> tuple[str, Any]:
     """The output format and the fields kept, after refusing options that do not go together."""
-    from ontolink.linking.output_fields import FieldSelection, parse_field_list
-
     if options.ranker_dir and options.reranker_dir:
         raise UsageError("give --ranker or --reranker, not both")
     if options.ranker_dir and options.no_ranker:
@@ -94,30 +98,26 @@ def _checked(options: LinkOptions) -> tuple[str, Any]:
 def _load(options: LinkOptions) -> tuple[Any, Any, Any, str | None, float | None]:
     """(the index, the reranker or None, the ranker or None, which default ranker it is ("packaged", "fitted") or
     None, the NIL threshold or None) that ``options`` name."""
-    from ontolink.core.gc_pause import collection_paused
-    from ontolink.indexes.artifact import load_index
-    from ontolink.linking.nil import resolve_nil_threshold
+    from ontolink.indexes.artifact import load_index  # late: loads numpy
+    from ontolink.linking.nil import resolve_nil_threshold  # late: loads numpy
 
     # the ontology is checked by its content hash, never parsed; what is loaded lives until the end: out of
     # the collector's walks
     with collection_paused(freeze=True):
         loaded = load_index(options.index_dir, ontology=options.ontology, device=options.device)
-    from ontolink.core.manifest import learned_or_none
 
     reranker = None
     if options.reranker_dir:
-        from ontolink.reranking.base import load_reranker
-
         reranker = load_reranker(options.reranker_dir, device=options.device)
         reranker.check_index(loaded)
         reranker = learned_or_none(reranker, "reranker", options.reranker_dir)
     ranker, by_default = None, None
     if options.ranker_dir:
-        from ontolink.ranking.ranker import Ranker
+        from ontolink.ranking.ranker import Ranker  # late: loads numpy
 
         ranker = learned_or_none(Ranker(options.ranker_dir), "ranker", options.ranker_dir)
     elif not options.no_ranker and options.reranker_dir is None:
-        from ontolink.ranking.default import index_ranker
+        from ontolink.ranking.default import index_ranker  # late: loads numpy
 
         ranker, which = index_ranker(loaded)
         by_default = which if ranker is not None else None
@@ -136,16 +136,12 @@ def _engine(options: LinkOptions) -> Any:
     """The engine ``options.start_engine`` opens (cli.options.engine_options), or this process."""
     if options.start_engine is not None:
         return options.start_engine(options.device)
-    from ontolink.engines import open_engine
 
     return open_engine(device=options.device)
 
 
 def _write(linked, output_format, selection, output_path, shards, targets, desc, batch_size) -> int:
     """Write ``(position, record)`` pairs as a TSV, one shard per input shard or one JSONL stream."""
-    from ontolink.core.io import RecordWriter
-    from ontolink.core.progress import counting
-
     if output_format == "tsv":  # the fields chosen are the columns
         return write_tsv(counting((record for _, record in linked), desc, "mention"), output_path,
                          FIRST_BATCH_SIZE, selection)
@@ -176,9 +172,6 @@ class PhraseBatches:
         self.read = read
 
     def __call__(self, path, stats):
-        from ontolink.core.io import record_batches
-        from ontolink.core.records import validate_mention
-
         records = []
         for number, phrase in enumerate(self.phrases, 1):
             record = {"id": str(number), "mention": phrase}
@@ -201,9 +194,6 @@ def _selected(linked, selection):
 def write_tsv(records, output_path, flush_every, selection):
     """Write linked ``records`` as the candidates TSV (ontolink.formats.linked_tsv), its columns the fields of
     ``selection`` (an output_fields.FieldSelection); return how many mentions."""
-    from ontolink.formats.linked_tsv import CandidateTSVWriter
-    from ontolink.core.io import open_output
-
     with open_output(output_path) as stream:
         writer = CandidateTSVWriter(stream, selection.fields, selection.candidate_fields)
         for record in records:
@@ -217,9 +207,6 @@ def write_tsv(records, output_path, flush_every, selection):
 def write_shards(linked, shards, targets, desc, flush_every):
     """Write ``(position, record)`` pairs, in order, to ``targets[position]``, one file per input shard
     (an empty shard gets an empty file); return how many records were written."""
-    from ontolink.core.io import RecordWriter
-    from ontolink.core.progress import counting
-
     written, next_position = 0, 0
     for position, pairs in itertools.groupby(linked, key=lambda pair: pair[0]):
         for empty in targets[next_position:position]:

@@ -7,7 +7,7 @@ from pathlib import Path
 from ontolink.core.errors import InputError
 from ontolink.core.gc_pause import collection_paused
 from ontolink.core.io import warn
-from ontolink.core.manifest import file_sha256
+from ontolink.core.manifest import file_sha256, json_sha256
 from ontolink.ontology.loaders import ONTOLOGY_FORMATS, detect_format, format_names, load_terms
 from ontolink.ontology.model import (
     ALL_SYNONYM_SCOPES,
@@ -16,6 +16,7 @@ from ontolink.ontology.model import (
     Ontology,
     normalize,
 )
+from ontolink.core.cache import cache_dir, write_atomically
 
 __all__ = ["load_ontology", "OntologySource", "Ontology", "Entity", "normalize", "ONTOLOGY_FORMATS", "format_names", "EMBEDDED",
            "DEFAULT_SYNONYM_SCOPES", "ALL_SYNONYM_SCOPES"]
@@ -39,11 +40,9 @@ def _parse_cached(path, fmt, content_hash, use_cache, fields=None):
     """Parse, or read the JSON parse cached under the file's content hash (never pickle)."""
     if not use_cache:
         return load_terms(path, fmt, fields)
-    from ontolink.core.cache import cache_dir, write_atomically
 
     mapped = ""
     if fields:  # another mapping of the same file is another parse
-        from ontolink.core.manifest import json_sha256
 
         mapped = "." + json_sha256(fields)[:12]
     cached = cache_dir("ontologies") / f"{content_hash}.{fmt}{mapped}.v{PARSED_FORMAT_VERSION}.json"

@@ -15,7 +15,7 @@ from typing import Any
 
 from ontolink.core.errors import InputError
 from ontolink.core.file_formats import FileFormat, FormatRegistry
-from ontolink.core.io import guarded_path, open_input, open_input_lines
+from ontolink.core.io import guarded_path, open_input, open_input_lines, read_records
 
 
 class OntologyFormat(FileFormat):
@@ -321,8 +321,6 @@ def entity_term(record: dict[str, Any], fields: dict[str, str] | None = None) ->
 
 def load_entity_jsonl(path: str | Path, fields: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """Entity JSONL (``entity_term``); a record of wrong types is FILE:LINE bad data."""
-    from ontolink.core.io import read_records
-
     if fields and SEPARATOR in fields:
         raise InputError(f"--field {SEPARATOR}= splits the cells of a CSV/TSV file: a JSONL record holds its lists "
                          "as JSON lists", path)

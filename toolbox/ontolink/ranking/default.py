@@ -15,6 +15,12 @@ from pathlib import Path
 
 import numpy as np
 
+from ontolink.ranking.features import CandidateFeatures
+from ontolink.ranking.fit import fit_ranker, training_matrix
+from ontolink.ranking.queries import synonym_queries
+from ontolink.ranking.ranker import Ranker, save_ranker
+from ontolink.ranking.tables import FILES, RankerTables, ranker_tables
+
 PACKAGED = Path(__file__).resolve().parent / "packaged"
 FITTED_DIR = "ranker"  # the fitted ranker's directory inside the index directory
 CHOICES = ("auto", "packaged", "none")
@@ -41,8 +47,6 @@ def split_by_entity(queries, loaded_index, seed=0):
 
 
 def packaged_ranker():
-    from ontolink.ranking.ranker import Ranker
-
     return Ranker(PACKAGED)
 
 
@@ -50,8 +54,6 @@ def add_ranker(directory, loaded_index, choice="auto", seed=0):
     """Write the ranker tables into the index being built in ``directory`` (``ranking.tables``) and choose its
     default ranker (``choice``: auto, packaged or none), fitting one into ``directory``/ranker when it wins.
     Updates ``loaded_index.manifest`` (the manifest about to be written)."""
-    from ontolink.ranking.tables import FILES, RankerTables
-
     manifest = loaded_index.manifest
     tables = RankerTables.compute(loaded_index.names, loaded_index.entity_ids, manifest["ontology"].get("label"))
     tables.save(Path(directory))
@@ -72,11 +74,6 @@ def add_ranker(directory, loaded_index, choice="auto", seed=0):
 def choose_ranker(directory, loaded_index, seed=0):
     """The "ranker" block of the index manifest: the packaged ranker, one fitted on the ontology's synonyms, or
     none, whichever has the best R@1 on held-out synonym queries (ties: packaged, then fitted)."""
-    from ontolink.ranking.features import CandidateFeatures
-    from ontolink.ranking.fit import fit_ranker, training_matrix
-    from ontolink.ranking.queries import synonym_queries
-    from ontolink.ranking.tables import ranker_tables
-
     if loaded_index.name_kinds is None:
         return {"choice": "packaged", "reason": "the index records no kinds of names: no synonym queries"}
     packaged = packaged_ranker()
@@ -127,8 +124,6 @@ def _top1(scores, labels, groups, total):
 
 
 def _save_fitted(directory, features, weights, report, loaded_index, queries, seed):
-    from ontolink.ranking.ranker import save_ranker
-
     manifest = {
         "features": {"groups": list(features.groups), "columns": features.columns, **features.recorded()},
         "weights": dict(zip(features.columns, [round(float(value), 4) for value in weights["coefficients"]])),
@@ -144,8 +139,6 @@ def index_ranker(loaded_index):
     """(the ``Ranker`` `link` applies to ``loaded_index`` by default or None, what it is: "packaged", "fitted" or
     "none"). An index written before the default ranker gets the packaged one (its tables computed, with a note);
     a multi-vector index, or one too old to say which names are synonyms, none."""
-    from ontolink.ranking.ranker import Ranker
-
     manifest = loaded_index.manifest
     if manifest.get("kind") != "single-vector" or loaded_index.name_kinds is None \
             or loaded_index.entity_depths is None:

@@ -12,6 +12,8 @@ import numpy as np
 
 from ontolink.ranking.groups import FEATURE_GROUPS, check_groups, feature_columns
 from ontolink.ranking.groups.base import CandidateBatch, Candidates
+from ontolink.linking.linker import Linker
+from ontolink.ranking.abbreviations import AbbreviationExpander
 
 
 class FeaturedCandidates(NamedTuple):
@@ -33,8 +35,6 @@ class CandidateFeatures:
     """
 
     def __init__(self, loaded_index, groups, top_k=64, **options):
-        from ontolink.linking.linker import Linker
-
         self.index = loaded_index
         self.groups = check_groups(groups)
         self.columns = feature_columns(self.groups)
@@ -51,8 +51,6 @@ class CandidateFeatures:
             group.prepare(loaded_index, options)
         self._expander = None
         if any(group.searches_long_forms for group in self._groups.values()):
-            from ontolink.ranking.abbreviations import AbbreviationExpander
-
             self._expander = AbbreviationExpander()
 
     def recorded(self):

@@ -8,6 +8,7 @@ import numpy as np
 from ontolink.core.progress import progress_bar
 from ontolink.ranking.groups import encoder_free, feature_columns
 from ontolink.ranking.margin import top_margin
+from ontolink.training.loop import rank_of, rank_scores
 
 
 def training_matrix(features, queries, batch_size=256, progress=None):
@@ -132,8 +133,6 @@ def fit_gate(matrix, labels, groups, columns, fitted, gate_groups, coverage, reg
 def held_out_scores(features, queries, weights, batch_size=256):
     """(the index's order, the ranker's): {"R@1", "MRR", "queries"} of held-out ``queries``, each over its top-K
     candidates (a query whose answer was not retrieved is a miss for both)."""
-    from ontolink.training.loop import rank_of, rank_scores
-
     matrix, labels, groups, skipped = training_matrix(features, queries, batch_size)
     start, fitted = [None] * skipped, [None] * skipped
     if matrix is not None:

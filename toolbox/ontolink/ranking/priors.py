@@ -9,6 +9,8 @@ from collections import Counter
 from pathlib import Path
 
 from ontolink.core.errors import InputError
+from ontolink.core.io import read_records
+from ontolink.core.records import validate_prior
 
 PACKAGED = ("hpo",)
 
@@ -40,8 +42,6 @@ def load_prior(spec):
         raise InputError("no such prior file (give a file, 'hpo' or 'none')", spec)
     if path.suffix in (".tsv", ".txt"):
         return _read_tsv(path)
-    from ontolink.core.io import read_records
-    from ontolink.core.records import validate_prior
 
     counts = Counter()
     for record in read_records(str(path), validate=validate_prior):

@@ -12,6 +12,12 @@ import numpy as np
 
 from ontolink.core.errors import InputError
 from ontolink.core.manifest import artifact_directory, library_versions, read_manifest
+from ontolink.core.artifact_files import field, load_tensors
+from ontolink.ranking.features import CandidateFeatures
+from ontolink.ranking.groups import feature_columns
+from ontolink.ranking.margin import top_margin
+from ontolink.ranking.priors import load_prior
+from ontolink.ranking.tables import ranker_tables
 
 ARTIFACT = "ranker"
 WEIGHTS_FILE = "ranker.safetensors"
@@ -41,8 +47,6 @@ class Ranker:
     """Fitted weights plus, once bound to an index, the features they weigh."""
 
     def __init__(self, directory):
-        from ontolink.core.artifact_files import field, load_tensors
-
         self.directory = directory
         self.manifest = read_manifest(directory, ARTIFACT)
         weights = load_tensors(Path(directory) / WEIGHTS_FILE, {name: ("f", 1) for name in (
@@ -60,8 +64,6 @@ class Ranker:
         # a gated ranker: a first pass on the features that run no encoder, the rest only where it is unsure
         self.gate = self.manifest["features"].get("gate")
         if self.gate is not None:
-            from ontolink.ranking.groups import feature_columns
-
             self.gate_columns = feature_columns(self.gate["groups"])
             self.gate_weights = {name: weights.get(f"gate_{name}") for name in ("mean", "scale", "coefficients")}
             if any(value is None or len(value) != len(self.gate_columns) for value in self.gate_weights.values()):
@@ -79,16 +81,10 @@ class Ranker:
 
     def bind(self, loaded_index, prior="auto", top_k=64):
         """Compute features on ``loaded_index``; ``prior``: 'auto', 'hpo', 'none' or a file (priors.py)."""
-        from ontolink.ranking.features import CandidateFeatures
-        from ontolink.ranking.groups import feature_columns
-        from ontolink.ranking.priors import load_prior
-
         if feature_columns(self.groups) != self.columns:
             raise InputError("was fitted with features this version computes differently; refit it", self.directory)
         counts = rows = None
         if "prior" in self.groups and prior == AUTO_PRIOR:
-            from ontolink.ranking.tables import ranker_tables
-
             # the prior `auto` resolves to, read from the index's tables (parsing phenotype.hpoa cost 0.6 CPU-s)
             rows = ranker_tables(loaded_index).prior
         elif "prior" in self.groups:
@@ -115,7 +111,6 @@ class Ranker:
         if self.gate is None:
             self.refined += len(records)
             return [(found, self.scores(found[2]), self.columns) for found in self.features(records)]
-        from ontolink.ranking.margin import top_margin
 
         result = []
         for found in self.features(records, groups=self.gate["groups"]):

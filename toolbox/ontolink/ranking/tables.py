@@ -16,6 +16,9 @@ import re
 import numpy as np
 
 from ontolink.core.errors import InputError
+from ontolink.core.artifact_files import check_csr, load_tensors, read_json
+from ontolink.core.io import warn
+from ontolink.ranking.priors import load_prior
 
 TABLES_FILE = "ranker_tables.safetensors"
 TRIGRAMS_FILE = "ranker_trigrams.json"
@@ -92,8 +95,6 @@ class RankerTables:
     def compute(cls, names, entity_ids, label):
         """The tables of an index of ``names`` over ``entity_ids`` of the ontology ``label`` ('hpo': the prior is
         its packaged annotation counts)."""
-        from ontolink.ranking.priors import load_prior
-
         trigrams = CharTrigrams.fit(names)
         prior, source = None, "none"
         if label == "hpo":
@@ -126,8 +127,6 @@ class RankerTables:
         against the index's ``names`` and ``entities`` counts."""
         import scipy.sparse
 
-        from ontolink.core.artifact_files import check_csr, load_tensors, read_json
-
         vocabulary = read_json(directory / TRIGRAMS_FILE)
         if not isinstance(vocabulary, list) or not all(isinstance(gram, str) for gram in vocabulary):
             raise InputError("must be a list of 3-grams; rebuild the index", directory / TRIGRAMS_FILE)
@@ -158,8 +157,6 @@ def ranker_tables(loaded_index):
             tables = RankerTables.load(loaded_index.directory, described, len(loaded_index.names),
                                        len(loaded_index.entity_ids))
         else:
-            from ontolink.core.io import warn
-
             warn(f"index {loaded_index.directory} predates the ranker's tables: computing them (rebuild it with "
                  "`ontolink index` to store them)")
             tables = RankerTables.compute(loaded_index.names, loaded_index.entity_ids,

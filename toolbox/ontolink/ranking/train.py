@@ -4,15 +4,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from ontolink.ranking.groups import default_groups
+from ontolink.ranking.groups import default_groups, check_groups
 from ontolink.ranking.options import TrainRankerOptions
+from ontolink.core.errors import InputError
+from ontolink.core.io import read_records, warn
+from ontolink.core.records import validate_pair
+from ontolink.indexes.artifact import load_index
+from ontolink.ranking.features import CandidateFeatures
+from ontolink.ranking.fit import fit_ranker, held_out_scores
+from ontolink.ranking.groups.second_encoder import second_encoder_spec
+from ontolink.ranking.priors import load_prior
+from ontolink.ranking.queries import pair_queries, synonym_queries
+from ontolink.ranking.ranker import resolve_prior, save_ranker
+from ontolink.training.loop import DEFAULT_HOLDOUT_SHARE, Holdout, held_out_summary, key as score_key
 
 
 def ranker_queries(loaded_index, pairs=(), synonym_count=2000, hold_out=0.5, seed=0):
     """(queries, what they are) for ``train_ranker``: ``synonym_count`` synonym queries and ``pairs`` (make-pairs
     records), a ``hold_out`` share of them searched without their matched name (see ontolink.ranking.queries)."""
-    from ontolink.ranking.queries import pair_queries, synonym_queries
-
     from_synonyms = synonym_queries(loaded_index, synonym_count, seed=seed) if synonym_count else []
     from_pairs = pair_queries(pairs, loaded_index, hold_out, seed=seed)
     described = {"synonym_queries": len(from_synonyms), "pair_queries": len(from_pairs),
@@ -30,12 +39,6 @@ def train_ranker(loaded_index, directory, queries, groups=None, prior="auto", to
     The queries of a ``holdout_share`` of their answer entities are held out (seeded) and ranked both in the
     index's order and by the fitted ranker: the manifest says whether the ranker beat that order
     ("improved"); when it did not, `link --ranker` keeps the index's order and says so."""
-    from ontolink.ranking.ranker import resolve_prior, save_ranker
-    from ontolink.ranking.features import CandidateFeatures
-    from ontolink.ranking.fit import fit_ranker, held_out_scores
-    from ontolink.ranking.priors import load_prior
-    from ontolink.training.loop import DEFAULT_HOLDOUT_SHARE, Holdout, key
-
     holdout_share = DEFAULT_HOLDOUT_SHARE if holdout_share is None else holdout_share
     holdout = Holdout(list(queries), lambda query: [query[1]], holdout_share, seed, force=force, unit="queries")
     queries = holdout.training
@@ -48,9 +51,10 @@ def train_ranker(loaded_index, directory, queries, groups=None, prior="auto", to
     judged: dict[str, Any] = {"held_out": {**holdout.describe(), "queries": len(holdout.held_out)}, "improved": None}
     if holdout.held_out:
         start, fitted = held_out_scores(features, holdout.held_out, weights)
-        improved = key(fitted) > key(start) and not holdout.problem
+        improved = score_key(fitted) > score_key(start) and not holdout.problem
         judged.update(validation=[{"epoch": 0, **start}, {"epoch": 1, **fitted}], kept_epoch=int(improved),
-                      improved=improved, **{"start_R@1": start["R@1"], "kept_R@1": max(start, fitted, key=key)["R@1"]})
+                      improved=improved, **{"start_R@1": start["R@1"],
+                                            "kept_R@1": max(start, fitted, key=score_key)["R@1"]})
     if holdout.problem:
         judged.update(improved=False, not_improved_because=holdout.problem)
     manifest = {
@@ -69,14 +73,6 @@ def train_ranker(loaded_index, directory, queries, groups=None, prior="auto", to
 def train_ranker_files(options: TrainRankerOptions) -> dict[str, Any]:
     """`ontolink train ranker`: the queries (synonyms and pairs), the fit, DIRECTORY and the summary line; returns
     the manifest. No gold label is read."""
-    from ontolink.core.errors import InputError
-    from ontolink.core.io import read_records, warn
-    from ontolink.core.records import validate_pair
-    from ontolink.indexes.artifact import load_index
-    from ontolink.ranking.groups import check_groups
-    from ontolink.ranking.groups.second_encoder import second_encoder_spec
-    from ontolink.training.loop import held_out_summary
-
     names = options.groups.split(",") if options.groups is not None else default_groups()
     groups = check_groups([group.strip() for group in names if group.strip()])
     loaded = load_index(options.index_dir, device=options.device)

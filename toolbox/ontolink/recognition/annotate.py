@@ -14,9 +14,15 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ontolink.core.encoder_inputs import CONTEXT_CHARACTERS as CONTEXT
-from ontolink.formats import document_text
+from ontolink.formats import document_text, Counted, Problems, document_format, resolve_format
 from ontolink.recognition.matcher import ConceptMatcher
 from ontolink.recognition.ngrams import candidate_spans
+from ontolink.core.errors import InputError, UsageError
+from ontolink.core.gc_pause import collection_paused
+from ontolink.core.io import RecordWriter, plural, warn
+from ontolink.core.progress import counting
+from ontolink.recognition.equivalents import read_pertainyms
+from ontolink.recognition.extra_names import read_extra_names
 
 if TYPE_CHECKING:
     from bioc import BioCDocument
@@ -53,7 +59,7 @@ def annotate_documents(documents: Iterable[BioCDocument | tuple[str, str]], matc
     """
     linker = None
     if dense is not None:
-        from ontolink.linking.linker import Linker
+        from ontolink.linking.linker import Linker  # late: loads numpy
 
         # with roots, the best candidate inside them: the nearest name may lie outside ("affected")
         linker = Linker(dense, top_k=1 if matcher.allowed is None else 20)
@@ -141,11 +147,11 @@ class AnnotateBatches:
             loaded = self.source.load()
             self.matcher = ConceptMatcher(loaded, **self.matcher_options)
             if self.index_dir:
-                from ontolink.indexes.artifact import load_index
+                from ontolink.indexes.artifact import load_index  # late: loads numpy
 
                 self.dense = load_index(self.index_dir, ontology=loaded, device=self.device)
             if self.span_scorer_dir:
-                from ontolink.recognition.span_scorer_artifact import load_span_scorer
+                from ontolink.recognition.span_scorer_artifact import load_span_scorer  # late: loads numpy
 
                 self.span_scorer = load_span_scorer(self.span_scorer_dir)
         stats = {}
@@ -168,8 +174,6 @@ def document_batches(documents, size):
 
 def _matcher_options(options: AnnotateOptions, loaded: Ontology) -> dict[str, Any]:
     """The ConceptMatcher's keywords from annotate's options (the --roots checked against ``loaded``)."""
-    from ontolink.core.errors import InputError
-
     root_ids = [part.strip() for part in options.roots.split(",") if part.strip()] if options.roots else None
     if root_ids:
         missing = [root for root in root_ids if root not in loaded]
@@ -187,12 +191,6 @@ def annotate_files(options: AnnotateOptions) -> int:
     returns the number of mentions written."""
     import time
 
-    from ontolink.core.errors import UsageError
-    from ontolink.core.gc_pause import collection_paused
-    from ontolink.core.io import RecordWriter
-    from ontolink.core.progress import counting
-    from ontolink.formats import Counted, Problems, document_format, resolve_format
-
     source_format = options.source_format
     if source_format is None and options.input_path == "-":
         source_format = "text"
@@ -201,12 +199,8 @@ def annotate_files(options: AnnotateOptions) -> int:
     matcher_options = _matcher_options(options, loaded)
     started = time.perf_counter()
     if options.wordnet_dir:
-        from ontolink.recognition.equivalents import read_pertainyms
-
         matcher_options["pertainyms"] = read_pertainyms(options.wordnet_dir)
     if options.alias_files:
-        from ontolink.recognition.extra_names import read_extra_names
-
         matcher_options["extra_names"] = read_extra_names(options.alias_files, loaded)
     nesting = "all" if options.nested else options.nesting
     found_options: dict[str, Any] = dict(entity_type=options.entity_type, nesting=nesting,
@@ -217,14 +211,14 @@ def annotate_files(options: AnnotateOptions) -> int:
         raise UsageError("--span-scorer chooses the n-grams asked of an --index: give both")
     span_scorer = None
     if options.span_scorer_dir:
-        from ontolink.recognition.span_scorer_artifact import load_span_scorer
+        from ontolink.recognition.span_scorer_artifact import load_span_scorer  # late: loads numpy
 
         span_scorer = load_span_scorer(options.span_scorer_dir)
     with collection_paused(freeze=True):
         matcher = ConceptMatcher(loaded, **matcher_options)
         dense = None
         if options.index_dir:
-            from ontolink.indexes.artifact import load_index
+            from ontolink.indexes.artifact import load_index  # late: loads numpy
 
             dense = load_index(options.index_dir, ontology=loaded, device=options.device)
     problems = Problems(options.skip_invalid)
@@ -253,8 +247,6 @@ def annotate_files(options: AnnotateOptions) -> int:
 
 
 def _summary(loaded, matcher, matcher_options, mentions, documents, skipped_lines, stats, seconds):
-    from ontolink.core.io import plural, warn
-
     skipped = f"; {plural(skipped_lines, 'invalid line')} skipped" if skipped_lines else ""
     if stats.get("empty"):
         skipped += f"; {plural(stats['empty'], 'document')} without text"

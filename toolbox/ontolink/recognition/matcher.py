@@ -22,6 +22,8 @@ from ontolink.recognition.equivalents import MIN_ENTITIES, equivalent_keys, lear
     variant_names
 from ontolink.recognition.match import Match
 from ontolink.recognition.wordforms import CONJUNCTIONS, WordForms, fold, tokens
+from ontolink.core.cache import cache_dir, write_atomically
+from ontolink.core.manifest import json_sha256
 
 # Key prefix of a one-word name: matched on the light fold of the word (``wordforms.fold``), not its
 # word-form cluster.
@@ -459,9 +461,6 @@ class NameTable:
 
 
 def _cache_path(settings):
-    from ontolink.core.cache import cache_dir
-    from ontolink.core.manifest import json_sha256
-
     digest = json_sha256(settings)[:32]
     return cache_dir("matchers") / f"{digest}.json.gz"
 
@@ -490,8 +489,6 @@ def _store_tables(settings, tables):
 
     import orjson
 
-    from ontolink.core.cache import write_atomically
-
     def write(temporary):
         with gzip.open(temporary, "wb", compresslevel=1) as handle:
             handle.write(orjson.dumps({"settings": settings, **tables}))
@@ -505,8 +502,6 @@ def _store_tables(settings, tables):
 def _fingerprint(table):
     """A short digest of a table of words ({adjective: [nouns]}, {entity id: [extra names]}): another WordNet or
     alias file is another cache file."""
-    from ontolink.core.manifest import json_sha256
-
     return json_sha256(table)[:16]
 
 

@@ -11,6 +11,7 @@ import numpy as np
 from ontolink.core.errors import InputError
 from ontolink.core.manifest import artifact_directory, library_versions, read_manifest
 from ontolink.recognition.span_scorer import FEATURES, SpanScorer
+from ontolink.core.artifact_files import field, load_tensors
 
 ARTIFACT = "span-scorer"
 WEIGHTS_FILE = "span_scorer.safetensors"
@@ -30,8 +31,6 @@ def save_span_scorer(directory, scorer: SpanScorer, manifest, force=False):
 
 def load_span_scorer(directory) -> SpanScorer:
     """The scorer saved in ``directory``, its weights and threshold checked against its manifest."""
-    from ontolink.core.artifact_files import field, load_tensors
-
     manifest = read_manifest(directory, ARTIFACT, required_files=[WEIGHTS_FILE])
     manifest_path = Path(directory) / "manifest.json"
     if field(manifest, manifest_path, "features", kind=dict) != FEATURE_SPACE:

@@ -8,6 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 from ontolink.core.errors import InputError
 from ontolink.recognition.span_scorer import SpanScorer, fit_span_scorer, training_texts
+from ontolink.core.io import plural, warn
+from ontolink.core.progress import counting
+from ontolink.formats import Counted, Problems, document_format, document_text, resolve_format
+from ontolink.recognition.matcher import descendants
+from ontolink.recognition.span_scorer_artifact import save_span_scorer
 
 if TYPE_CHECKING:
     from ontolink.training.options import TrainSpanScorerOptions
@@ -15,8 +20,6 @@ if TYPE_CHECKING:
 
 def looked_for(ontology: Any, roots: Sequence[str] | None) -> list[Any]:
     """The entities under ``roots`` (all of them without), as `annotate --roots` looks for them."""
-    from ontolink.recognition.matcher import descendants
-
     keep = descendants(ontology, roots) if roots else None
     return [entity for entity in ontology if keep is None or entity.id in keep]
 
@@ -47,11 +50,6 @@ def train_span_scorer(ontology: Any, corpus_texts: Iterable[str], roots: Sequenc
 def train_span_scorer_files(options: TrainSpanScorerOptions) -> dict[str, Any]:
     """`ontolink train span-scorer`: the ontology's names against the word n-grams of the documents read, the fit
     written to DIRECTORY and the summary line printed; returns the manifest."""
-    from ontolink.recognition.span_scorer_artifact import save_span_scorer
-    from ontolink.formats import Counted, Problems, document_format, document_text, resolve_format
-    from ontolink.core.io import plural, warn
-    from ontolink.core.progress import counting
-
     started = time.perf_counter()
     loaded = options.ontology.load()
     root_ids = [part.strip() for part in options.roots.split(",") if part.strip()] if options.roots else None

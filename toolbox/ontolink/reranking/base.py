@@ -14,6 +14,7 @@ from ontolink.core.encoder_inputs import entity_input, mention_input
 from ontolink.core.errors import InputError
 from ontolink.core.manifest import read_manifest
 from ontolink.core.registry import Registry
+from ontolink.core.device import resolve_device
 
 ARTIFACT = "reranker"
 DEFAULT_ARCHITECTURE = "blink"  # a manifest without "architecture" was written before ReS existed
@@ -25,8 +26,6 @@ class Reranker:
     required_files: tuple[str, ...] = ()  # beside manifest.json, what the directory must hold
 
     def __init__(self, directory: Path, manifest: dict[str, Any], device: str = "auto", batch_size: int = 128):
-        from ontolink.core.device import resolve_device
-
         self.directory = Path(directory)
         self.manifest = manifest
         self.device = resolve_device(device)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ontolink.core.artifact_files import REBUILD, module_shapes, read_json, regular_files
+from ontolink.core.artifact_files import REBUILD, module_shapes, read_json, regular_files, check_weights
 from ontolink.core.errors import InputError, OntolinkError
 from ontolink.core.encoder_inputs import SPECIAL_TOKENS
 
@@ -20,8 +20,6 @@ def check_cross_encoder_files(directory, num_labels=1):
     leave a missing one random, and allocate whatever sizes the config declares)."""
     from transformers import AutoConfig, AutoModelForSequenceClassification
     from transformers.utils import logging as transformers_logging
-
-    from ontolink.core.artifact_files import check_weights
 
     transformers_logging.set_verbosity_error()
     directory = Path(directory)
@@ -53,7 +51,7 @@ def load_cross_encoder(path, device, num_labels=1, artifact=False):
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
     from transformers.utils import logging as transformers_logging
 
-    from ontolink.encoders.model_files import resolve_model_path
+    from ontolink.encoders.model_files import resolve_model_path  # late: loads numpy
 
     transformers_logging.disable_progress_bar()
     transformers_logging.set_verbosity_error()

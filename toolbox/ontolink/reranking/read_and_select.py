@@ -28,6 +28,9 @@ import numpy as np
 from ontolink.core.artifact_files import REBUILD, check_weights, module_shapes, number
 from ontolink.core.errors import InputError
 from ontolink.core.encoder_inputs import span_pool
+from ontolink.core.device import portable_precision
+from ontolink.encoders import load_encoder
+from ontolink.encoders.embedding_cache import EmbeddingCache
 
 SELECTOR_FILE = "selector.safetensors"
 READER_FOLDER = "reader"
@@ -115,8 +118,6 @@ class FrozenReading:
         # candidate names are the ontology's names: `index` left their vectors in the embedding cache
         self.known = None
         if encoder.batch_invariant:
-            from ontolink.encoders.embedding_cache import EmbeddingCache
-
             self.known = EmbeddingCache(encoder.fingerprint, encoder.dimension)
 
     @classmethod
@@ -124,9 +125,6 @@ class FrozenReading:
         """The encoder the manifest describes, rebuilt as an index rebuilds its own (ONNX on CPU only; the
         recorded precision where ``device`` can run it, else the nearest: a reranker trained on a GPU reads in
         fp32 on a CPU, one trained on a CPU in fp16 on a GPU)."""
-        from ontolink.core.device import portable_precision
-        from ontolink.encoders import load_encoder
-
         runtime = described["runtime"]
         precision = portable_precision(described["precision"], device)
         return cls(load_encoder(described["model"], device=device, precision=precision,

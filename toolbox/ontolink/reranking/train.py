@@ -7,14 +7,14 @@ from typing import Any
 
 from ontolink.core.errors import UsageError
 from ontolink.reranking.options import TrainRerankerOptions
+from ontolink.core.io import warn
 
 
 def train_reranker_files(options: TrainRerankerOptions) -> dict[str, Any]:
     """Read the pairs, train a reranker of ``options.architecture`` over ``options.index_dir``'s top K, write
     DIRECTORY and print the summary line; returns the manifest."""
-    from ontolink.core.io import warn
-    from ontolink.indexes.artifact import load_index
-    from ontolink.training.loop import held_out_summary, read_pairs
+    from ontolink.indexes.artifact import load_index  # late: loads numpy
+    from ontolink.training.loop import held_out_summary, read_pairs  # late: loads numpy
 
     if not options.index_dir:
         raise UsageError("a reranker is trained over an index's candidates: give --index")
@@ -27,14 +27,14 @@ def train_reranker_files(options: TrainRerankerOptions) -> dict[str, Any]:
               "device": options.device, "resume": options.resume, "force": options.force,
               "holdout_share": options.holdout_share}
     if options.architecture == "res":
-        from ontolink.reranking.train_read_and_select import train_res_reranker
+        from ontolink.reranking.train_read_and_select import train_res_reranker  # late: loads numpy
 
         manifest = train_res_reranker(pairs, loaded, index, options.directory, reading=options.reading,
                                       width=options.select_width, layers=options.select_layers,
                                       heads=options.select_heads, dropout=options.select_dropout, **shared)
         kind = f"ReS reranker ({options.reading} reading, {manifest['options']['candidates']} candidates)"
     else:
-        from ontolink.reranking.train_cross_encoder import train_reranker
+        from ontolink.reranking.train_cross_encoder import train_reranker  # late: loads numpy
 
         manifest = train_reranker(pairs, loaded, index, options.directory, negatives=options.negatives, **shared)
         kind = "reranker"

@@ -23,6 +23,9 @@ from ontolink.core.encoder_inputs import entity_input, mention_input
 from ontolink.core.manifest import library_versions
 from ontolink.training.loop import (DEFAULT_HOLDOUT_SHARE, Checkpoints, Holdout, KeepBest, rank_of, rank_scores,
                                    run_epochs)
+from ontolink.core.device import resolve_device
+from ontolink.encoders.model_files import DEFAULT_ENCODER
+from ontolink.linking.link import link_mentions
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -61,10 +64,6 @@ def train_reranker(pairs: Sequence[dict[str, Any]], ontology: Ontology, loaded_i
     """Fine-tune the cross-encoder on the retriever's candidates; returns the manifest (``force``: also on
     pairs too few to learn from, or whose loss stays at chance; the model is then marked not improved)."""
     import torch
-
-    from ontolink.encoders.model_files import DEFAULT_ENCODER
-    from ontolink.core.device import resolve_device
-    from ontolink.linking.link import link_mentions
 
     if not pairs:
         raise InputError("no pairs to train on")

@@ -40,6 +40,11 @@ from ontolink.core.errors import InputError
 from ontolink.core.manifest import library_versions
 from ontolink.training.loop import (DEFAULT_HOLDOUT_SHARE, Checkpoints, Holdout, KeepBest, rank_of, rank_scores,
                                    run_epochs)
+from ontolink.core.device import resolve_device
+from ontolink.core.progress import progress_bar
+from ontolink.encoders import load_encoder
+from ontolink.encoders.model_files import DEFAULT_ENCODER
+from ontolink.linking.link import link_mentions
 
 if TYPE_CHECKING:
     from ontolink.indexes.artifact import LoadedIndex
@@ -61,8 +66,6 @@ def candidate_group(retrieved, gold, ontology, rank):
 
 def frozen_encoder(loaded_index, backbone, device):
     """The bi-encoder read frozen: --model when given, else the index's own encoder, else the default."""
-    from ontolink.encoders import load_encoder
-
     encoder = getattr(loaded_index.name_index, "encoder", None)
     if backbone or encoder is None:
         encoder = load_encoder(backbone, device=device)
@@ -77,11 +80,6 @@ def train_res_reranker(pairs: Sequence[dict[str, Any]], ontology: Ontology, load
                        force: bool = False, holdout_share: float = DEFAULT_HOLDOUT_SHARE) -> dict[str, Any]:
     """Train ReS on the retriever's candidates; returns the manifest (``force``: as for train_reranker)."""
     import torch
-
-    from ontolink.encoders.model_files import DEFAULT_ENCODER
-    from ontolink.core.device import resolve_device
-    from ontolink.core.progress import progress_bar
-    from ontolink.linking.link import link_mentions
 
     if not pairs:
         raise InputError("no pairs to train on")

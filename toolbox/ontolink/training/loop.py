@@ -16,9 +16,12 @@ from typing import Any
 import numpy as np
 
 from ontolink.core.errors import InputError
-from ontolink.core.io import warn
+from ontolink.core.io import warn, read_records
 from ontolink.core.manifest import artifact_directory, read_manifest
 from ontolink.training.options import HOLDOUT_SHARE
+from ontolink.core.device import training_precision
+from ontolink.core.progress import progress_bar
+from ontolink.core.records import pair_validator
 
 OPTIMIZER_FILES = ("optimizer.safetensors", "optimizer.json")
 
@@ -168,8 +171,6 @@ def mixed_precision(precision, device, bf16=None):
     (None: ask it)."""
     import torch
 
-    from ontolink.core.device import training_precision
-
     precision = training_precision(precision, device, bf16)
     return {"fp16": torch.float16, "bf16": torch.bfloat16}.get(precision), precision == "fp16"
 
@@ -203,8 +204,6 @@ def run_epochs(model, optimizer, checkpoints, save_model, batch_loss, item_count
     in-batch negatives).
     """
     import torch
-
-    from ontolink.core.progress import progress_bar
 
     return_freed_memory()
     # ONTOLINK_TRAIN_PRECISION (fp32, fp16, bf16) overrides auto for every trainer: what a GPU check compares
@@ -410,7 +409,4 @@ def rank_scores(ranks):
 def read_pairs(path: str, ontology: Any, skip_invalid: bool = False, accept_gold: bool = False) -> list[dict[str, Any]]:
     """The Pair records of ``path`` (``accept_gold``: labeled Mention records too), each checked against
     ``ontology``: what every trainer reads."""
-    from ontolink.core.io import read_records
-    from ontolink.core.records import pair_validator
-
     return list(read_records(path, validate=pair_validator(ontology, accept_gold), skip_invalid=skip_invalid))

@@ -23,7 +23,11 @@ from ontolink.core.errors import InputError
 from ontolink.core.io import warn
 from ontolink.core.manifest import library_versions
 from ontolink.ontology.kb_documents import KB_KINDS, kb_documents
-from ontolink.training.loop import DEFAULT_HOLDOUT_SHARE, Checkpoints, Holdout, KeepBest, rank_scores, run_epochs
+from ontolink.training.loop import (DEFAULT_HOLDOUT_SHARE, Checkpoints, Holdout, KeepBest, rank_scores, run_epochs,
+    held_out_summary, read_pairs)
+from ontolink.core.device import resolve_device
+from ontolink.encoders.model_files import DEFAULT_ENCODER
+from ontolink.indexes.multivector import MultiVectorNameIndex
 
 if TYPE_CHECKING:
     from ontolink.training.options import TrainMultivectorOptions
@@ -57,8 +61,6 @@ class TrainingSet:
 
     def mine(self, encoder, count, seed):
         """Each mention's ``count`` best documents of entities other than its golds, under ``encoder`` now."""
-        from ontolink.indexes.multivector import MultiVectorNameIndex
-
         encoder.eval()
         index = MultiVectorNameIndex.build(self.documents, encoder, "flat", seed=seed, token_k=MINING_TOKEN_K)
         widest = max(len(self.positives(p)) for p in range(len(self)))
@@ -71,8 +73,6 @@ class TrainingSet:
 
     def held_out_scores(self, encoder, examples, seed):
         """R@1 and MRR by entity of ``examples`` (pairs or labeled mentions) against every document."""
-        from ontolink.indexes.multivector import MultiVectorNameIndex
-
         encoder.eval()
         index = MultiVectorNameIndex.build(self.documents, encoder, "flat", seed=seed, token_k=MINING_TOKEN_K)
         keys = [query_key(example) for example in examples]
@@ -105,9 +105,6 @@ def train_multivector(examples: Sequence[dict[str, Any]], ontology: Ontology, ou
                       force: bool = False, holdout_share: float = DEFAULT_HOLDOUT_SHARE) -> tuple[dict[str, Any], int]:
     """Fine-tune and write the multi-vector model directory; returns (its manifest, pairs skipped)."""
     import torch
-
-    from ontolink.encoders.model_files import DEFAULT_ENCODER
-    from ontolink.core.device import resolve_device
 
     if not examples:
         raise InputError("no pairs to train on")
@@ -211,9 +208,6 @@ def train_multivector(examples: Sequence[dict[str, Any]], ontology: Ontology, ou
 def train_multivector_files(options: TrainMultivectorOptions) -> dict[str, Any]:
     """`ontolink train multivector`: read the pairs (or labeled mentions), train, write DIRECTORY and print the
     summary line; returns the manifest."""
-    from ontolink.core.io import warn
-    from ontolink.training.loop import held_out_summary, read_pairs
-
     loaded = options.ontology.load()
     pairs = read_pairs(options.input_path, loaded, skip_invalid=options.skip_invalid, accept_gold=True)
     manifest, skipped = train_multivector(

@@ -33,12 +33,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ontolink.core.errors import InputError
+from ontolink.core.errors import InputError, OntolinkError
 from ontolink.core.encoder_inputs import INPUT_MODES, SPECIAL_TOKENS, entity_input, mention_input, pooled
 from ontolink.core.manifest import library_versions
 from ontolink.ontology import normalize
 from ontolink.evaluation.rank_metrics import mean_reciprocal_rank, rank_by_score, recall_at
-from ontolink.training.loop import DEFAULT_HOLDOUT_SHARE, Checkpoints, Holdout, KeepBest, key, run_epochs
+from ontolink.training.loop import (DEFAULT_HOLDOUT_SHARE, Checkpoints, Holdout, KeepBest, key, run_epochs,
+    held_out_summary, read_pairs)
+from ontolink.core.device import resolve_device
+from ontolink.core.io import warn
+from ontolink.encoders.model_files import resolve_model_path, DEFAULT_ENCODER
 
 if TYPE_CHECKING:
     from ontolink.training.options import TrainRetrieverOptions
@@ -136,9 +140,6 @@ def build_model(backbone, device, max_length, input_mode="context"):
     mode: the backbone as it is (the frozen encoder)."""
     from sentence_transformers import SentenceTransformer
     from transformers.utils import logging as transformers_logging
-
-    from ontolink.encoders.model_files import resolve_model_path
-    from ontolink.core.errors import OntolinkError
 
     transformers_logging.disable_progress_bar()
     transformers_logging.set_verbosity_error()
@@ -254,9 +255,6 @@ def train_retriever(pairs: Sequence[dict[str, Any]], ontology: Ontology, output:
     ``force`` also trains on pairs too few to learn from (the model is then marked not improved)."""
     import torch
 
-    from ontolink.encoders.model_files import DEFAULT_ENCODER
-    from ontolink.core.device import resolve_device
-
     if not pairs:
         raise InputError("no pairs to train on")
     if negatives not in NEGATIVE_STRATEGIES:
@@ -337,9 +335,6 @@ def train_retriever(pairs: Sequence[dict[str, Any]], ontology: Ontology, output:
 def train_retriever_files(options: TrainRetrieverOptions) -> dict[str, Any]:
     """`ontolink train retriever`: read the pairs, train, write DIRECTORY and print the summary line; returns the
     manifest."""
-    from ontolink.core.io import warn
-    from ontolink.training.loop import held_out_summary, read_pairs
-
     loaded = options.ontology.load()
     pairs = read_pairs(options.input_path, loaded, skip_invalid=options.skip_invalid)
     manifest = train_retriever(pairs, loaded, options.directory, backbone=options.backbone,

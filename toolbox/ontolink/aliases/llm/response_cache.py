@@ -14,12 +14,11 @@ import json
 import sqlite3
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ontolink.core.errors import OntolinkError
-
-if TYPE_CHECKING:
-    from ontolink.aliases.llm.base import Completion
+from ontolink.aliases.llm.base import Completion
+from ontolink.core.cache import cache_dir
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS completions (
@@ -42,8 +41,6 @@ def cache_key(backend: str, model: str | None, messages: list[dict[str, str]], o
 
 
 def default_cache_path() -> Path:
-    from ontolink.core.cache import cache_dir
-
     return cache_dir("llm") / "completions.sqlite3"
 
 
@@ -62,8 +59,6 @@ class ResponseCache:
                                 "(delete the file, or run with --no-cache)") from None
 
     def get(self, key: str) -> Completion | None:
-        from ontolink.aliases.llm.base import Completion
-
         row = self._db.execute("SELECT text, prompt_tokens, completion_tokens, seconds FROM completions "
                                "WHERE key = ?", (key,)).fetchone()
         if row is None:

@@ -24,6 +24,10 @@ from typing import Any, cast
 from ontolink.aliases.llm import LLM_BACKENDS
 from ontolink.aliases.llm.base import Completion, LLMBackend
 from ontolink.core.errors import OntolinkError
+from ontolink.core.cache import cache_dir
+from ontolink.core.device import resolve_device
+from ontolink.core.extras import require
+from ontolink.core.io import warn
 
 DEFAULT_MODEL = "SmolLM2-135M-Instruct.Q4_1"
 PACKAGED = {
@@ -78,16 +82,12 @@ def convert_gguf(gguf_path: str | Path, target: Path | None = None) -> Path:
     if target is None:
         import transformers
 
-        from ontolink.core.cache import cache_dir
-
         fingerprint = hashlib.sha256(f"{gguf_path}|{stat.st_size}|{int(stat.st_mtime)}|"
                                      f"{transformers.__version__.split('.')[0]}".encode()).hexdigest()[:12]
         target = cache_dir("models") / f"{gguf_path.stem}-{fingerprint}"
     target = Path(target)
     if (target / "config.json").is_file():
         return target
-    from ontolink.core.extras import require
-    from ontolink.core.io import warn
 
     require("gguf", "accelerate", purpose="converting a GGUF model (gen-aliases' default LLM)")
     warn(f"converting {gguf_path.name} to safetensors in {target} (once; later runs load it directly)")
@@ -164,7 +164,6 @@ class TransformersBackend(LLMBackend):
     def __init__(self, model: str | None = None, max_new_tokens: int = 64, device: str = "auto",
                  repetition_penalty: float = 1.0, no_repeat_ngram_size: int = 3, dtype: str = "auto") -> None:
         super().__init__(model=model, max_new_tokens=max_new_tokens)
-        from ontolink.core.device import resolve_device
 
         self.device = resolve_device(device)
         self.repetition_penalty = repetition_penalty

@@ -138,7 +138,7 @@ def train_command(**options):
       ontolink align train -i pairs.jsonl --kg-embeddings emb/rdf2vec --triple-encoding hybrid models/hybrid
       ontolink align train -i pairs.jsonl --triple-encoding verbalized models/verbalized
     """
-    from ontolink.kg.alignment.workflows import train_alignment_files
+    from ontolink.kg.alignment.workflows import train_alignment_files  # late: loads numpy
 
     train_alignment_files(AlignTrainOptions(**options))
 
@@ -186,7 +186,7 @@ def retrieve_command(**options):
       ontolink align retrieve --baseline verbalized -i pairs.jsonl | head -1
       ontolink align retrieve --model models/hpo-hybrid --ontology hpo -i pairs.jsonl -o retrieved.jsonl
     """
-    from ontolink.kg.alignment.workflows import retrieve_files
+    from ontolink.kg.alignment.workflows import retrieve_files  # late: loads numpy
 
     retrieve_files(AlignRetrieveOptions(**options))
 
@@ -222,6 +222,6 @@ def cv_command(**options):
       ontolink align cv -i pairs.jsonl --baseline verbalized cv/baseline
       ontolink align cv -i pairs.jsonl --kg-embeddings emb/rdf2vec --triple-encoding hybrid cv/hybrid
     """
-    from ontolink.kg.alignment.workflows import cross_validate_files
+    from ontolink.kg.alignment.workflows import cross_validate_files  # late: loads numpy
 
     cross_validate_files(AlignCvOptions(**options))

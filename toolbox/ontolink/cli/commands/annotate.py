@@ -6,11 +6,11 @@ from ontolink.cli.options import aliases_option, config_option, device_option, e
 from ontolink.recognition.matcher import NESTING_RULES, SHARED_NAMES
 from ontolink.core.registry import LazyChoice
 from ontolink.recognition.options import AnnotateOptions
+from ontolink.formats import reader_names
+from ontolink.recognition.annotate import annotate_files
 
 
 def _readers():
-    from ontolink.formats import reader_names
-
     return reader_names()
 
 
@@ -118,6 +118,4 @@ def command(**options):
       ontolink annotate --ontology hpo --index idx/hpo --dense-threshold 0.92 -i abstracts.txt
       ontolink annotate --ontology hpo --aliases kept.jsonl -i abstracts.txt | ontolink link --index idx/hpo-aliases
     """
-    from ontolink.recognition.annotate import annotate_files
-
     annotate_files(AnnotateOptions(**options))

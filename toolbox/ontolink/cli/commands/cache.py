@@ -3,6 +3,7 @@
 import click
 
 from ontolink.core.options import CacheClearOptions
+from ontolink.core.cache import cache_info_lines, clear_cache_kinds
 
 
 @click.group("cache")
@@ -29,8 +30,6 @@ def info_command():
     Examples:
       ontolink cache info
     """
-    from ontolink.core.cache import cache_info_lines
-
     for line in cache_info_lines():
         click.echo(line)
 
@@ -52,6 +51,4 @@ def clear_command(**options):
       ontolink cache clear onnx
       ontolink cache clear --all
     """
-    from ontolink.core.cache import clear_cache_kinds
-
     clear_cache_kinds(CacheClearOptions(**options))

@@ -4,11 +4,11 @@ from ontolink.cli.options import config_option, input_options, output_option
 from ontolink.core.registry import LazyChoice
 from ontolink.formats.options import ConvertOptions
 from ontolink.formats.sssom import AUTO, JUSTIFICATIONS, PREDICATES
+from ontolink.formats import reader_names
+from ontolink.formats.convert import target_names, convert_files
 
 
 def _readers():
-    from ontolink.formats import reader_names
-
     return reader_names()
 
 
@@ -17,8 +17,6 @@ def _sources():
 
 
 def _targets():
-    from ontolink.formats.convert import target_names
-
     return target_names()
 
 
@@ -90,6 +88,4 @@ def command(**options):
       ontolink convert -i linked.jsonl --to bioc-xml --documents corpus.xml -o linked.xml
       ontolink convert -i linked.jsonl --to sssom --mapping-set-id https://example.org/run1 -o links.sssom.tsv
     """
-    from ontolink.formats.convert import convert_files
-
     convert_files(ConvertOptions(**options))

@@ -11,7 +11,7 @@ from ontolink.kg.options import EmbedKgOptions
 
 
 def _triple_formats():
-    from ontolink.formats.triples import format_names
+    from ontolink.formats.triples import format_names  # late: loads numpy
 
     return format_names()
 
@@ -105,6 +105,6 @@ def command(**options):
       ontolink embed-kg -i pairs.jsonl --method TransE --dim 64 --epochs 20 emb/transe
       ontolink embed-kg --ontology hpo --method TransE --epochs 20 emb/hpo-transe
     """
-    from ontolink.kg.embed import embed_kg_files
+    from ontolink.kg.embed import embed_kg_files  # late: loads numpy
 
     embed_kg_files(EmbedKgOptions(**options))

@@ -76,6 +76,6 @@ def command(**options):
       ontolink eval linked.jsonl --gold CDR_TestSet.PubTator.txt --id-prefix MESH:
       ontolink eval cv/fold-*.jsonl --by-predicate --format markdown
     """
-    from ontolink.evaluation.run import eval_files
+    from ontolink.evaluation.run import eval_files  # late: loads numpy
 
     eval_files(EvalOptions(**options))

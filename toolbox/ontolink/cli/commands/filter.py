@@ -46,6 +46,6 @@ def command(**options):
       ontolink filter --ontology hpo --tau 0.8 --neighbours n < aliases.jsonl
       ontolink filter --ontology hpo --model FremyCompany/BioLORD-2023-M --device cuda < aliases.jsonl
     """
-    from ontolink.aliases.filter import filter_aliases_files
+    from ontolink.aliases.filter import filter_aliases_files  # late: loads numpy
 
     filter_aliases_files(FilterOptions(**options))

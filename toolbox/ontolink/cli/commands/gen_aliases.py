@@ -15,6 +15,7 @@ from ontolink.cli.options import (
     seed_option,
 )
 from ontolink.core.registry import registry_choice
+from ontolink.aliases.generate import generate_aliases_files
 
 
 @click.command("gen-aliases")
@@ -97,6 +98,4 @@ def command(**options):
           --model meta-llama/Llama-3.2-3B-Instruct --concurrency 16 -i selected.jsonl
       ontolink gen-aliases --ontology hpo --engine ray --ray-address auto --workers 4 -i selected.jsonl
     """
-    from ontolink.aliases.generate import generate_aliases_files
-
     generate_aliases_files(GenAliasesOptions(**options))

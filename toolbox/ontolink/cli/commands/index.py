@@ -7,11 +7,12 @@ from ontolink.cli.options import quiet_option
 from ontolink.cli.options import aliases_option, config_option, device_option, engine_options, force_option, \
     ontology_option, seed_option
 from ontolink.core.registry import LazyChoice, registry_choice
+from ontolink.indexes.dense import FAISS_TYPES
+from ontolink.indexes.run import index_directory
+from ontolink.linking.link import name_tables
 
 
 def _faiss_types():
-    from ontolink.indexes.dense import FAISS_TYPES
-
     return FAISS_TYPES
 
 
@@ -96,7 +97,4 @@ def command(**options):
       ontolink index --ontology hpo --engine ray --ray-address auto --workers 8 idx/hpo
       ontolink index --ontology hpo --aliases kept.jsonl idx/hpo-aliases
     """
-    from ontolink.indexes.run import index_directory
-    from ontolink.linking.link import name_tables
-
     index_directory(IndexOptions(**options), name_tables=name_tables())

@@ -10,6 +10,7 @@ from ontolink.cli.options import (
     output_option,
 )
 from ontolink.linking.options import DEFAULT_TOP_K, LinkOptions
+from ontolink.linking.run import link_files
 
 
 @click.command("link")
@@ -115,6 +116,4 @@ def command(**options):
       ontolink link --index idx/hpo --engine ray --workers 8 -i mentions.jsonl -o linked.jsonl
       ontolink link --index idx/hpo --engine ray --ray-address auto -i 'pubmed/*.jsonl.gz' --output-dir linked/
     """
-    from ontolink.linking.run import link_files
-
     link_files(LinkOptions(**options))

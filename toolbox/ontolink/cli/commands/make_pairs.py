@@ -2,6 +2,7 @@ import click
 
 from ontolink.aliases.options import MakePairsOptions
 from ontolink.cli.options import config_option, input_options, ontology_option, output_option
+from ontolink.aliases.pairs import make_pairs_files
 
 
 @click.command("make-pairs")
@@ -49,6 +50,4 @@ def command(**options):
       ontolink make-pairs --ontology hpo --mentions mentions.jsonl --sources synonym -i /dev/null
       ontolink make-pairs --ontology hpo --mentions cdr.jsonl --sources concept --distinct -i /dev/null
     """
-    from ontolink.aliases.pairs import make_pairs_files
-
     make_pairs_files(MakePairsOptions(**options))

@@ -34,6 +34,6 @@ def command(**options):
         | ontolink make-pairs --ontology hpo --mentions mentions.jsonl > pairs.jsonl
       ontolink select-entities --ontology hpo --index idx/hpo --engine ray --workers 4 -i mentions.jsonl
     """
-    from ontolink.aliases.select import select_entities_files
+    from ontolink.aliases.select import select_entities_files  # late: loads numpy
 
     select_entities_files(SelectEntitiesOptions(**options))

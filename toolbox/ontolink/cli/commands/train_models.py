@@ -9,6 +9,12 @@ from ontolink.ranking.options import TrainRankerOptions
 from ontolink.reranking.options import TrainRerankerOptions
 from ontolink.training.options import HOLDOUT_SHARE, TrainMultivectorOptions, TrainRetrieverOptions, \
     TrainSpanScorerOptions
+from ontolink.formats import reader_names
+from ontolink.ranking.train import train_ranker_files
+from ontolink.recognition.train_span_scorer import train_span_scorer_files
+from ontolink.reranking.train import train_reranker_files
+from ontolink.training.multivector import train_multivector_files
+from ontolink.training.retriever import train_retriever_files
 
 
 def fit_options(options_class, batch_help="Pairs per batch."):
@@ -119,8 +125,6 @@ def retriever_command(**options):
       ontolink train retriever --ontology hpo -i pairs.jsonl --model cambridgeltl/SapBERT-from-PubMedBERT-fulltext \\
         --device cuda --batch-size 512 models/sapbert
     """
-    from ontolink.training.retriever import train_retriever_files
-
     train_retriever_files(TrainRetrieverOptions(**options))
 
 
@@ -179,8 +183,6 @@ def reranker_command(**options):
         --model models/reranker --device cuda models/res
       ontolink link --index idx/tuned --reranker models/reranker -i mentions.jsonl -o linked.jsonl
     """
-    from ontolink.reranking.train import train_reranker_files
-
     train_reranker_files(TrainRerankerOptions(**options))
 
 
@@ -226,8 +228,6 @@ def multivector_command(**options):
       ontolink link --index idx/hpo-xtr -i mentions.jsonl | ontolink eval --ontology hpo
       ontolink train multivector --ontology hpo -i pairs.jsonl --kb entity --no-temperature models/xtr-entity
     """
-    from ontolink.training.multivector import train_multivector_files
-
     train_multivector_files(TrainMultivectorOptions(**options))
 
 
@@ -293,15 +293,11 @@ def ranker_command(**options):
       ontolink train ranker --index idx/hpo --pairs pairs.jsonl \\
         --features dense,lexical,prior,abbreviation,depth,kind,overlap,second_encoder models/ranker-e5
     """
-    from ontolink.ranking.train import train_ranker_files
-
     train_ranker_files(TrainRankerOptions(**options))
 
 
 
 def _document_readers():
-    from ontolink.formats import reader_names
-
     return reader_names()
 
 
@@ -343,6 +339,4 @@ def span_scorer_command(**options):
       ontolink train span-scorer --ontology hpo --roots HP:0000118 -i abstracts.txt models/spans
       ontolink annotate --ontology hpo --roots HP:0000118 --index idx/hpo --span-scorer models/spans -i docs.txt
     """
-    from ontolink.recognition.train_span_scorer import train_span_scorer_files
-
     train_span_scorer_files(TrainSpanScorerOptions(**options))

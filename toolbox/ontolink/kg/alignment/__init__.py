@@ -31,6 +31,7 @@ from ontolink.kg.alignment.text import TextEmbedder
 from ontolink.kg.embeddings import load_kg_embeddings
 from ontolink.core.errors import InputError
 from ontolink.core.manifest import MANIFEST, read_manifest
+from ontolink.core.device import resolve_device, portable_precision
 
 if TYPE_CHECKING:
     from ontolink.kg.embeddings import KGEmbeddings
@@ -62,8 +63,6 @@ def load_alignment(directory: str | Path, kg: KGEmbeddings | str | Path | None =
     from safetensors import SafetensorError
     from safetensors.torch import load_file
 
-    from ontolink.core.device import resolve_device
-
     directory = Path(directory)
     manifest = read_manifest(directory, ARTIFACT, required_files=[HEADS_FILE])
     described = checked_manifest(manifest, directory / MANIFEST)
@@ -87,8 +86,6 @@ def load_alignment(directory: str | Path, kg: KGEmbeddings | str | Path | None =
     device = resolve_device(device)
     encoder = manifest["encoder"]
     if embedder is None:
-        from ontolink.core.device import portable_precision
-
         # a head trained on a GPU (fp16) is applied on a CPU in fp32, one trained on a CPU (int8) in fp16 on a GPU
         embedder = TextEmbedder(encoder["model"], device=device,
                                 precision=portable_precision(encoder["precision"], device),

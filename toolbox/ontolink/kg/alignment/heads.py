@@ -4,6 +4,7 @@ import torch
 from torch import nn
 
 from ontolink.kg.alignment.choices import HEADS
+from ontolink.core.errors import InputError
 
 
 class LinearHead(nn.Module):
@@ -56,7 +57,5 @@ class CrossAttentionHead(nn.Module):
 def make_head(kind, d_in, d_out, hidden=256, dropout=0.273):
     classes = {"linear": LinearHead, "mlp": MLPHead, "cross-attention": CrossAttentionHead}
     if kind not in classes:
-        from ontolink.core.errors import InputError
-
         raise InputError(f"unknown head {kind!r} (known: {', '.join(HEADS)})")
     return classes[kind](d_in, d_out, hidden=hidden, dropout=dropout)

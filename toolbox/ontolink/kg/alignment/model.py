@@ -19,7 +19,7 @@ def _module():
     import torch
     from torch import nn
 
-    from ontolink.kg.alignment.heads import make_head
+    from ontolink.kg.alignment.heads import make_head  # late: loads torch
 
     class AlignmentModel(nn.Module):
         """The trained heads; ``spaces`` gives the (document, triple) vectors a direction ranks with."""

@@ -16,14 +16,14 @@ import numpy as np
 from ontolink.encoders.model_files import DEFAULT_ENCODER
 from ontolink.core.manifest import json_sha256
 from ontolink.kg.options import AlignEncoderOptions
+from ontolink.core.cache import cache_dir, write_atomically
+from ontolink.encoders import load_encoder as load_runtime
 
 DEFAULT_MAX_LENGTH = AlignEncoderOptions.max_length
 
 
 def load_encoder(model, device, precision, max_length):
     """The frozen encoder: ONNX Runtime on CPU, PyTorch on CUDA (plain HF models get mean pooling)."""
-    from ontolink.encoders import load_encoder as load_runtime
-
     return load_runtime(model, device=device, precision=precision, max_length=max_length)
 
 
@@ -45,8 +45,6 @@ class TextEmbedder:
         self.encoded = 0  # texts this process had to encode (the rest came from the cache)
         self.dimension = None
         if cache:
-            from ontolink.core.cache import cache_dir
-
             self.cache_path = cache_dir("text-embeddings", self.key()[:20])
             self._load_cache()
 
@@ -82,8 +80,6 @@ class TextEmbedder:
 
     def _save_shard(self, keys, vectors):
         from safetensors.numpy import save_file
-
-        from ontolink.core.cache import write_atomically
 
         shard = {"keys": np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), 32),
                  "vectors": np.ascontiguousarray(vectors, dtype=np.float32)}

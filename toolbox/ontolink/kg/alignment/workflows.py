@@ -23,18 +23,22 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ontolink.kg.alignment import ARTIFACT, CURVE, HEADS_FILE, PROJECTION
+from ontolink.kg.alignment import ARTIFACT, CURVE, HEADS_FILE, PROJECTION, load_alignment
 from ontolink.kg.alignment.encoding import triple_encoding
 from ontolink.kg.alignment.pairs import group_of
 from ontolink.kg.alignment.scorers import AlignedScorer, VerbalizedScorer
 from ontolink.kg.alignment.text import TextEmbedder
 from ontolink.core.errors import InputError, UsageError
-from ontolink.core.io import RecordWriter, warn
+from ontolink.core.io import RecordWriter, warn, read_records, ReadStats
 from ontolink.core.manifest import artifact_directory, library_versions
 from ontolink.core.progress import progress_bar
 from ontolink.kg.alignment.cv import grouped_folds, grouped_holdout
 from ontolink.kg.alignment.fit_heads import TrainOptions, train_alignment_model
 from ontolink.kg.alignment.retrieve import RETRIEVALS, retrieved_records
+from ontolink.core.device import resolve_device
+from ontolink.core.records import triple_pair_validator
+from ontolink.evaluation.retrieval import aggregate_folds, render_retrieval, retrieval_metrics
+from ontolink.kg.embeddings import check_kg_ontology, load_kg_embeddings
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -59,8 +63,6 @@ def _check_pairs(pairs, name="pairs"):
 
 
 def _resolve_device(device):
-    from ontolink.core.device import resolve_device
-
     return resolve_device(device)
 
 
@@ -165,8 +167,6 @@ def cross_validate(pairs: Sequence[dict[str, Any]], directory: str | Path, kg: K
     test fold's pairs against the pool (``full``: every pair; ``fold``: the test fold). Writes ``directory``
     and returns the manifest, whose ``summary`` is {group: {metric: {mean, std}}}."""
     import torch
-
-    from ontolink.evaluation.retrieval import aggregate_folds, render_retrieval, retrieval_metrics
 
     _check_pairs(pairs)
     if baseline not in (None, "verbalized"):
@@ -285,17 +285,12 @@ def _train_options(options: AlignFitOptions) -> TrainOptions:
 
 
 def _read_triple_pairs(path, kg=None, skip_invalid=False, stats=None):
-    from ontolink.core.io import read_records
-    from ontolink.core.records import triple_pair_validator
-
     return list(read_records(path, validate=triple_pair_validator(kg), skip_invalid=skip_invalid, stats=stats,
                              check_duplicate_ids=False))
 
 
 def _checked_kg(kg_dir: str | None, triple_encoding: str, ontology: OntologySource | None) -> KGEmbeddings | None:
     """The KG embeddings an encoding needs (None for verbalized), checked against ``ontology`` when given."""
-    from ontolink.kg.embeddings import check_kg_ontology, load_kg_embeddings
-
     if triple_encoding == "verbalized":
         if kg_dir:
             raise UsageError("--kg-embeddings: --triple-encoding verbalized reads no KG")
@@ -312,8 +307,6 @@ def _checked_kg(kg_dir: str | None, triple_encoding: str, ontology: OntologySour
 def train_alignment_files(options: AlignTrainOptions) -> dict[str, Any]:
     """`ontolink align train`: train on the pairs of ``options.input_path``, write the model to
     ``options.directory`` and a one-line summary to stderr; returns the manifest."""
-    from ontolink.core.io import ReadStats
-
     started = time.perf_counter()
     kg = _checked_kg(options.kg_dir, options.triple_encoding, options.ontology)
     stats = ReadStats()
@@ -340,10 +333,6 @@ def retrieve_files(options: AlignRetrieveOptions) -> int:
     """`ontolink align retrieve`: rank the candidate pool for every pair of ``options.input_path`` with a model
     (``options.model_dir``) or the verbalized baseline, write the Retrieved records to ``options.output_path``
     and a one-line summary to stderr; returns the number of records written."""
-    from ontolink.core.io import ReadStats
-    from ontolink.kg.alignment import load_alignment
-    from ontolink.kg.embeddings import check_kg_ontology
-
     if bool(options.model_dir) == bool(options.baseline):
         raise UsageError("give either --model DIR or --baseline verbalized")
     started = time.perf_counter()
@@ -381,8 +370,6 @@ def cross_validate_files(options: AlignCvOptions) -> dict[str, Any]:
     """`ontolink align cv`: grouped k-fold cross-validation of the pairs of ``options.input_path`` into
     ``options.directory``; the table and a one-line summary go to stderr. Returns the manifest."""
     import sys
-
-    from ontolink.core.io import ReadStats
 
     if options.baseline and options.kg_dir:
         raise UsageError("give either --kg-embeddings DIR or --baseline verbalized")

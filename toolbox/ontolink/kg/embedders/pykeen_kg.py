@@ -21,6 +21,7 @@ import numpy as np
 from ontolink.kg.embedders import KG_EMBEDDERS, KGEmbedder, KGEmbeddingResult
 from ontolink.core.errors import InputError
 from ontolink.core.io import warn
+from ontolink.core.device import resolve_device
 
 if TYPE_CHECKING:
     from ontolink.formats.triples import TripleSet
@@ -140,8 +141,6 @@ class PyKEENEmbedder(KGEmbedder):
         from pykeen.training.callbacks import TrainingCallback
         from pykeen.triples import TriplesFactory
         from pykeen.utils import set_random_seed
-
-        from ontolink.core.device import resolve_device
 
         options = self.options
         device = resolve_device(device)

@@ -24,6 +24,7 @@ import zlib
 import numpy as np
 
 from ontolink.kg.embedders import KG_EMBEDDERS, KGEmbedder, KGEmbeddingResult
+from ontolink.core.errors import InputError
 
 if TYPE_CHECKING:
     from ontolink.formats.triples import TripleSet
@@ -85,8 +86,6 @@ class RDF2Vec(KGEmbedder):
                  min_count: int | None = None, sample: float | None = None, reverse: bool | None = None,
                  workers: int | None = None, alpha: float | None = None, **unknown: Any) -> None:
         if unknown:
-            from ontolink.core.errors import InputError
-
             raise InputError(f"rdf2vec has no option(s) {', '.join(sorted(unknown))}")
         given = dict(dim=dim, depth=depth, walks=walks, epochs=epochs, window=window, negative=negative,
                      min_count=min_count, sample=sample, reverse=reverse, workers=workers, alpha=alpha)

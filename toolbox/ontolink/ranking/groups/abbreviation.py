@@ -3,7 +3,7 @@ long form is searched too, by CandidateFeatures; each candidate keeps the better
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ontolink.ranking.groups import FEATURE_GROUPS, FeatureGroup
 

@@ -11,6 +11,7 @@ from ontolink.ontology import normalize
 from ontolink.ranking.groups import FEATURE_GROUPS, FeatureGroup
 from ontolink.ranking.queries import rows_by_text
 from ontolink.ranking.sparse import sparse_pair_dots
+from ontolink.ranking.tables import ranker_tables
 
 if TYPE_CHECKING:
     from ontolink.indexes.artifact import LoadedIndex
@@ -24,8 +25,6 @@ class CharacterTrigrams(FeatureGroup):
     position = 10
 
     def prepare(self, index: LoadedIndex, options: dict[str, Any]) -> None:
-        from ontolink.ranking.tables import ranker_tables
-
         tables = ranker_tables(index)  # built by `index`; scikit-learn's vectorizer cost more than linking
         self._index = index
         self._trigrams = tables.trigrams

@@ -11,6 +11,7 @@ import numpy as np
 
 from ontolink.ranking.groups import FEATURE_GROUPS, FeatureGroup
 from ontolink.ranking.sparse import sparse_pair_dots
+from ontolink.ranking.words import ContentWords
 
 if TYPE_CHECKING:
     from ontolink.indexes.artifact import LoadedIndex
@@ -23,8 +24,6 @@ class ContentWordOverlap(FeatureGroup):
     position = 70
 
     def prepare(self, index: LoadedIndex, options: dict[str, Any]) -> None:
-        from ontolink.ranking.words import ContentWords
-
         self._index = index
         self._words = ContentWords()
         self._name_words: tuple[Any, np.ndarray, dict[str, int]] | None = None

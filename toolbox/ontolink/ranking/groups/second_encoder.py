@@ -12,6 +12,10 @@ import hashlib
 import numpy as np
 
 from ontolink.ranking.groups import FEATURE_GROUPS, FeatureGroup
+from ontolink.core.cache import cache_dir, write_atomically
+from ontolink.core.progress import progress_bar
+from ontolink.encoders import load_encoder
+from ontolink.encoders.embedding_cache import EmbeddingCache
 
 if TYPE_CHECKING:
     from ontolink.indexes.artifact import LoadedIndex
@@ -97,11 +101,6 @@ def second_encoder_vectors(spec: dict[str, Any], names: Sequence[str]) -> tuple[
     cache, and kept whole beside it for this list of names (one file read instead of tokenising every name and
     looking each up: 2 s of each run's start for HPO)."""
     from safetensors.numpy import load_file, save_file
-
-    from ontolink.encoders import load_encoder
-    from ontolink.core.cache import cache_dir, write_atomically
-    from ontolink.encoders.embedding_cache import EmbeddingCache
-    from ontolink.core.progress import progress_bar
 
     encoder = load_encoder(spec.get("model"), device="auto", runtime=spec["runtime"])
     digest = hashlib.sha256(encoder.fingerprint.encode())
