@@ -314,3 +314,47 @@ def test_ranker_survives_pickling_for_engine_workers(loaded, tmp_path):
     remote = pickle.loads(pickle.dumps(local))
     assert remote.ranker is None  # nothing heavy travels; loaded on the first batch
     assert remote(batch) == local(batch)
+
+
+def test_train_ranker_says_when_its_queries_cannot_teach_it(small_ontology_path, tfidf_index, tmp_path):
+    """A names-only ontology has no synonym to search; pairs whose mentions are the entities' own names find their
+    answer first or, held out, not at all: `train ranker` says so with the counts instead of a silent 1.000 -> 1.000
+    (or a ValueError), and stays quiet where the queries do teach it."""
+    entities = [json.loads(line) for line in small_ontology_path.read_text().splitlines()]
+    names_only = tmp_path / "names_only.jsonl"
+    names_only.write_text(jsonl([{"id": entity["id"], "name": entity["name"]} for entity in entities]))
+    index = tmp_path / "idx"
+    assert run("index", "--ontology", names_only, "--method", "tfidf", "--ranker", "none", index).exit_code == 0
+
+    result = run("train", "ranker", "--index", index, tmp_path / "none")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert result.stderr.strip().endswith("give --pairs (make-pairs output) or index an ontology with synonyms")
+    assert "0 queries (0 synonym: no synonym in the index names one entity alone" in result.stderr
+    assert "0 pair: no --pairs" in result.stderr and not (tmp_path / "none").exists()
+
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text(jsonl([{"id": f"p{number}", "mention": entity["name"], "entity_id": entity["id"]}
+                            for number, entity in enumerate(entities)]))
+    result = run("train", "ranker", "--index", index, "--pairs", pairs, tmp_path / "names")
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((tmp_path / "names" / "manifest.json").read_text())
+    report = manifest["report"]
+    assert report["answer_first"] == report["queries"] > 0 and report["training_top1_ranker"] == 1.0
+    warning = [line for line in result.stderr.splitlines() if "nothing to learn" in line]
+    assert warning == [f"ontolink: nothing to learn: all {report['queries']} training queries that retrieved their "
+                       f"answer had it first in the index's order already ({report['skipped_unretrieved']} more had it "
+                       f"outside the top 64; 0 synonym, {len(entities)} pair queries in all), so the ranker can only "
+                       "keep that order; give pairs whose mentions are not the entities' own names, or an ontology "
+                       "with synonyms"], result.stderr
+
+    # every pair held out: each is searched without the one name its entity has, and none finds it
+    result = run("train", "ranker", "--index", index, "--pairs", pairs, "--hold-out", 1, "--force", tmp_path / "lost")
+    assert result.exit_code == 2 and "Traceback" not in result.output and "ValueError" not in result.output
+    assert f"none of the {report['queries'] + report['skipped_unretrieved']} training queries (of 0 synonym, " \
+           f"{len(entities)} pair queries) has its answer in the index's top 64" in result.stderr
+
+    # the same entities with their synonyms: synonym queries searched without their own text teach the ranker
+    result = run("train", "ranker", "--index", tfidf_index, tmp_path / "synonyms")
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "synonyms" / "manifest.json").read_text())["report"]
+    assert report["queries"] > report["answer_first"] and "nothing to learn" not in result.stderr

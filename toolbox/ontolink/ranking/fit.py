@@ -11,6 +11,14 @@ from ontolink.ranking.margin import top_margin
 from ontolink.training.loop import rank_of, rank_scores
 
 
+class NothingToFit(ValueError):
+    """No training query found its answer among the candidates: there is no row to fit a ranker on."""
+
+    def __init__(self, queries: int) -> None:
+        super().__init__(f"none of the {queries} training queries retrieved its answer: nothing to fit")
+        self.queries = queries
+
+
 def training_matrix(features, queries, batch_size=256, progress=None):
     """(X, y, query ids, summary) over ``queries``; a query whose answer was not retrieved is skipped."""
     rows, labels, groups = [], [], []
@@ -84,13 +92,16 @@ def fit_ranker(features, queries, regularisation=0.01, batch_size=256, gate_cove
     with progress_bar(total=len(queries), desc="ranker features", unit="query") as progress:
         matrix, labels, groups, skipped = training_matrix(features, queries, batch_size, progress)
     if matrix is None:
-        raise ValueError("no training query retrieved its answer: nothing to fit")
+        raise NothingToFit(len(queries))
     featurised = time.perf_counter() - started
     weights = fit_conditional_logit(matrix, labels, groups, regularisation)
     dense = features.columns.index("dense")
+    starts = np.r_[0, np.flatnonzero(np.diff(groups)) + 1]  # each query's first candidate in the index's order
     fitted = ((matrix - weights["mean"]) / weights["scale"]) @ weights["coefficients"]
     report = {
-        "queries": int(len(np.unique(groups))), "skipped_unretrieved": skipped, "candidates": int(len(labels)),
+        "queries": int(len(np.unique(groups))), "skipped_unretrieved": skipped,
+        # a query whose answer the index already ranks first only confirms that order: the others teach the ranker
+        "answer_first": int(labels[starts].sum()), "candidates": int(len(labels)),
         "seconds_features": round(featurised, 1), "seconds_fit": round(time.perf_counter() - started - featurised, 2),
         # on the training queries themselves: what the ranker changed over retrieval order
         "training_top1_retriever": round(top1_accuracy(matrix[:, dense], labels, groups), 4),

@@ -11,7 +11,7 @@ from ontolink.core.io import read_records, warn
 from ontolink.core.records import validate_pair
 from ontolink.indexes.artifact import load_index
 from ontolink.ranking.features import CandidateFeatures
-from ontolink.ranking.fit import fit_ranker, held_out_scores
+from ontolink.ranking.fit import NothingToFit, fit_ranker, held_out_scores
 from ontolink.ranking.groups.second_encoder import second_encoder_spec
 from ontolink.ranking.priors import load_prior
 from ontolink.ranking.queries import pair_queries, synonym_queries
@@ -47,7 +47,13 @@ def train_ranker(loaded_index, directory, queries, groups=None, prior="auto", to
     prior = resolve_prior(prior, loaded_index) if "prior" in groups else "none"
     features = CandidateFeatures(loaded_index, groups, prior=load_prior(prior), top_k=top_k,
                                  second_encoder=second_encoder)
-    weights, report = fit_ranker(features, queries, regularisation=regularisation, gate_coverage=gate_coverage)
+    try:
+        weights, report = fit_ranker(features, queries, regularisation=regularisation, gate_coverage=gate_coverage)
+    except NothingToFit as error:  # not even --force can fit a ranker on no row
+        raise InputError(f"nothing to learn from: none of the {error.queries} training queries "
+                         f"(of {_query_counts(described)} queries) has its answer in the index's top {top_k}, so no "
+                         "query tells the ranker which candidate is right (a held-out pair is searched without its "
+                         "own name, the only name an entity of a names-only ontology has: try --hold-out 0)") from None
     judged: dict[str, Any] = {"held_out": {**holdout.describe(), "queries": len(holdout.held_out)}, "improved": None}
     if holdout.held_out:
         start, fitted = held_out_scores(features, holdout.held_out, weights)
@@ -70,6 +76,34 @@ def train_ranker(loaded_index, directory, queries, groups=None, prior="auto", to
     return save_ranker(directory, weights, manifest, force=force)
 
 
+def _query_counts(described: dict[str, Any] | None) -> str:
+    """"0 synonym, 500 pair": what the queries were made of, for messages."""
+    described = described or {}
+    return f"{described.get('synonym_queries', 0)} synonym, {described.get('pair_queries', 0)} pair"
+
+
+def _no_queries(options: TrainRankerOptions, pairs: list[dict[str, Any]]) -> str:
+    """Why ``ranker_queries`` made no query at all, each source with its count."""
+    synonyms = ("--synonym-queries 0" if not options.synonym_queries
+                else "no synonym in the index names one entity alone (a names-only ontology?)")
+    pairs_reason = "no --pairs" if not pairs else f"none of the {len(pairs)} pairs names an entity of the index"
+    return (f"nothing to learn from: 0 queries (0 synonym: {synonyms}; 0 pair: {pairs_reason}); give --pairs "
+            "(make-pairs output) or index an ontology with synonyms")
+
+
+def nothing_learned(manifest: dict[str, Any], top_k: int) -> str | None:
+    """The warning for a ranker whose training queries cannot teach it anything: each one that found its answer
+    in the top K had it first in the index's order already, so the fit only confirms that order (training top-1
+    1.000 -> 1.000). None when some query's answer was below first."""
+    report = manifest["report"]
+    if report["queries"] > report.get("answer_first", 0):
+        return None
+    return (f"nothing to learn: all {report['queries']} training queries that retrieved their answer had it first in "
+            f"the index's order already ({report['skipped_unretrieved']} more had it outside the top {top_k}; "
+            f"{_query_counts(manifest['training'])} queries in all), so the ranker can only keep that order; give "
+            "pairs whose mentions are not the entities' own names, or an ontology with synonyms")
+
+
 def train_ranker_files(options: TrainRankerOptions) -> dict[str, Any]:
     """`ontolink train ranker`: the queries (synonyms and pairs), the fit, DIRECTORY and the summary line; returns
     the manifest. No gold label is read."""
@@ -81,6 +115,8 @@ def train_ranker_files(options: TrainRankerOptions) -> dict[str, Any]:
         raise InputError("nothing to learn from: give --pairs or --synonym-queries above 0")
     queries, described = ranker_queries(loaded, pairs, synonym_count=options.synonym_queries,
                                         hold_out=options.hold_out, seed=options.seed)
+    if not queries:
+        raise InputError(_no_queries(options, pairs))
     manifest = train_ranker(loaded, options.directory, queries, groups=groups, prior=options.prior,
                             top_k=options.top_k, regularisation=options.regularisation, described=described,
                             second_encoder=second_encoder_spec(options.second_encoder),
@@ -95,4 +131,7 @@ def train_ranker_files(options: TrainRankerOptions) -> dict[str, Any]:
          + (f"; gated {report['gate']['training_top1_gated_ranker']:.3f}, the encoder run for "
             f"{report['gate']['training_share_refined']:.0%} of them" if "gate" in report else "")
          + f"; {held_out_summary(manifest, 'the index order', fitted=True)}")
+    warning = nothing_learned(manifest, options.top_k)
+    if warning:
+        warn(warning)
     return manifest

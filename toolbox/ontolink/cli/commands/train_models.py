@@ -280,7 +280,9 @@ def ranker_command(**options):
     query's candidates). It learns from two kinds of queries whose answer is
     known without labels: ontology synonyms searched with themselves held out
     of the index, and --pairs (corpus mentions whose text equals a name; part
-    of them searched with that name held out).
+    of them searched with that name held out). A query teaches it only when
+    its answer is in the top K but not first: when none does (a names-only
+    ontology, pairs of the entities' own names) it warns with the counts.
     `ontolink link --ranker DIRECTORY` applies it, to this index or any
     other built by this version.
 
