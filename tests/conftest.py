@@ -139,6 +139,23 @@ def hashed_index(small_ontology_path, tmp_path_factory):
     return directory
 
 
+# the shared KG's entity table as --field reads it: id<TAB>name<TAB>type, no header row
+KG_ENTITY_FIELDS = {"id": "1", "name": "2", "type": "3"}
+
+
+@pytest.fixture(scope="session")
+def kg_entities_index(tmp_path_factory):
+    """A TF-IDF index over the shared KG's entity table (align/entities.tsv: the 4,192 entities of BC5CDR and BioRED,
+    MESH:, NCBIGene: ... ids, a type column, no hierarchy), read with --field id=1,name=2,type=3."""
+    from ontolink.indexes.build import build_index
+    from ontolink.ontology import load_ontology
+
+    directory = tmp_path_factory.mktemp("idx") / "kg-entities"
+    build_index(load_ontology(shared_path("align", "entities.tsv"), fields=KG_ENTITY_FIELDS), directory,
+                method="tfidf")
+    return directory
+
+
 def replace_backend(monkeypatch, registry, name, cls):
     """Register ``cls`` as ``name`` in ``registry`` for one test."""
     registry.names()  # the built-in backends first, so they do not replace ``cls`` later

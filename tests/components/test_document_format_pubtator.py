@@ -162,3 +162,58 @@ def test_convert_files_takes_the_options_object(tmp_path):
     assert '#mapping_set_id: "https://example.org/gsc"' in table
     rows = [line.split("\t") for line in table if not line.startswith("#")][1:]
     assert [row[3] for row in rows] == [m["gold"][0] for m in gold]
+
+
+def test_id_rewriter_strips_adds_and_replaces_prefixes():
+    from ontolink.formats.convert import IdRewriter
+
+    assert IdRewriter(strip_prefix="MESH:")("MESH:D015738") == "D015738"
+    assert IdRewriter(strip_prefix="MESH")("MESH:D015738") == "D015738"  # the colon is understood
+    assert IdRewriter(strip_prefix="MESH:")("NCBIGene:7157") == "NCBIGene:7157"  # another prefix is kept
+    per_type = IdRewriter(strip_prefix="Disease=MESH:")
+    assert per_type("MESH:D015738", "Disease") == "D015738" and per_type("MESH:D015738", "Chemical") == "MESH:D015738"
+    assert IdRewriter("MeSH:", "MESH:")("MESH:D015738") == "MeSH:D015738"  # both: a prefix replaced
+    assert IdRewriter("MESH:")("D015738") == "MESH:D015738" and not IdRewriter("", "")
+
+
+def test_pubtator_written_with_the_corpus_bare_ids(cdr, kg_entities_index, tmp_path):
+    """BC5CDR writes its MeSH ids bare (D003693); read with --id-prefix MESH: and linked to an ontology of MESH:
+    ids, its PubTator came back as MESH:D003693, which the corpus's own scoring never matches. --strip-prefix
+    writes them as the corpus did: scored here by the bioc package's PubTator reader against the corpus, by
+    offsets."""
+    from bioc import pubtator
+
+    mentions = run("convert", "-i", cdr, "--types", "Disease", "--id-prefix", "MESH:")
+    assert all(gold.startswith("MESH:") for record in parse_jsonl(mentions.stdout) for gold in record["gold"])
+    linked = run("link", "--index", kg_entities_index, "--top-k", 1, input=mentions.stdout)
+    assert linked.exit_code == 0, linked.stderr
+    linked_path = tmp_path / "linked.jsonl"
+    linked_path.write_text(linked.stdout)
+    with open(cdr, encoding="utf-8") as handle:
+        gold = {(ann.pmid, ann.start, ann.end): set(ann.id.split("|")) for document in pubtator.load(handle)
+                for ann in document.annotations if ann.type == "Disease"}
+
+    def scored(*options):
+        out = tmp_path / "linked.pubtator"
+        result = run("convert", "-i", linked_path, "--to", "pubtator", "--documents", cdr, "-o", out, *options)
+        assert result.exit_code == 0, result.stderr
+        with open(out, encoding="utf-8") as handle:
+            written = [ann for document in pubtator.load(handle) for ann in document.annotations]
+        assert {(ann.pmid, ann.start, ann.end) for ann in written} == set(gold)
+        return sum(ann.id in gold[ann.pmid, ann.start, ann.end] for ann in written), written, result.stderr
+
+    correct, written, _ = scored()
+    # what a user got before: MESH: ids (a few mentions link to another prefix's entity), none the corpus's
+    prefixed = sum(ann.id.startswith("MESH:") for ann in written)
+    assert correct == 0 and prefixed >= 0.6 * len(gold)
+    correct, written, stderr = scored("--strip-prefix", "MESH:")
+    assert not any(ann.id.startswith("MESH:") for ann in written)
+    assert correct >= 0.6 * len(gold), (correct, len(gold))
+    assert f"ids of {prefixed} linked mentions rewritten" in stderr
+    # the documents' own annotations, kept beside the links, are written as read
+    out = tmp_path / "kept.pubtator"
+    assert run("convert", "-i", linked_path, "--to", "bioc-json", "--documents", cdr, "--strip-prefix", "MESH:",
+               "--keep-annotations", "-o", out).exit_code == 0
+    identifiers = [annotation["infons"]["identifier"] for document in json.loads(out.read_text())["documents"]
+                   for passage in document["passages"] for annotation in passage["annotations"]]
+    assert identifiers and not any(identifier.startswith("MESH:") for identifier in identifiers)

@@ -54,3 +54,38 @@ def test_sssom_bare_ids_need_a_prefix(tmp_path):
     table = sssom_validate(out)
     assert table.df.iloc[0]["object_id"] == "MESH:D003693"
     assert table.converter.expand("MESH:D003693") == "http://id.nlm.nih.gov/mesh/D003693"
+
+
+def test_exact_min_and_close_min_decide_the_predicate_by_score(cdr, kg_entities_index, tmp_path):
+    """Every best candidate was skos:exactMatch, a 0.50 guess too: with --exact-min only a best candidate scoring
+    at least that is, the others close matches; --close-min makes the weakest related matches. Still valid SSSOM."""
+    mentions = run("convert", "-i", cdr, "--types", "Disease", "--id-prefix", "MESH:").stdout
+    linked = run("link", "--index", kg_entities_index, "--top-k", 3, input=mentions)
+    assert linked.exit_code == 0, linked.stderr
+    records = parse_jsonl(linked.stdout)
+    best = sorted(record["candidates"][0]["score"] for record in records)
+    exact_min = best[len(best) // 2]  # half the best candidates reach it
+    close_min = 0.3
+    out = tmp_path / "links.sssom.tsv"
+    result = run("convert", "--to", "sssom", "--top-n", 3, "--exact-min", exact_min, "--close-min", close_min,
+                 "-o", out, input=linked.stdout)
+    assert result.exit_code == 0, result.stderr
+    frame = sssom_validate(out).df
+    expected = {}
+    for record in records:
+        for rank, candidate in enumerate(record["candidates"][:3]):
+            score = candidate["score"]
+            expected[f"mention:{record['id']}", candidate["id"]] = (
+                "skos:exactMatch" if rank == 0 and score >= exact_min else
+                "skos:closeMatch" if score >= close_min else "skos:relatedMatch")
+    assert dict(zip(zip(frame["subject_id"], frame["object_id"]), frame["predicate_id"])) == expected
+    counts = frame["predicate_id"].value_counts()
+    assert counts["skos:exactMatch"] >= len(records) // 2 and counts["skos:closeMatch"] > len(records) // 4
+    assert counts.get("skos:relatedMatch", 0) > 0
+    # without thresholds: rank alone, as before
+    plain = tmp_path / "plain.sssom.tsv"
+    assert run("convert", "--to", "sssom", "-o", plain, input=linked.stdout).exit_code == 0
+    assert set(sssom_validate(plain).df["predicate_id"]) == {"skos:exactMatch"}
+    for options in (("--to", "pubtator", "--documents", cdr), ("--to", "sssom", "--predicate", "skos:closeMatch")):
+        refused = run("convert", *options, "--exact-min", 0.5, input=linked.stdout)
+        assert refused.exit_code == 2 and "--exact-min decide SSSOM's predicate" in refused.stderr

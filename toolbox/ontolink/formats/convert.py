@@ -17,7 +17,7 @@ from ontolink.formats import (Problems, document_format, document_text, source_o
     resolve_format, Counted, read_documents)
 from ontolink.core.io import RecordWriter, plural, warn, ReadStats, display_name, open_output, read_records
 from ontolink.core.records import validate_linked_mention
-from ontolink.formats.sssom import parse_curie_map
+from ontolink.formats.sssom import AUTO, parse_curie_map
 
 if TYPE_CHECKING:
     from ontolink.formats.options import ConvertOptions
@@ -43,16 +43,61 @@ def parse_id_prefixes(text: str | None) -> dict[str, str]:
     return prefixes
 
 
-def parse_ids(value: str | None, prefix: str = "") -> list[str]:
+class IdRewriter:
+    """``--strip-prefix`` and ``--id-prefix`` applied to an id of a mention of some type: the first removes a
+    prefix ("MESH:" or "MESH": D015738 for MESH:D015738), the second gives a bare id (no ``:``) one. Both are
+    "PREFIX" for every type or "TYPE=PREFIX,..." per type; stripping comes first, so the two together replace a
+    prefix. The same options rewrite the gold ids read from documents and the ids written into them: a corpus
+    that writes its ids bare is read with ``--id-prefix MESH:`` and written back with ``--strip-prefix MESH:``."""
+
+    def __init__(self, id_prefix: str | None = None, strip_prefix: str | None = None) -> None:
+        self.adds = parse_id_prefixes(id_prefix)
+        self.strips = {kind: prefix if prefix.endswith((":", "_", "/", "#")) else prefix + ":"
+                       for kind, prefix in parse_id_prefixes(strip_prefix).items() if prefix}
+        self.changed = 0  # ids rewritten (for the summary)
+
+    def __bool__(self) -> bool:
+        return any(self.adds.values()) or bool(self.strips)
+
+    def __call__(self, entity_id: str, kind: str | None = "") -> str:
+        kind = kind or ""
+        rewritten = entity_id
+        strip = self.strips.get(kind, self.strips.get(""))
+        if strip and rewritten.startswith(strip) and len(rewritten) > len(strip):
+            rewritten = rewritten[len(strip):]
+        add = self.adds.get(kind, self.adds.get("", ""))
+        if add and ":" not in rewritten:
+            rewritten = add + rewritten
+        if rewritten != entity_id:
+            self.changed += 1
+        return rewritten
+
+    def record(self, record: dict[str, Any]) -> dict[str, Any]:
+        """A Linked mention with its candidates' ids rewritten (a copy); ``changed`` counts it once when one was."""
+        candidates = record.get("candidates")
+        if not isinstance(candidates, list):
+            return record
+        kind = record.get("type") if isinstance(record.get("type"), str) else ""
+        before = self.changed
+        rewritten = [{**candidate, "id": self(candidate["id"], kind)}
+                     if isinstance(candidate, dict) and isinstance(candidate.get("id"), str) else candidate
+                     for candidate in candidates]
+        self.changed = before + (self.changed > before)
+        return {**record, "candidates": rewritten}
+
+
+def parse_ids(value: str | None, prefix: str | IdRewriter = "") -> list[str]:
     """Ids of one annotation: ``|``, ``,`` or ``;`` separated (a tmVar id keeps its ``|``);
     ``-1``, ``-`` and empty mean none.
-    A bare id (no ``:``) gets ``prefix``."""
+    A bare id (no ``:``) gets ``prefix``; an ``IdRewriter`` rewrites each id (its type already chosen)."""
     ids = []
     for part in re.split(r"[,;]" if _TMVAR_ID.match(value or "") else r"[|,;]", value or ""):
         part = part.strip()
         if part in NO_ID:
             continue
-        if prefix and ":" not in part:
+        if isinstance(prefix, IdRewriter):
+            part = prefix(part)
+        elif prefix and ":" not in part:
             part = prefix + part
         if part not in ids:
             ids.append(part)
@@ -82,13 +127,14 @@ def _span(annotation):
 
 def document_mentions(documents: Iterable[BioCDocument], types: Collection[str] | None = None,
                       id_prefixes: dict[str, str] | None = None, context_characters: int = 0,
-                      problems: Problems | None = None) -> Iterator[dict[str, Any]]:
+                      problems: Problems | None = None, ids: IdRewriter | None = None) -> Iterator[dict[str, Any]]:
     """Yield one Mention record per annotation (of ``types`` when given), in document order.
 
     ``id`` is ``DOC:START-END``; context is the document text around the span
     (all of it, or ``context_characters`` on each side). An annotation whose
     offsets fall outside the text or whose text differs from the text at its
-    offsets is reported through ``problems`` with its file and line.
+    offsets is reported through ``problems`` with its file and line. Gold ids: a bare one gets the prefix
+    ``id_prefixes`` gives its type, or ``ids`` rewrites each (``IdRewriter``: --id-prefix and --strip-prefix).
     """
     problems = problems if problems is not None else Problems()
     id_prefixes = id_prefixes or {}
@@ -131,7 +177,8 @@ def document_mentions(documents: Iterable[BioCDocument], types: Collection[str] 
                       "context_left": left, "context_right": right, "type": kind}
             raw_ids = annotation_ids(annotation.infons)
             if raw_ids is not None:
-                record["gold"] = parse_ids(raw_ids, id_prefixes.get(kind, id_prefixes.get("", "")))
+                record["gold"] = [ids(entity_id, kind) for entity_id in parse_ids(raw_ids)] if ids else \
+                    parse_ids(raw_ids, id_prefixes.get(kind, id_prefixes.get("", "")))
             yield record
 
 
@@ -266,6 +313,11 @@ def convert_files(options: ConvertOptions) -> None:
     needs_documents = target_format != MENTIONS and DOCUMENT_FORMATS.get(target_format).needs_documents
     if options.keep_annotations and not needs_documents:
         raise UsageError("--keep-annotations applies to --to pubtator, bioc-xml or bioc-json (with --documents)")
+    thresholds = [name for name, value in (("--exact-min", options.exact_min), ("--close-min", options.close_min))
+                  if value is not None]
+    if thresholds and (target_format != "sssom" or options.predicate != AUTO):
+        raise UsageError(f"{' and '.join(thresholds)} decide SSSOM's predicate: they apply with --to sssom and "
+                         "--predicate auto")
     if needs_documents and not options.documents_path:
         raise UsageError(f"--to {target_format} needs --documents FILE: the documents the mentions came from")
     problems = Problems(options.skip_invalid)
@@ -278,12 +330,14 @@ def convert_files(options: ConvertOptions) -> None:
 def _documents_to_mentions(options: ConvertOptions, source_format: str, problems: Problems) -> None:
     counter = Counted(read_documents(options.input_path, source_format, problems))
     kept = {part.strip() for part in options.types.split(",") if part.strip()} if options.types else None
+    ids = IdRewriter(options.id_prefix, options.strip_prefix)
     with RecordWriter(options.output_path) as writer:
-        writer.write_all(document_mentions(counter, types=kept, id_prefixes=parse_id_prefixes(options.id_prefix),
-                                           context_characters=options.context_chars, problems=problems),
+        writer.write_all(document_mentions(counter, types=kept, context_characters=options.context_chars,
+                                           problems=problems, ids=ids),
                          flush_every=1)  # a document's mentions go downstream as soon as its block is read
     skipped = f"; {problems.skipped} invalid lines or annotations skipped" if problems.skipped else ""
-    warn(f"converted {plural(counter.count, 'document')} to {plural(writer.count, 'mention')}{skipped}")
+    warn(f"converted {plural(counter.count, 'document')} to {plural(writer.count, 'mention')}{skipped}"
+         f"{_rewritten(ids, 'gold id')}")
 
 
 def _linked_to_format(options: ConvertOptions, target_format: str, documents_path: str | None,
@@ -291,10 +345,14 @@ def _linked_to_format(options: ConvertOptions, target_format: str, documents_pat
     writer_options = {"mapping_set_id": options.mapping_set_id, "license_url": options.license_url,
                       "justification": options.justification, "predicate": options.predicate,
                       "top_n": options.top_n, "object_prefix": options.object_prefix,
-                      "curie_map": parse_curie_map(options.curie_map)}
+                      "curie_map": parse_curie_map(options.curie_map), "exact_min": options.exact_min,
+                      "close_min": options.close_min}
     stats = ReadStats()
     records = read_records(options.input_path, validate=validate_linked_mention, skip_invalid=options.skip_invalid,
                            stats=stats)
+    ids = IdRewriter(options.id_prefix, options.strip_prefix)
+    if ids:  # the ids written as the corpus writes them (its own annotations, --keep-annotations, are left as read)
+        records = map(ids.record, records)
     documents = read_documents(documents_path, options.documents_format, problems) if documents_path else None
     with open_output(options.output_path, binary=DOCUMENT_FORMATS.get(target_format).binary) as stream:
         count, links = write_linked(records, target_format, stream, documents=documents,
@@ -302,7 +360,14 @@ def _linked_to_format(options: ConvertOptions, target_format: str, documents_pat
                                     keep_annotations=options.keep_annotations,
                                     records_name=display_name(options.input_path), stats=stats, **writer_options)
     into = f"{plural(count, 'document')} with " if documents is not None else ""
-    warn(f"wrote {into}{plural(links, 'linked mention')} as {target_format}; read {stats.summary()}")
+    warn(f"wrote {into}{plural(links, 'linked mention')} as {target_format}"
+         f"{_rewritten(ids, 'linked mention')}; "
+         f"read {stats.summary()}")
+
+
+def _rewritten(ids: IdRewriter, what: str) -> str:
+    """The summary's account of --id-prefix / --strip-prefix: how many ids they changed."""
+    return f"; ids of {plural(ids.changed, what)} rewritten (--id-prefix/--strip-prefix)" if ids else ""
 
 
 def _named(error: InputError, path: str | None, line: int | None = None, prefix: str = "") -> InputError:

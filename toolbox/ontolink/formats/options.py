@@ -20,7 +20,8 @@ class ConvertOptions:
     source_format: str | None = None  # None: from the file name; stdin: jsonl unless the target is mentions
     target_format: str | None = None  # None: mentions for documents, else from the output file name
     types: str | None = None  # comma-separated entity types to keep; None: all
-    id_prefix: str | None = None  # PREFIX or TYPE=PREFIX,... for bare gold ids
+    id_prefix: str | None = None  # PREFIX or TYPE=PREFIX,...: given to bare ids (gold ids read, candidate ids written)
+    strip_prefix: str | None = None  # PREFIX or TYPE=PREFIX,...: taken off the ids that have it (before id_prefix)
     context_chars: int = 0  # context kept on each side of a mention; 0: the whole document text
     documents_path: str | None = None  # to a document format: the documents the mentions came from
     documents_format: str | None = None  # None: from the documents' file name
@@ -31,5 +32,7 @@ class ConvertOptions:
     justification: str = AUTO
     predicate: str = AUTO
     top_n: int = 1
+    exact_min: float | None = None  # skos:exactMatch only for a best candidate scoring at least this; None: any
+    close_min: float | None = None  # below it, skos:relatedMatch instead of skos:closeMatch; None: never
     object_prefix: str = ""
     curie_map: str | None = None  # PREFIX=URI,... added to or overriding the known expansions

@@ -3,7 +3,10 @@
 One row per mention (its best candidate, or ``sssom:NoTermFound`` when it is
 NIL), or its top N candidates. By default the predicate says what a ranking
 knows: ``skos:exactMatch`` for the best candidate, ``skos:closeMatch`` for the
-ones below it; the justification says how the candidate was matched (its
+ones below it; with score thresholds (``exact_min``, ``close_min``) the score
+has a say too: the best candidate is an exact match only when its score
+reaches ``exact_min`` (a 0.50 guess is a close match), and any candidate
+scoring under ``close_min`` is a ``skos:relatedMatch``; the justification says how the candidate was matched (its
 ``matched_by``: the mention is one of its names once folded -> lexical
 matching; TF-IDF -> lexical similarity; an encoder -> semantic similarity);
 the confidence is the score. The metadata block must list every prefix in
@@ -54,6 +57,8 @@ PREDICATES = ("skos:exactMatch", "skos:closeMatch", "skos:broadMatch", "skos:nar
 AUTO = "auto"
 # the predicate of a candidate below the first: the ranking says it is close, not that it is the same
 BELOW_BEST = "skos:closeMatch"
+# the predicate of a candidate scoring under close_min: related, no more
+BELOW_CLOSE = "skos:relatedMatch"
 # a candidate's matched_by -> mapping_justification; anything else (an encoder) is semantic. A ranker keeps each
 # candidate's matched_by: it reorders what the retriever found, and how a candidate was found is what SSSOM records
 JUSTIFICATION_OF: dict[str | None, str] = {"exact": "semapv:LexicalMatching", "annotate": "semapv:LexicalMatching",
@@ -99,7 +104,8 @@ class SSSOMWriter:
     def __init__(self, stream: IO[Any], mapping_set_id: str, license_url: str, justification: str = AUTO,
                  predicate: str = AUTO, subject_prefix: str = "mention", subject_base: str = "urn:ontolink:mention:",
                  object_prefix: str = "", curie_map: dict[str, str] | None = None, top_n: int = 1,
-                 mapping_set_title: str | None = None) -> None:
+                 mapping_set_title: str | None = None, exact_min: float | None = None,
+                 close_min: float | None = None) -> None:
         self.stream = stream
         self.metadata = {"mapping_set_id": mapping_set_id, "license": license_url}
         if mapping_set_title:
@@ -108,6 +114,7 @@ class SSSOMWriter:
         self.justification, self.predicate = justification, predicate
         self.subject_prefix, self.object_prefix = subject_prefix, object_prefix
         self.top_n = top_n
+        self.exact_min, self.close_min = exact_min, close_min
         self.expansions = {**KNOWN_PREFIXES, **(curie_map or {}), subject_prefix: subject_base}
         self.used = {subject_prefix, "skos" if predicate == AUTO else _prefix(predicate, "predicate"), "semapv"}
         self.spool = tempfile.SpooledTemporaryFile(max_size=1 << 24, mode="w+", encoding="utf-8", newline="")
@@ -130,10 +137,20 @@ class SSSOMWriter:
             return self.justification
         return JUSTIFICATION_OF.get(candidate.get("matched_by"), JUSTIFICATIONS[0])
 
-    def _predicate(self, rank: int) -> str:
+    def _predicate(self, rank: int, score: object = None) -> str:
+        """The predicate of the candidate at ``rank`` (0: the best) of ``score``: exact for the best one (that
+        scores at least ``exact_min``, when given), else close (scoring at least ``close_min``, when given), else
+        related. A candidate without a numeric score reaches no threshold."""
         if self.predicate != AUTO:
             return self.predicate
-        return PREDICATES[0] if rank == 0 else BELOW_BEST
+        number = float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None
+
+        def reaches(threshold: float | None) -> bool:
+            return threshold is None or (number is not None and number >= threshold)
+
+        if rank == 0 and reaches(self.exact_min):
+            return PREDICATES[0]
+        return BELOW_BEST if reaches(self.close_min) else BELOW_CLOSE
 
     def write_record(self, record: dict[str, Any]) -> None:
         subject = subject_curie(self.subject_prefix, record["id"])
@@ -145,11 +162,13 @@ class SSSOMWriter:
         if record.get("nil") or not candidates:
             self.used.add("sssom")
             rows = [{**common, "object_id": NO_TERM_FOUND, "object_label": "", "confidence": "",
-                     "predicate_id": self._predicate(0),
+                     # no term: the rank-only predicate, whatever the thresholds (there is no score to weigh)
+                     "predicate_id": PREDICATES[0] if self.predicate == AUTO else self.predicate,
                      "mapping_justification": JUSTIFICATIONS[-1] if self.justification == AUTO else self.justification}]
         else:
             rows = [{**common, "object_id": self._object(candidate["id"]), "object_label": candidate.get("name", ""),
-                     "confidence": _confidence(candidate.get("score")), "predicate_id": self._predicate(rank),
+                     "confidence": _confidence(candidate.get("score")),
+                     "predicate_id": self._predicate(rank, candidate.get("score")),
                      "mapping_justification": self._justification(candidate)}
                     for rank, candidate in enumerate(candidates[:self.top_n])]
         for row in rows:

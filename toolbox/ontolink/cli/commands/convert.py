@@ -31,7 +31,11 @@ def _targets():
               help="Output format.  [default: mentions for documents, else from the -o file name]")
 @click.option("--types", help="Comma-separated entity types to keep (e.g. Disease,Chemical); default all.")
 @click.option("--id-prefix", "id_prefix", metavar="PREFIX|TYPE=PREFIX,...",
-              help="Prefix for bare gold ids, e.g. 'MESH:' or 'Disease=MESH:,Gene=NCBIGene:'.")
+              help="Prefix for bare ids (no ':'): the gold ids read from documents, the candidate ids written; "
+                   "e.g. 'MESH:' or 'Disease=MESH:,Gene=NCBIGene:'.")
+@click.option("--strip-prefix", "strip_prefix", metavar="PREFIX|TYPE=PREFIX,...",
+              help="Prefix taken off the ids that have it, before --id-prefix (the two replace a prefix): "
+                   "'MESH:' (or 'MESH') writes MESH:D015738 as D015738, as a corpus with bare ids wrote it.")
 @click.option("--context-chars", type=click.IntRange(0), default=ConvertOptions.context_chars,
               show_default=True,
               help="Context kept on each side of a mention (0: the whole document text).")
@@ -55,8 +59,15 @@ def _targets():
                    "UnspecifiedMatching).")
 @click.option("--predicate", type=click.Choice((AUTO,) + PREDICATES), default=ConvertOptions.predicate,
               show_default=True,
-              help="SSSOM: predicate_id of every row; auto: skos:exactMatch for a mention's best candidate, "
-                   "skos:closeMatch for the ones below it (--top-n).")
+              help="SSSOM: predicate_id of every row; auto: skos:exactMatch for a mention's best candidate "
+                   "(scoring at least --exact-min), skos:closeMatch for the others (scoring at least --close-min), "
+                   "skos:relatedMatch below --close-min.")
+@click.option("--exact-min", type=float, metavar="SCORE",
+              help="SSSOM, --predicate auto: a best candidate is skos:exactMatch only when its score (the "
+                   "confidence column) is at least SCORE, else skos:closeMatch.  [default: any score]")
+@click.option("--close-min", type=float, metavar="SCORE",
+              help="SSSOM, --predicate auto: a candidate that is not an exact match and scores under SCORE is "
+                   "skos:relatedMatch.  [default: none is]")
 @click.option("--top-n", type=click.IntRange(1), default=ConvertOptions.top_n, show_default=True,
               help="SSSOM: rows per mention (its best N candidates).")
 @click.option("--object-prefix", default=ConvertOptions.object_prefix,
@@ -76,16 +87,20 @@ def command(**options):
 
     Linked mentions (the output of `ontolink link`) to PubTator or BioC: the
     documents of --documents, text and offsets untouched, with one annotation
-    per mention carrying its best candidate's id (-1 when NIL); relations
+    per mention carrying its best candidate's id (-1 when NIL; --strip-prefix
+    and --id-prefix write ids as the corpus writes them); relations
     are dropped. To SSSOM: a mapping table (subject = mention, object =
-    entity, sssom:NoTermFound when NIL) with a curie_map header.
+    entity, sssom:NoTermFound when NIL) with a curie_map header; the
+    predicate follows rank and, with --exact-min / --close-min, score.
 
     \b
     Examples:
       ontolink convert -i CDR_TestSet.PubTator.txt --types Disease --id-prefix MESH: -o mentions.jsonl
       ontolink convert -i corpus.xml --from bioc-xml | ontolink link --index idx/hpo > linked.jsonl
       ontolink convert -i linked.jsonl --to pubtator --documents CDR_TestSet.PubTator.txt -o linked.pubtator
+      ontolink convert -i linked.jsonl --to pubtator --documents CDR_TestSet.PubTator.txt --strip-prefix MESH:
       ontolink convert -i linked.jsonl --to bioc-xml --documents corpus.xml -o linked.xml
       ontolink convert -i linked.jsonl --to sssom --mapping-set-id https://example.org/run1 -o links.sssom.tsv
+      ontolink convert -i linked.jsonl --to sssom --exact-min 0.9 --top-n 3 -o links.sssom.tsv
     """
     convert_files(ConvertOptions(**options))
