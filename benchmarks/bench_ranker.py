@@ -147,7 +147,7 @@ def main():
         computed[label] = (features.columns, matrix, labels, query_of, features(gscplus), seconds, skipped)
 
     rows, fit_rows = [], []
-    plain = link_mentions(gscplus, index)
+    plain = link_mentions(gscplus, index, top_k=64)  # the ranker's depth: R@64 is the same list's
     rows.append(metrics_row("frozen index (link, no ranker)", plain, hpo))
     columns, _, _, _, found, _, _ = computed["all"]
     rows.append(metrics_row("+ abbreviation long forms, retrieval order", linked_by(found, gscplus, index.entity_ids), hpo))
@@ -281,7 +281,7 @@ def main():
         return metrics_row(label, linked_by(lpt_found, lpt_mentions, lpt_index.entity_ids,
                                             scorer_of(weights, lpt_keep)), lpt)
 
-    lpt_rows = [metrics_row("frozen index", link_mentions(lpt_mentions, lpt_index), lpt),
+    lpt_rows = [metrics_row("frozen index", link_mentions(lpt_mentions, lpt_index, top_k=64), lpt),
                 lpt_row("HPO-fitted ranker, unchanged", default_weights, default_keep)]
     lpt_rows += [lpt_row(f"HPO-fitted ranker + {label}, unchanged", *added[label])
                  for label in ("overlap", "hierarchy", "overlap, hierarchy")]
@@ -345,7 +345,7 @@ def link_speed(work, index, corpora, repeats=3):
                         ranker.features.second_known.clear_mentions()
                     ranker.refined = ranker.ranked = 0
                 started, cpu = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
-                count = sum(1 for _ in link_mentions(mentions, index, **options))
+                count = sum(1 for _ in link_mentions(mentions, index, top_k=64, **options))
                 after = resource.getrusage(resource.RUSAGE_SELF)
                 timings[label].append((time.perf_counter() - started, after.ru_utime + after.ru_stime
                                        - cpu.ru_utime - cpu.ru_stime, count))

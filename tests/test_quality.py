@@ -31,7 +31,7 @@ EXPECTED = {
 def test_gscplus_recall(hpo, tmp_path, method, precision):
     mentions = list(read_records(shared_path("gscplus", "mentions.jsonl")))
     build_index(hpo, tmp_path / method, method=method, device="cpu", precision=precision)
-    linked = link_mentions(mentions, load_index(tmp_path / method, ontology=hpo, device="cpu"))
+    linked = link_mentions(mentions, load_index(tmp_path / method, ontology=hpo, device="cpu"), top_k=64)
     metrics = file_metrics(*score_file(linked, ontology=hpo))
     assert metrics["all"]["n"] == 1151
     assert sum(metrics[group]["n"] for group in ("HO", "LO", "NO")) == 1151
@@ -59,7 +59,7 @@ def test_gscplus_ranker(hpo, tmp_path):
     pairs = list(make_pairs(corpus, build_matcher(hpo, [], sources=("name", "synonym"))))
     queries, described = ranker_queries(loaded, pairs, synonym_count=2000, hold_out=0.5, seed=0)
     train_ranker(loaded, tmp_path / "ranker", queries, described=described, holdout_share=0)  # fitted on all, as measured
-    linked = link_mentions(mentions, loaded, ranker=Ranker(tmp_path / "ranker"))
+    linked = link_mentions(mentions, loaded, ranker=Ranker(tmp_path / "ranker"), top_k=64)
     metrics = file_metrics(*score_file(linked, ontology=hpo))["all"]
     assert (metrics["R@1"], metrics["R@64"]) == pytest.approx(RANKER_EXPECTED, abs=TOLERANCE), metrics
     assert metrics["R@1"] >= EXPECTED["dense", "auto"][0] + RANKER_GAIN

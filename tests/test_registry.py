@@ -53,6 +53,13 @@ def test_cli_choices_come_from_the_registries(tfidf_index):
     result = run("index", "--ontology", "hpo", "--method", "bm25", "x")
     assert result.exit_code == 2 and "'bm25' is not one of 'dense', 'multivector', 'tfidf'" in result.stderr
     assert "[openai|transformers|vllm]" in run("gen-aliases", "--help").stdout
+    assert "[blink|res]" in run("train", "reranker", "--help").stdout
+
+
+def test_every_reranker_architecture_has_its_trainer():
+    from ontolink.reranking.train import TRAINERS
+
+    assert sorted(TRAINERS) == RERANKERS.names()
 
 
 def test_a_class_must_subclass_the_family_base():

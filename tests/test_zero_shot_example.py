@@ -62,7 +62,7 @@ def test_makefile_runs_one_setting_on_a_slice(small_ontology_path, dense_index, 
     for row, metrics in zip(rows, scores):
         assert row[4:7] == [f"{metrics[key]:.3f}" for key in ("R@1", "R@64", "MRR")]  # one seed: plain values
     mentions = [json.loads(line) for line in gold[:40]]
-    frozen = file_metrics(*score_file(link_mentions(mentions, load_index(dense_index, device="cpu")),
+    frozen = file_metrics(*score_file(link_mentions(mentions, load_index(dense_index, device="cpu"), top_k=64),
                                       ontology=load_ontology(small_ontology_path)))["all"]
     assert rows[0][4:7] == [f"{frozen[key]:.3f}" for key in ("R@1", "R@64", "MRR")]
     # the reranker reorders the retriever's candidates of each mention, never changes them

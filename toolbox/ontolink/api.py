@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ontolink.core.records import validate_mention
-from ontolink.linking.options import trained_top_k
 from ontolink.ontology import DEFAULT_SYNONYM_SCOPES, OntologySource, load_ontology as read_ontology
 from ontolink.ranking.options import TrainRankerOptions
 from ontolink.recognition.annotate import DEFAULT_CONTEXT, annotate_documents
@@ -95,7 +94,6 @@ class Index:
             from ontolink.ranking.default import index_ranker  # late: loads numpy
 
             ranker = index_ranker(self.loaded)[0]
-        top_k = top_k if top_k is not None else trained_top_k(ranker, reranker)
         return list(link_mentions(records, self.loaded, top_k=top_k, reranker=reranker, ranker=ranker,
                                   device=device, annotate_ids=annotate_ids, exact_first=by_default))
 

@@ -12,6 +12,7 @@ import numpy as np
 from ontolink.core.gc_pause import collection_paused
 from ontolink.core.io import record_batches
 from ontolink.linking.linker import Linker
+from ontolink.linking.options import trained_top_k
 from ontolink.recognition.wordforms import fold, words
 from ontolink.engines import open_engine
 from ontolink.indexes.artifact import load_index
@@ -204,14 +205,15 @@ class LinkBatches:
     loads them on its first batch there, once per worker.
     """
 
-    def __init__(self, loaded_index, top_k=64, reranker=None, device="auto", ranker=None, prior="auto",
+    def __init__(self, loaded_index, top_k=None, reranker=None, device="auto", ranker=None, prior="auto",
                  with_features=False, fold=True, annotate_ids=True, exact_first=False):
         self.index_dir = str(loaded_index.directory)
         self.reranker_dir = str(reranker.directory) if reranker is not None else None
         self.ranker_dir = str(ranker.directory) if ranker is not None else None
         self.prior = prior
         self.with_features = with_features
-        self.top_k = top_k
+        # no depth asked: `ontolink link`'s (10, or the depth a ranker or reranker was trained to order)
+        self.top_k = trained_top_k(ranker, reranker) if top_k is None else top_k
         self.fold = fold
         self.annotate_ids = annotate_ids
         self.exact_first = exact_first
@@ -301,12 +303,13 @@ class LinkBatches:
         return linked
 
 
-def link_mentions(records: Iterable[dict[str, Any]], loaded_index: LoadedIndex, top_k: int = 64,
+def link_mentions(records: Iterable[dict[str, Any]], loaded_index: LoadedIndex, top_k: int | None = None,
                   batch_size: int = LINK_BATCH_SIZE, reranker: Any = None, engine: Engine | None = None,
                   device: str = "auto", ranker: Any = None, prior: Any = "auto", with_features: bool = False,
                   fold: bool = True, annotate_ids: bool = True,
                   exact_first: bool = False) -> Iterator[dict[str, Any]]:
-    """Yield each Mention record with ``candidates`` added (unknown fields kept).
+    """Yield each Mention record with ``candidates`` added (unknown fields kept): ``top_k`` of them (default: as
+    `ontolink link`, 10, or the depth the ``ranker`` or ``reranker`` was trained to order).
 
     With a ``reranker``, all top-K candidates are rescored by it and reordered; with a ``ranker`` (a
     ontolink.ranking.ranker.Ranker; ``prior`` and ``with_features`` are its options) they are ordered by

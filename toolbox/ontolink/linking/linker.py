@@ -68,7 +68,7 @@ class Linker:
     text (``SearchMemo``, ``memo_bytes()`` at most): a repeat costs no encoding and no search.
     """
 
-    def __init__(self, loaded_index, top_k=64, memo_size=None):
+    def __init__(self, loaded_index, top_k, memo_size=None):
         self.index = loaded_index
         self.top_k = top_k
         self.memo = SearchMemo(memo_bytes() if memo_size is None else memo_size)

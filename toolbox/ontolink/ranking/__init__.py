@@ -6,3 +6,7 @@ the groups' columns side by side; priors.py reads entity priors, abbreviations.p
 mention's document, queries.py makes the training queries, fit.py fits the model (ranking/train.py saves
 it, ontolink.ranking.ranker loads and applies it).
 """
+
+# candidates a ranker fitted by `train ranker` orders, and those it computes features for unless told otherwise
+# (the index's default ranker orders plain `link`'s 10: ontolink.ranking.default.DEPTH)
+FITTING_DEPTH = 64

@@ -10,6 +10,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ontolink.ranking import FITTING_DEPTH
 from ontolink.ranking.groups import FEATURE_GROUPS, check_groups, feature_columns
 from ontolink.ranking.groups.base import CandidateBatch, Candidates
 from ontolink.linking.linker import Linker
@@ -34,7 +35,7 @@ class CandidateFeatures:
     ``options`` go to every group's ``prepare`` (``prior``: entity counts, ``second_encoder``: a spec, ...).
     """
 
-    def __init__(self, loaded_index, groups, top_k=64, **options):
+    def __init__(self, loaded_index, groups, top_k=FITTING_DEPTH, **options):
         self.index = loaded_index
         self.groups = check_groups(groups)
         self.columns = feature_columns(self.groups)

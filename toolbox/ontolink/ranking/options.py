@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from ontolink.training.options import HOLDOUT_SHARE
 from ontolink.core.options import AUTO_DEVICE, DEFAULT_SEED
+from ontolink.ranking import FITTING_DEPTH
 
 
 @dataclass(frozen=True)
@@ -21,7 +22,7 @@ class TrainRankerOptions:
     prior: str = "auto"
     second_encoder: str = "auto:multilingual-e5-small"
     gate_coverage: float = 0.95
-    top_k: int = 64
+    top_k: int = FITTING_DEPTH
     regularisation: float = 0.01
     holdout_share: float = HOLDOUT_SHARE
     seed: int = DEFAULT_SEED

@@ -79,7 +79,7 @@ class Ranker:
     def bound_to(self, loaded_index, prior, top_k):
         return self._bound == (id(loaded_index), prior, top_k)
 
-    def bind(self, loaded_index, prior="auto", top_k=64):
+    def bind(self, loaded_index, prior, top_k):
         """Compute features on ``loaded_index``; ``prior``: 'auto', 'hpo', 'none' or a file (priors.py)."""
         if feature_columns(self.groups) != self.columns:
             raise InputError("was fitted with features this version computes differently; refit it", self.directory)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ontolink.ranking import FITTING_DEPTH
 from ontolink.ranking.groups import default_groups, check_groups
 from ontolink.ranking.options import TrainRankerOptions
 from ontolink.core.errors import InputError
@@ -30,7 +31,7 @@ def ranker_queries(loaded_index, pairs=(), synonym_count=2000, hold_out=0.5, see
     return from_synonyms + from_pairs, described
 
 
-def train_ranker(loaded_index, directory, queries, groups=None, prior="auto", top_k=64, regularisation=0.01,
+def train_ranker(loaded_index, directory, queries, groups=None, prior="auto", top_k=FITTING_DEPTH, regularisation=0.01,
                  described=None, second_encoder=None, gate_coverage=None, force=False, holdout_share=None, seed=0):
     """Fit a ranker on ``queries`` (``ranker_queries``) over ``loaded_index`` with the feature ``groups`` (default:
     the default groups) and write it to ``directory`` (``force``: replace what is there, and fit even on too few

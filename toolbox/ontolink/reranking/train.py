@@ -3,6 +3,7 @@ architecture asked (train_cross_encoder for blink, train_read_and_select for res
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ontolink.core.errors import UsageError
@@ -26,19 +27,34 @@ def train_reranker_files(options: TrainRerankerOptions) -> dict[str, Any]:
               "batch_size": options.batch_size, "max_length": options.max_length, "seed": options.seed,
               "device": options.device, "resume": options.resume, "force": options.force,
               "holdout_share": options.holdout_share}
-    if options.architecture == "res":
-        from ontolink.reranking.train_read_and_select import train_res_reranker  # late: loads numpy
-
-        manifest = train_res_reranker(pairs, loaded, index, options.directory, reading=options.reading,
-                                      width=options.select_width, layers=options.select_layers,
-                                      heads=options.select_heads, dropout=options.select_dropout, **shared)
-        kind = f"ReS reranker ({options.reading} reading, {manifest['options']['candidates']} candidates)"
-    else:
-        from ontolink.reranking.train_cross_encoder import train_reranker  # late: loads numpy
-
-        manifest = train_reranker(pairs, loaded, index, options.directory, negatives=options.negatives, **shared)
-        kind = "reranker"
+    if options.architecture not in TRAINERS:
+        raise UsageError(f"no trainer for reranker architecture {options.architecture!r} (there are trainers for "
+                         f"{', '.join(sorted(TRAINERS))})")
+    manifest, kind = TRAINERS[options.architecture](pairs, loaded, index, options, shared)
     warn(f"trained {kind} on {manifest['held_out']['training_pairs']} of {len(pairs)} pairs ({options.epochs} epochs, "
          f"final loss {manifest['losses'][-1]:.4f}) into {options.directory} in {manifest['seconds']:.0f} s; "
          f"{held_out_summary(manifest, 'the index order')}")
     return manifest
+
+
+def _train_blink(pairs: Any, loaded: Any, index: Any, options: TrainRerankerOptions,
+                 shared: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    from ontolink.reranking.train_cross_encoder import train_reranker  # late: loads numpy
+
+    manifest = train_reranker(pairs, loaded, index, options.directory, negatives=options.negatives, **shared)
+    return manifest, "reranker"
+
+
+def _train_res(pairs: Any, loaded: Any, index: Any, options: TrainRerankerOptions,
+               shared: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    from ontolink.reranking.train_read_and_select import train_res_reranker  # late: loads numpy
+
+    manifest = train_res_reranker(pairs, loaded, index, options.directory, reading=options.reading,
+                                  width=options.select_width, layers=options.select_layers,
+                                  heads=options.select_heads, dropout=options.select_dropout, **shared)
+    return manifest, f"ReS reranker ({options.reading} reading, {manifest['options']['candidates']} candidates)"
+
+
+# the trainer of each architecture of ontolink.reranking.base.RERANKERS (`train reranker --architecture`, whose
+# choices are that registry's names): a new architecture adds its model there and its trainer here
+TRAINERS: dict[str, Callable[..., tuple[dict[str, Any], str]]] = {"blink": _train_blink, "res": _train_res}

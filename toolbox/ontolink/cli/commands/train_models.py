@@ -1,6 +1,7 @@
 import click
 
-from ontolink.core.registry import LazyChoice
+from ontolink.core.registry import LazyChoice, registry_choice
+from ontolink.reranking.base import RERANKERS
 from ontolink.cli.options import quiet_option
 from ontolink.cli.options import config_option, device_option, force_option, input_options, ontology_option, seed_option
 from ontolink.ranking.groups import FEATURE_GROUPS as RANKER_FEATURE_GROUPS
@@ -134,7 +135,7 @@ def retriever_command(**options):
 @training_inputs
 @click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False),
               help="The retriever's index (ontolink index --model RETRIEVER): its top-K are the candidates.")
-@click.option("--architecture", type=click.Choice(["blink", "res"]), default=TrainRerankerOptions.architecture, show_default=True,
+@click.option("--architecture", type=registry_choice(RERANKERS), default=TrainRerankerOptions.architecture, show_default=True,
               help="blink: a cross-encoder scores each candidate alone; res: Read-and-Select, a reading stage "
                    "per candidate and a selecting transformer across the mention's K candidates.")
 @click.option("--reading", type=click.Choice(["cross", "frozen"]), default=TrainRerankerOptions.reading, show_default=True,
