@@ -365,7 +365,9 @@ class OpenAIBackend(LLMBackend):
             pending = {executor.submit(self._complete, messages): index for index, messages in enumerate(conversations)}
             while pending:
                 done, _ = wait(pending, timeout=_Flight.TICK * 4, return_when=FIRST_COMPLETED)
-                for future in done:
+                # the replies that came before a failed request finished in the same wait are yielded (cached)
+                # first: a set's order would raise the error before them half the time
+                for future in sorted(done, key=lambda future: (future.exception() is not None, pending[future])):
                     index = pending.pop(future)
                     yield index, future.result()  # an error cancels what has not started (finally below)
             finished = True
