@@ -93,6 +93,11 @@ def test_prior_files(tmp_path):
     table.write_text("HP:1\t7\n# comment\nHP:2\tx\n")
     with pytest.raises(Exception, match=r"counts.tsv:3: expected 'id<TAB>count'"):
         load_prior(str(table))
+    # read as every input is: a Latin-1 byte is named with file and line (it was a UnicodeDecodeError)
+    latin = tmp_path / "latin.tsv"
+    latin.write_bytes("HP:1\t7\nHP:\xe9\t3\n".encode("latin-1"))
+    with pytest.raises(Exception, match=r"latin.tsv:2: not valid UTF-8"):
+        load_prior(str(latin))
     assert load_prior("none") is None
 
 

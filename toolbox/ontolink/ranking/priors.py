@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 from ontolink.core.errors import InputError
-from ontolink.core.io import read_records
+from ontolink.core.io import read_records, read_tsv
 from ontolink.core.records import validate_prior
 
 PACKAGED = ("hpo",)
@@ -50,14 +50,19 @@ def load_prior(spec):
 
 
 def _read_tsv(path):
+    """id -> count from "id<TAB>count" lines ('#' starts a comment), read as every input is (line limit, UTF-8
+    and gzip checked, errors named with file and line)."""
     counts = Counter()
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip() or line.startswith("#"):
-                continue
-            fields = line.rstrip("\n").split("\t")
-            try:
-                counts[fields[0]] += int(fields[1])
-            except (IndexError, ValueError):
-                raise InputError("expected 'id<TAB>count'", path, number) from None
+    for row in read_tsv(str(path), parse_row=_id_count):
+        if row is not None:
+            counts[row[0]] += row[1]
     return counts
+
+
+def _id_count(columns):
+    if columns[0].startswith("#"):
+        return None
+    try:
+        return columns[0], int(columns[1])
+    except (IndexError, ValueError):
+        raise ValueError("expected 'id<TAB>count'") from None
