@@ -107,6 +107,30 @@ def test_the_run_ends_at_its_deadline_with_the_replies_received(server):
     assert received == ["fits\nconvulsions"] * 2
 
 
+def test_the_run_deadline_holds_across_batches(server):
+    """Each batch is one stream(): the run's deadline was restarted by every batch, so a run of many batches
+    (or of Ray workers, each starting its own clock) never ended at --run-timeout."""
+    def answer(handler):
+        time.sleep(0.8)
+        handler.send_response(200)
+        handler.send_header("Content-Length", str(len(REPLY)))
+        handler.end_headers()
+        handler.wfile.write(REPLY)
+
+    url = server(answer)
+    backend = OpenAIBackend(model="m", base_url=url, api_key_env=None, retries=0, timeout=60.0, run_timeout=1.5)
+    assert [completion.text for _, completion in backend.stream([MESSAGES])] == ["fits\nconvulsions"]
+    with pytest.raises(OntolinkError, match=r"did not end within 1.5 s \(--run-timeout\)"):
+        list(backend.stream([MESSAGES]))
+    # a worker given the run's end (run_ends_at, as gen-aliases passes it to an engine's workers) keeps it
+    ended = OpenAIBackend(model="m", base_url=url, api_key_env=None, retries=0, run_timeout=1.5,
+                          run_ends_at=time.time() - 1)
+    started = time.monotonic()
+    with pytest.raises(OntolinkError, match=r"--run-timeout"):
+        list(ended.stream([MESSAGES]))
+    assert time.monotonic() - started < 0.7
+
+
 def test_gen_aliases_refuses_a_timeout_that_is_not_positive(onto):
     from conftest import run
 

@@ -397,6 +397,7 @@ def backend_options(options: GenAliasesOptions) -> dict[str, Any]:
     else:
         chosen.update(base_url=options.base_url, api_key_env=options.api_key_env, concurrency=options.concurrency,
                       retries=options.retries, timeout=options.timeout, run_timeout=options.run_timeout,
+                      run_ends_at=time.time() + options.run_timeout if options.run_timeout else None,
                       seed=options.seed)
     return chosen
 

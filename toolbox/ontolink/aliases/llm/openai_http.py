@@ -224,7 +224,7 @@ class OpenAIBackend(LLMBackend):
     def __init__(self, model: str | None = None, max_new_tokens: int = 64, base_url: str | None = None,
                  api_key_env: str | None = "OPENAI_API_KEY", concurrency: int = 4, retries: int = 5,
                  timeout: float = 120.0, backoff: float = 1.0, seed: int = 0, max_reply_bytes: int = MAX_REPLY_BYTES,
-                 run_timeout: float | None = None, **_ignored: Any) -> None:
+                 run_timeout: float | None = None, run_ends_at: float | None = None, **_ignored: Any) -> None:
         super().__init__(model=model, max_new_tokens=max_new_tokens)
         if not self.model:
             raise OntolinkError("the openai backend needs --model (the model name the endpoint serves)")
@@ -235,6 +235,10 @@ class OpenAIBackend(LLMBackend):
         self.retries = max(0, int(retries))
         self.timeout = float(timeout)
         self.run_timeout = float(run_timeout) if run_timeout else None
+        # the run's deadline holds across its batches (each is one stream() call); ``run_ends_at`` (time.time()
+        # when the run must end) is the same deadline for the workers of an engine, made where the run began
+        remaining = (run_ends_at - time.time()) if run_ends_at is not None else self.run_timeout
+        self._run_deadline = time.monotonic() + remaining if self.run_timeout and remaining is not None else None
         self._flight: _Flight | None = None  # the running stream's requests
         self.backoff = backoff
         self.seed = seed
@@ -356,8 +360,7 @@ class OpenAIBackend(LLMBackend):
         ended at once: their sockets are shut, none is waited for."""
         if not conversations:
             return
-        run_deadline = time.monotonic() + self.run_timeout if self.run_timeout else None
-        flight = self._flight = _Flight(run_deadline)
+        flight = self._flight = _Flight(self._run_deadline)
         flight.start()
         executor = ThreadPoolExecutor(max_workers=min(self.concurrency, len(conversations)))
         finished = False

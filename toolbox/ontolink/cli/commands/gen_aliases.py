@@ -63,8 +63,9 @@ from ontolink.aliases.generate import generate_aliases_files
               help="openai: each request (connecting, sending, the whole reply) ends within this, however slowly "
                    "the server sends; then it is retried (--retries).")
 @click.option("--run-timeout", type=click.FloatRange(0, min_open=True), metavar="SECONDS",
-              help="openai: all requests of the run end within this (the replies received are cached: the same "
-                   "command run again resumes).  [default: none]")
+              help="openai: all requests of the run, every batch and every --engine worker together, end within "
+                   "this many seconds of its start (the replies received are cached: the same command run again "
+                   "resumes).  [default: none]")
 @click.option("--no-cache", is_flag=True,
               help="Neither read nor write the response cache (every entity costs a call).")
 @seed_option
