@@ -232,6 +232,18 @@ def ontology_option(required=True, help_text="Ontology: a file or the embedded '
     return decorator
 
 
+def subset_options(function):
+    """--entities FILE and --where FIELD=VALUE,... (repeatable), given to the command as ``entities_path`` and
+    ``where``: the entities `annotate` looks for and `link` returns (``ontolink.ontology.subsets``)."""
+    function = click.option("--where", "where", multiple=True, metavar="FIELD=VALUE,...",
+                            help="Only the entities whose FIELD holds one of the VALUEs (repeatable: each must "
+                                 "hold); FIELD: type, the ontology's type field or column (--field type=NAME), "
+                                 "e.g. --where type=Disease.")(function)
+    return click.option("--entities", "entities_path", type=click.Path(dir_okay=False), metavar="FILE",
+                        help="Only these entities: a file of ids, one a line (an id/count TSV serves), or JSONL "
+                             "records with \"id\" (select-entities output).")(function)
+
+
 def aliases_option(function):
     """--aliases FILE (repeatable), given to the command as ``alias_files``: names from outside the ontology
     (``ontolink.recognition.extra_names``), for `annotate` and `index` alike."""

@@ -59,7 +59,11 @@ def write_names(directory, ontology, names, entity_of_name, name_kinds=None):
                    # rows of each entity's live is_a parents: hierarchy features among a mention's candidates
                    "entity_parents": [[row_of[parent] for parent in entity.parents if parent in row_of]
                                       for entity in entities],
-                   **({"name_kinds": name_kinds} if name_kinds is not None else {})},
+                   **({"name_kinds": name_kinds} if name_kinds is not None else {}),
+                   # each entity's types (the ontology's type field), for `link --where type=...`; only when some
+                   # entity has one
+                   **({"entity_types": [list(entity.types) for entity in entities]}
+                      if any(entity.types for entity in entities) else {})},
                   handle, ensure_ascii=False)
 
 
@@ -67,7 +71,8 @@ class LoadedIndex:
     """A name index plus the name → entity maps, ready to search."""
 
     def __init__(self, directory, manifest, name_index, entity_ids, entity_names, names, entity_of_name,
-                 entity_definitions=None, entity_depths=None, entity_children=None, name_kinds=None, entity_parents=None):
+                 entity_definitions=None, entity_depths=None, entity_children=None, name_kinds=None, entity_parents=None,
+                 entity_types=None):
         self.directory = directory
         self.manifest = manifest
         self.name_index = name_index
@@ -81,6 +86,19 @@ class LoadedIndex:
         self.entity_children = entity_children
         self.name_kinds = name_kinds
         self.entity_parents = entity_parents
+        self.entity_types = entity_types  # None: no entity of the ontology had a type
+        # entity rows searches may return (a bool per entity; None: all), ``restrict``
+        self.allowed_entities: np.ndarray | None = None
+
+    def restrict(self, entity_ids) -> None:
+        """Let searches of this index return only the entities of ``entity_ids`` (`link --entities / --where`;
+        None: all again). Every ``Linker`` made on it afterwards keeps to them, also a ranker's."""
+        if entity_ids is None:
+            self.allowed_entities = None
+            return
+        wanted = set(entity_ids)
+        self.allowed_entities = np.fromiter((entity_id in wanted for entity_id in self.entity_ids), dtype=bool,
+                                            count=len(self.entity_ids))
 
     def __len__(self):
         return len(self.names)
@@ -167,7 +185,8 @@ def written_index(directory, manifest, name_index):
 def _loaded(directory, manifest, name_index, maps):
     return LoadedIndex(directory, manifest, name_index, maps["entity_ids"], maps["entity_names"], maps["names"],
                        maps["entity_of_name"], maps.get("entity_definitions"), maps.get("entity_depths"),
-                       maps.get("entity_children"), maps.get("name_kinds"), maps.get("entity_parents"))
+                       maps.get("entity_children"), maps.get("name_kinds"), maps.get("entity_parents"),
+                       maps.get("entity_types"))
 
 
 def checked_names(maps, path):
@@ -207,6 +226,11 @@ def checked_names(maps, path):
         if value is not None and (not isinstance(value, list) or len(value) != entity_count
                                   or not all(type(item) is int for item in value)):
             raise InputError(f"{key!r} must list one integer per entity ({entity_count}); rebuild the index", path)
+    types = maps.get("entity_types")
+    if types is not None and (not isinstance(types, list) or len(types) != entity_count or not all(
+            isinstance(own, list) and all(isinstance(kind, str) for kind in own) for own in types)):
+        raise InputError(f"'entity_types' must list the types (strings) of each entity ({entity_count}); "
+                         "rebuild the index", path)
     parents = maps.get("entity_parents")
     if parents is not None:
         if not isinstance(parents, list) or len(parents) != entity_count or not all(

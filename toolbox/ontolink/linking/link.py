@@ -218,6 +218,7 @@ class LinkBatches:
         self.annotate_ids = annotate_ids
         self.exact_first = exact_first
         self.device = device
+        self.allowed_entities = getattr(loaded_index, "allowed_entities", None)  # a worker restricts its own copy
         self._load(loaded_index, reranker, ranker)
 
     def _load(self, loaded_index, reranker, ranker=None):
@@ -246,7 +247,9 @@ class LinkBatches:
             ranker = None
             if self.ranker_dir:
                 ranker = Ranker(self.ranker_dir)
-            self._load(load_index(self.index_dir, device=self.device), reranker, ranker)
+            loaded = load_index(self.index_dir, device=self.device)
+            loaded.allowed_entities = self.allowed_entities  # `link --entities / --where`, as in the parent
+            self._load(loaded, reranker, ranker)
         return self.linker
 
     def __call__(self, batch):

@@ -79,6 +79,13 @@ class Linker:
         names_per_entity = len(loaded_index) / max(1, len(loaded_index.entity_ids))
         depth = 2 * names_per_entity if getattr(loaded_index.name_index, "tokens", False) else names_per_entity
         self.names_to_search = int(top_k * max(2.0, depth)) + 8
+        # a subset of the entities (``LoadedIndex.restrict``): the names of the others are passed over, and the
+        # first search goes as much deeper as they are many, so that top_k entities of the subset come back
+        allowed = getattr(loaded_index, "allowed_entities", None)
+        self.allowed_names = None if allowed is None else allowed[loaded_index.entity_of_name]
+        if self.allowed_names is not None:
+            share = max(1, int(self.allowed_names.sum())) / max(1, len(loaded_index))
+            self.names_to_search = int(self.names_to_search / share) + 8
 
     def candidates(self, texts):
         """Candidate lists for ``texts``, searched once per distinct text not in the memo."""
@@ -136,13 +143,16 @@ class Linker:
         entities_before = {}
         while pending:
             scores, rows = self.index.name_index.search([texts[query] for query in pending], k)
+            # with a subset, what a deeper search reached is counted in names: a search 4 times as deep may
+            # bring no entity of a small subset and the next one some
+            reached = (rows >= 0).sum(axis=1) if self.allowed_names is not None else None
             short = []
-            for query, result in zip(pending, self._by_entity(scores, rows, exclude and [exclude[query] for query
-                                                                                          in pending])):
-                count = len(result[0])
+            for position, (query, result) in enumerate(zip(pending, self._by_entity(
+                    scores, rows, exclude and [exclude[query] for query in pending]))):
+                count = len(result[0]) if reached is None else int(reached[position])
                 # done when full, when every name was asked for, or when asking for more found nothing
                 # new (a token index returns only the names its token search reached)
-                if count >= self.top_k or k >= len(self.index) or count == entities_before.get(query):
+                if len(result[0]) >= self.top_k or k >= len(self.index) or count == entities_before.get(query):
                     found[query] = result
                 else:
                     entities_before[query] = count
@@ -158,6 +168,8 @@ class Linker:
         a sort of its own cost more than the search on a corpus of short mentions.
         """
         valid = rows >= 0
+        if self.allowed_names is not None:
+            valid &= self.allowed_names[np.where(valid, rows, 0)]
         for position, excluded in enumerate(exclude or ()):
             if len(excluded):
                 valid[position] &= ~np.isin(rows[position], list(excluded))

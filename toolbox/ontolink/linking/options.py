@@ -50,6 +50,8 @@ class LinkOptions:
     top_k: int | None = None  # None: DEFAULT_TOP_K, or the depth a ranker or reranker was trained on
     batch_size: int | None = None  # None: the linking step's own (smaller with a reranker)
     ontology: OntologySource | None = None  # checked by content hash against the index's
+    entities_path: str | None = None  # a file of ids: candidates only among these entities
+    where: tuple[str, ...] = ()  # FIELD=VALUE,...: candidates only among the entities with these values
     reranker_dir: str | None = None
     ranker_dir: str | None = None  # None: the index's default ranker (ontolink.ranking.default), unless no_ranker
     no_ranker: bool = False  # the index's order: what `link` wrote before it had a default ranker

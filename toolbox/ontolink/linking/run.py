@@ -20,6 +20,7 @@ from ontolink.core.records import validate_mention
 from ontolink.engines import open_engine
 from ontolink.formats.linked_tsv import CandidateTSVWriter
 from ontolink.linking.output_fields import FieldSelection, parse_field_list
+from ontolink.ontology.subsets import EntitySubset
 from ontolink.reranking.base import load_reranker
 
 
@@ -68,6 +69,8 @@ def link_files(options: LinkOptions) -> int:
     shard_count = f" from {len(shards)} shards" if shards else ""
     read_from = "" if options.phrases else f"; read {stats.summary()}"
     ranked = f"; ranked by the index's {by_default} ranker" if by_default is not None else ""
+    if loaded.allowed_entities is not None:
+        ranked += f"; candidates among {int(loaded.allowed_entities.sum()):,} of {len(loaded.entity_ids):,} entities"
     started_in = f"; start-up {startup:.1f} s" if startup is not None else ""
     summary(f"linked {plural(written, 'mention')}{shard_count} in {seconds:.1f} s{rate}{ranked}{started_in}"
             f"{read_from}")
@@ -105,6 +108,9 @@ def _load(options: LinkOptions) -> tuple[Any, Any, Any, str | None, float | None
     # the collector's walks
     with collection_paused(freeze=True):
         loaded = load_index(options.index_dir, ontology=options.ontology, device=options.device)
+    # --entities / --where: chosen from the index's own ids and types, candidates only among them
+    loaded.restrict(EntitySubset(options.entities_path, options.where).choose(
+        loaded.entity_ids, loaded.entity_types, f"the index {options.index_dir}"))
 
     reranker = None
     if options.reranker_dir:

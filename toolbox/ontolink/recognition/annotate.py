@@ -23,6 +23,7 @@ from ontolink.core.io import RecordWriter, plural, warn
 from ontolink.core.progress import counting
 from ontolink.recognition.equivalents import read_pertainyms
 from ontolink.recognition.extra_names import read_extra_names
+from ontolink.ontology.subsets import EntitySubset, types_of
 
 if TYPE_CHECKING:
     from bioc import BioCDocument
@@ -39,14 +40,17 @@ DEFAULT_CONTEXT = 5_000
 DENSE_BLOCK = 4_096  # n-grams asked of the index at once (as `link` asks its mentions)
 
 
-def annotate_documents(documents: Iterable[BioCDocument | tuple[str, str]], matcher: ConceptMatcher, entity_type: str = "Entity",
+def annotate_documents(documents: Iterable[BioCDocument | tuple[str, str]], matcher: ConceptMatcher,
+                       entity_type: str | None = None,
                        nesting: str = "ancestor", coordination: bool = True, abbreviations: bool = False,
                        dense: LoadedIndex | None = None, dense_threshold: float = 0.9, max_words: int = 4,
                        context_characters: int = DEFAULT_CONTEXT, stats: Any = None,
                        span_scorer: SpanScorer | None = None) -> Iterator[dict[str, Any]]:
     """Yield a Mention record per name found in each document (no gold: these are predictions).
 
-    ``matcher`` is a ``ConceptMatcher``; ``nesting`` its rule for names inside a longer match,
+    ``matcher`` is a ``ConceptMatcher``; a mention's "type" is ``entity_type``, or (None) its entity's type in
+    the ontology (``Entity.type``: a type column or field), "Entity" when it has none; ``nesting`` its rule for
+    names inside a longer match,
     ``coordination`` and ``abbreviations`` whether coordinated names and short forms defined in
     the document are found too (``matched_by`` says which found a mention). ``stats`` (a dict)
     counts the documents without text under "empty". Each mention keeps ``context_characters`` of
@@ -63,6 +67,7 @@ def annotate_documents(documents: Iterable[BioCDocument | tuple[str, str]], matc
 
         # with roots, the best candidate inside them: the nearest name may lie outside ("affected")
         linker = Linker(dense, top_k=1 if matcher.allowed is None else 20)
+    kind_of = (lambda ids: entity_type) if entity_type is not None else _type_of(matcher)
     for document in documents:
         doc_id, text = document if isinstance(document, tuple) else (document.id, document_text(document))
         if not text.strip():
@@ -80,11 +85,30 @@ def annotate_documents(documents: Iterable[BioCDocument | tuple[str, str]], matc
             else:
                 left, right = text[:start], text[end:]
             record = {"id": f"{doc_id}:{start}-{end}", "doc_id": doc_id, "start": start, "end": end,
-                      "mention": text[start:end], "context_left": left, "context_right": right, "type": entity_type,
+                      "mention": text[start:end], "context_left": left, "context_right": right, "type": kind_of(ids),
                       "matched_by": source, "matched_ids": ids}
             if expansion:
                 record["expansion"] = expansion  # what `link` searches: "palmar pits" for "palmar and plantar pits"
             yield record
+
+
+DEFAULT_TYPE = "Entity"  # a mention's type when its entity has none and --type is not given
+
+
+def _type_of(matcher: ConceptMatcher) -> Any:
+    """ids -> the type of a mention of these entities: the first one's type in the matcher's ontology; for a
+    mention of no entity (a coordination's words spread over one name), the type every entity looked for has
+    when they share one (`--where type=Disease`); else DEFAULT_TYPE."""
+    entities = matcher.ontology.entities
+    looked_for = entities.values() if matcher.allowed is None else (entities[key] for key in matcher.allowed)
+    shared = {entity.type for entity in looked_for}
+    only = shared.pop() if len(shared) == 1 else None
+
+    def kind(ids: list[str]) -> str:
+        entity = entities.get(ids[0]) if ids else None
+        return (entity.type if entity is not None else only) or DEFAULT_TYPE
+
+    return kind
 
 
 def _dense_spans(text, found, linker, loaded, threshold, max_words, allowed=None, span_scorer=None):
@@ -173,13 +197,16 @@ def document_batches(documents, size):
 
 
 def _matcher_options(options: AnnotateOptions, loaded: Ontology) -> dict[str, Any]:
-    """The ConceptMatcher's keywords from annotate's options (the --roots checked against ``loaded``)."""
+    """The ConceptMatcher's keywords from annotate's options (the --roots checked against ``loaded``, the
+    --entities and --where subset chosen from it)."""
     root_ids = [part.strip() for part in options.roots.split(",") if part.strip()] if options.roots else None
     if root_ids:
         missing = [root for root in root_ids if root not in loaded]
         if missing:
             raise InputError(f"--roots: {', '.join(missing)} not in the ontology {loaded.label}")
-    return dict(roots=root_ids, min_characters=options.min_chars, max_gaps=options.max_gaps,
+    subset = EntitySubset(options.entities_path, options.where).choose(
+        list(loaded.entities), types_of(loaded), f"the ontology {loaded.label}")
+    return dict(roots=root_ids, subset=subset, min_characters=options.min_chars, max_gaps=options.max_gaps,
                 word_forms=options.word_forms, any_order=options.any_order,
                 optional_modifiers=options.optional_modifiers, shared_names=options.shared_names,
                 equivalents=options.equivalent_words)

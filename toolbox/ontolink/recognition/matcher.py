@@ -42,7 +42,8 @@ TABLE_LAYOUT = "names by anchor"
 
 
 class ConceptMatcher:
-    """Names of an ontology's entities (under ``roots``) keyed for order-free matching.
+    """Names of an ontology's entities (under ``roots``, and among ``subset`` when given: a set of ids)
+    keyed for order-free matching.
 
     The keyed tables are kept in the user cache (``cache``), tied to the ontology's content and these
     options, so the next run over the same ontology loads them instead of keying every name again.
@@ -50,11 +51,13 @@ class ConceptMatcher:
 
     def __init__(self, ontology, roots=None, min_characters=3, max_gaps=0, word_forms=True, any_order=True,
                  optional_modifiers=False, min_modifier_entities=25, cache=True, shared_names="general",
-                 equivalents=True, pertainyms=None, extra_names=None):
+                 equivalents=True, pertainyms=None, extra_names=None, subset=None):
         self.ontology = ontology
         self.max_gaps = max_gaps
         self.any_order = any_order
         keep = descendants(ontology, roots) if roots else None
+        if subset is not None:  # `annotate --entities / --where`: on top of the roots
+            keep = set(subset) if keep is None else keep & set(subset)
         self.allowed = keep  # the entity ids looked for (None: all)
         settings = {"version": CACHE_VERSION, "layout": TABLE_LAYOUT, "ontology": ontology.content_hash,
                     "scopes": list(ontology.synonym_scopes), "roots": sorted(roots) if roots else None,
@@ -63,6 +66,8 @@ class ConceptMatcher:
                     "equivalents": MIN_ENTITIES if equivalents else None,
                     "pertainyms": _fingerprint(pertainyms) if pertainyms else None,
                     "extra_names": _fingerprint(extra_names) if extra_names else None}
+        if subset is not None:  # only then: the tables cached without one keep their key
+            settings["subset"] = _fingerprint(sorted(subset))
         with collection_paused():  # tens of thousands of small lists: see gc_pause
             self._load_or_build(settings, cache, ontology, keep, min_characters, word_forms, optional_modifiers,
                                 min_modifier_entities, equivalents, pertainyms, extra_names)

@@ -24,6 +24,8 @@ class AnnotateOptions:
     output_path: str = STDIO
     source_format: str | None = None  # the document format; None: from the file name, stdin: text
     roots: str | None = None  # comma-separated ids: only these entities and their descendants
+    entities_path: str | None = None  # a file of ids: only these entities (on top of roots)
+    where: tuple[str, ...] = ()  # FIELD=VALUE,...: only the entities with one of these values (ontology.subsets)
     min_chars: int = 3  # names shorter than this (after folding) are not looked for
     nesting: str = "ancestor"  # none, all or ancestor (recognition.matcher.NESTING_RULES)
     nested: bool = False  # the same as nesting "all"
@@ -38,7 +40,7 @@ class AnnotateOptions:
     coordination: bool = True
     abbreviations: bool = False
     text_field: str = "text"  # JSON Lines documents: the field holding the text
-    entity_type: str = "Entity"  # the "type" of every mention
+    entity_type: str | None = None  # the "type" of every mention; None: its entity's type, else "Entity"
     index_dir: str | None = None  # also ask this index about word n-grams the dictionary missed
     dense_threshold: float = 0.9
     span_scorer_dir: str | None = None  # with index_dir: only the n-grams this span scorer passes are asked

@@ -2,7 +2,7 @@ import click
 
 from ontolink.cli.options import quiet_option
 from ontolink.cli.options import aliases_option, config_option, device_option, engine_options, input_options, \
-    ontology_option, output_option
+    ontology_option, output_option, subset_options
 from ontolink.recognition.matcher import NESTING_RULES, SHARED_NAMES
 from ontolink.core.registry import LazyChoice
 from ontolink.recognition.options import AnnotateOptions
@@ -23,6 +23,7 @@ def _readers():
 @ontology_option(required=True, help_text="Ontology whose names are looked for: a file or 'hpo'.")
 @click.option("--roots", help="Comma-separated ids: only these entities and their descendants are looked for "
                               "(e.g. HP:0000118, HPO's phenotypic abnormalities).")
+@subset_options
 @click.option("--min-chars", type=click.IntRange(1), default=AnnotateOptions.min_chars, show_default=True,
               help="Names shorter than this (after folding) are not looked for.")
 @click.option("--nesting", type=click.Choice(NESTING_RULES), default=AnnotateOptions.nesting, show_default=True,
@@ -64,8 +65,9 @@ def _readers():
                    "whose long form is a name.")
 @click.option("--text-field", default=AnnotateOptions.text_field, show_default=True,
               help="With --from jsonl (JSON Lines documents, {\"id\", \"text\"}): the field holding the text.")
-@click.option("--type", "entity_type", default=AnnotateOptions.entity_type, show_default=True,
-              help="The \"type\" of every mention.")
+@click.option("--type", "entity_type",
+              help="The \"type\" of every mention.  [default: its entity's type in the ontology (a type column or "
+                   "field), else Entity]")
 @click.option("--index", "index_dir", type=click.Path(file_okay=False),
               help="Also ask this index about word n-grams the dictionary missed.")
 @click.option("--dense-threshold", type=float, default=AnnotateOptions.dense_threshold, show_default=True,
@@ -106,12 +108,16 @@ def command(**options):
     it are kept too. With --index, word
     n-grams the dictionary missed become mentions when their best name
     scores at least --dense-threshold; with --span-scorer, only the
-    n-grams a scorer fitted by `ontolink train span-scorer` passes. Documents stream: output pipes into
-    `ontolink link`.
+    n-grams a scorer fitted by `ontolink train span-scorer` passes. --entities
+    and --where limit the entities looked for (on top of --roots: an
+    ontology without a hierarchy has its type column). A mention's "type"
+    is its entity's type when the ontology has a type field. Documents
+    stream: output pipes into `ontolink link`.
 
     \b
     Examples:
       ontolink annotate --ontology hpo --roots HP:0000118 -i abstracts.txt | ontolink link --index idx/hpo
+      ontolink annotate --ontology entities.tsv --field id=1,name=2,type=3 --where type=Disease -i abstracts.txt
       ontolink annotate --ontology hpo -i corpus.pubtator --from pubtator -o mentions.jsonl
       ontolink annotate --ontology hpo --from jsonl --text-field abstract < docs.jsonl > mentions.jsonl
       ontolink annotate --ontology hpo -i abstracts.txt --engine ray --workers 4 -o mentions.jsonl

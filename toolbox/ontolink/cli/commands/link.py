@@ -8,6 +8,7 @@ from ontolink.cli.options import (
     input_options,
     ontology_option,
     output_option,
+    subset_options,
 )
 from ontolink.linking.options import DEFAULT_TOP_K, LinkOptions
 from ontolink.linking.run import link_files
@@ -48,6 +49,7 @@ from ontolink.linking.run import link_files
                    "with --reranker, whose cross-encoder takes seconds a batch]")
 @ontology_option(required=False, help_text="Check that the index was built for this ontology (file or 'hpo'; "
                                            "compared by content hash, not parsed).")
+@subset_options
 @click.option("--reranker", "reranker_dir", type=click.Path(file_okay=False),
               help="A reranker from `ontolink train reranker` (either architecture): rescores all top-K "
                    "candidates.")
@@ -94,6 +96,9 @@ def command(**options):
     candidate found through the long form of an abbreviation defined in
     the mention's document has "matched_by": "abbreviation".
 
+    --entities and --where keep the candidates among some entities (the
+    index searched as deep as it takes to fill --top-k with them).
+
     PHRASES given as arguments are linked instead of -i, as Mention
     records with ids "1", "2", ... in order.
 
@@ -107,6 +112,7 @@ def command(**options):
       ontolink link --index idx/hpo -i mentions.jsonl -o linked.jsonl
       ontolink link --index idx/cl --to tsv "Kupffer cells" "astrocytes"
       ontolink link --index idx/hpo -i mentions.jsonl --no-context -o linked.jsonl
+      ontolink link --index idx/entities --where type=Disease -i mentions.jsonl -o linked.jsonl
       ontolink link --index idx/hpo -i mentions.jsonl --fields id,mention,candidates --candidate-fields id,name,score
       ontolink link --index idx/hpo -i mentions.jsonl --fields doc_id,start,end,mention -o linked.tsv
       echo '{"id": "m1", "mention": "short stature"}' | ontolink link --index idx/hpo --top-k 3
