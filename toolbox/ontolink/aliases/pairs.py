@@ -22,6 +22,7 @@ from ontolink.aliases.options import MakePairsOptions
 from ontolink.core.errors import InputError, UsageError
 from ontolink.ontology import normalize
 from ontolink.core.io import RecordWriter, display_name, read_records, warn
+from ontolink.core.progress import counting
 from ontolink.core.records import validate_alias_record, validate_mention
 
 if TYPE_CHECKING:
@@ -166,8 +167,10 @@ def make_pairs_files(options: MakePairsOptions) -> PairStats:
         if ambiguous_writer is not None:
             ambiguous_writer.write({**mention, "source": source, "entity_ids": entity_ids})
 
-    mentions = read_records(options.mentions_path, validate=validate_mention, skip_invalid=options.skip_invalid,
-                            check_duplicate_ids=True)
+    mentions: Iterable[dict[str, Any]] = counting(read_records(options.mentions_path, validate=validate_mention,
+                                                                skip_invalid=options.skip_invalid,
+                                                                check_duplicate_ids=True),
+                                                   "make-pairs", "mention")
     concepts = None
     if "concept" in chosen:  # the votes need every mention before the first pair
         mentions = list(mentions)

@@ -13,6 +13,7 @@ from ontolink.core.errors import OntolinkError, UsageError
 from ontolink.core.extras import missing_extra
 from ontolink.core.gc_pause import one_command_process
 from ontolink.core.io import forget_reads
+from ontolink.core.progress import set_quiet
 
 INTERRUPTED = 130
 PIPE_CLOSED = 141
@@ -107,6 +108,7 @@ class OntolinkGroup(click.Group):
 
     def invoke(self, ctx):
         forget_reads()  # the files this command reads are the only ones its outputs may not replace
+        set_quiet(False)  # a command without --quiet shows its progress, whatever ran before it in this process
         try:
             return super().invoke(ctx)
         except OntolinkError as error:

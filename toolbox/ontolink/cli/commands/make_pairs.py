@@ -1,6 +1,7 @@
 import click
 
 from ontolink.aliases.options import MakePairsOptions
+from ontolink.cli.options import quiet_option
 from ontolink.cli.options import config_option, input_options, ontology_option, output_option
 from ontolink.aliases.pairs import make_pairs_files
 
@@ -24,6 +25,7 @@ from ontolink.aliases.pairs import make_pairs_files
               help="One pair per (normalised mention, entity), the first: a repeated mention is one query.")
 @click.option("--ambiguous", "ambiguous_path", type=click.Path(dir_okay=False),
               help="Write the dropped ambiguous mentions here (JSONL with the entities they matched).")
+@quiet_option
 @config_option
 def command(**options):
     """Pair unlabeled mentions with entities by exact (normalised) match.
