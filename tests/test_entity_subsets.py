@@ -90,7 +90,8 @@ def test_annotate_entities_file_and_where_together(cdr_documents, tmp_path):
 @pytest.mark.parametrize("options, message", [
     (("--where", "category=Disease"), "--where: 'category' is not a field it reads"),
     (("--where", "type"), "--where takes FIELD=VALUE"),
-    (("--where", "type=Organism"), "--where type=Organism keeps no entity"),
+    (("--where", "type=Organism"), "--where type=Organism keeps no entity of the ontology entities.tsv (its types: "
+                                   "Chemical, Disease, Gene, Variant)"),
     (("--entities", "absent.txt"), "absent.txt: no such file of entity ids"),
 ])
 def test_a_subset_that_cannot_be_made_is_one_line_exit_2(cdr_documents, options, message):
@@ -150,3 +151,33 @@ def test_a_restricted_search_is_the_full_ranking_kept_to_the_subset(hashed_index
             assert len(entities) == min(top_k, len(expected))
             np.testing.assert_array_equal(entities, expected)
             np.testing.assert_allclose(scores, all_scores[keep][:top_k], atol=1e-6)
+
+
+def test_python_api_subsets(kg_entities_index):
+    """From Python: Index.link(where=..., entities=...) and annotate(where=..., entities=...); a subset holds for
+    its call only, before and after calls without one."""
+    import ontolink
+
+    index = ontolink.load_index(kg_entities_index, device="cpu")
+    names = json.loads((kg_entities_index / "names.json").read_text())
+    type_of = dict(zip(names["entity_ids"], names["entity_types"]))
+    plain = index.link(["breast cancer", "cisplatin"], top_k=4)
+    assert plain[0]["candidates"][0]["id"] == "MESH:D001943" and plain[1]["candidates"][0]["id"] == "MESH:D002945"
+    genes = index.link(["breast cancer", "cisplatin"], top_k=4, where=["type=Gene"])
+    assert all(len(record["candidates"]) == 4 and all(type_of[candidate["id"]] == ["Gene"]
+                                                      for candidate in record["candidates"]) for record in genes)
+    assert index.link(["cisplatin"], top_k=1)[0]["candidates"][0]["id"] == "MESH:D002945"  # the next call: all
+    chosen = ["MESH:D001943", "MESH:D002945"]
+    assert [record["candidates"][0]["id"] for record in index.link(["cisplatin", "breast cancer"], top_k=2,
+                                                                    entities=chosen)] == chosen[::-1]
+    text = "Cisplatin-induced nephrotoxicity in patients with breast cancer."
+    from ontolink.ontology import OntologySource
+
+    table = OntologySource(str(shared_path("align", "entities.tsv")), fields=KG_ENTITY_FIELDS)
+    every = ontolink.annotate([text], table)
+    diseases = ontolink.annotate([text], table, where=["type=Disease"])
+    assert {record["type"] for record in every} >= {"Chemical", "Disease"}
+    assert diseases and {record["type"] for record in diseases} == {"Disease"}
+    assert {record["mention"] for record in diseases} < {record["mention"] for record in every}
+    only = ontolink.annotate([text], table, entities=["MESH:D002945"])
+    assert [(record["mention"], record["type"]) for record in only] == [("Cisplatin", "Chemical")]

@@ -25,3 +25,22 @@ def test_a_short_query_searched_again_gets_the_deep_result(dense_index):
         np.testing.assert_array_equal(entities, deep_entities)
         np.testing.assert_array_equal(names, deep_names)
         np.testing.assert_allclose(scores, deep_scores, atol=1e-6)
+
+
+def test_a_linker_follows_the_subset_its_index_is_given_later(hashed_index):
+    """A Linker made before ``LoadedIndex.restrict`` (a ranker's, bound earlier) keeps to the subset from its next
+    search on, and to every entity again once the subset is lifted; its memo does not mix the two."""
+    from ontolink.indexes.artifact import load_index
+    from ontolink.linking.linker import Linker
+
+    loaded = load_index(hashed_index, device="cpu")
+    linker = Linker(loaded, top_k=5)
+    texts = ["seizures", "myopia"]
+    before = [candidates for candidates in linker.candidates(texts)]
+    subset = set(loaded.entity_ids[::7])
+    loaded.restrict(subset)
+    within = linker.candidates(texts)
+    assert all(len(candidates) == 5 and {candidate["id"] for candidate in candidates} <= subset
+               for candidates in within)
+    loaded.restrict(None)
+    assert linker.candidates(texts) == before

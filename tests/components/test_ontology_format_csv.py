@@ -105,6 +105,9 @@ def test_columns_by_number_read_a_tsv_without_a_header(tmp_path):
     first = rows[0]
     assert loaded[first[0]].name == first[1] and loaded[first[0]].types == [first[2]]
     assert sum(entity.type == "Disease" for entity in loaded) == sum(row[2] == "Disease" for row in rows) == 1112
+    built = run("index", "--ontology", path, "--field", "id=1,name=2,type=3", "--method", "tfidf", tmp_path / "idx0")
+    assert built.exit_code == 0, built.output
+    assert "; types (--where type=...): Gene 1,498, Disease 1,112, Chemical 990, Variant 592" in built.stderr
     result = run("index", "--ontology", path, "--field", "id=1,name=Term", "--method", "tfidf", tmp_path / "idx")
     assert result.exit_code == 2 and "all by header name or all by number" in result.stderr
     result = run("index", "--ontology", path, "--field", "id=1,name=7", "--method", "tfidf", tmp_path / "idx")

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ontolink.core.records import validate_mention
 from ontolink.ontology import DEFAULT_SYNONYM_SCOPES, OntologySource, load_ontology as read_ontology
+from ontolink.ontology.subsets import EntitySubset, types_of
 from ontolink.ranking.options import TrainRankerOptions
 from ontolink.recognition.annotate import DEFAULT_CONTEXT, annotate_documents
 from ontolink.recognition.matcher import ConceptMatcher
@@ -68,12 +69,24 @@ class Index:
 
     def link(self, mentions: Iterable[str | dict[str, Any]], *, top_k: int | None = None,
              ranker: str | Path | Ranker | None = None, reranker: str | Path | Reranker | None = None,
-             no_ranker: bool = False, annotate_ids: bool = True, device: str = "auto") -> list[dict[str, Any]]:
+             no_ranker: bool = False, annotate_ids: bool = True, device: str = "auto",
+             entities: Iterable[str] | None = None, where: Sequence[str] = ()) -> list[dict[str, Any]]:
         """Each mention with its ``candidates``, best first: the records `ontolink link` writes for the same
         input. A string is the Mention record ``{"id": "1", "mention": string}`` (ids count from 1, as for
         ``ontolink link PHRASE ...``); a dict is a Mention record, its other fields kept. ``top_k``: candidates per
         mention (default: as `ontolink link`); ``ranker`` / ``reranker``: a trained one's directory or the object
-        (neither: the index's default ranker, as `ontolink link`; ``no_ranker``: the index's order)."""
+        (neither: the index's default ranker, as `ontolink link`; ``no_ranker``: the index's order);
+        ``entities`` / ``where``: candidates among these ids / the entities of these types only
+        (``["type=Chemical"]``: `link --entities / --where`)."""
+        subset = EntitySubset(where=tuple(where), entity_ids=tuple(entities) if entities is not None else None)
+        self.loaded.restrict(subset.choose(self.loaded.entity_ids, self.loaded.entity_types,
+                                           f"the index {self.directory}"))
+        try:
+            return self._link(mentions, top_k, ranker, reranker, no_ranker, annotate_ids, device)
+        finally:
+            self.loaded.restrict(None)  # the next call searches every entity unless it asks otherwise
+
+    def _link(self, mentions, top_k, ranker, reranker, no_ranker, annotate_ids, device):
         from ontolink.linking.link import link_mentions  # late: loads numpy
 
         records = []
@@ -125,15 +138,19 @@ def build_index(ontology: Ontology | OntologySource | str | Path, directory: str
 
 def annotate(texts: Iterable[str | tuple[str, str]], ontology: Ontology | OntologySource | str | Path, *,
              roots: Sequence[str] | None = None, coordination: bool = True, abbreviations: bool = False,
-             context_characters: int | None = None) -> list[dict[str, Any]]:
+             context_characters: int | None = None, entities: Iterable[str] | None = None,
+             where: Sequence[str] = ()) -> list[dict[str, Any]]:
     """The mentions of ``ontology``'s names in ``texts``, as `ontolink annotate` finds them: Mention records for
     ``Index.link``. A text is a document (its id "1", "2", ... in order) or an ``(id, text)`` pair; ``roots``
-    keeps the entities under these ids (e.g. ``["HP:0000118"]``, phenotypic abnormalities). Each mention keeps
-    ``context_characters`` of context on each side (default: the command's window; 0: the whole text)."""
+    keeps the entities under these ids (e.g. ``["HP:0000118"]``, phenotypic abnormalities), ``entities`` those
+    ids only and ``where`` the entities of some types (``["type=Disease"]``: `annotate --where`). Each mention
+    keeps ``context_characters`` of context on each side (default: the command's window; 0: the whole text)."""
     loaded = load_ontology(ontology)
     documents = [(str(number), text) if isinstance(text, str) else tuple(text)
                  for number, text in enumerate(texts, 1)]
-    matcher = ConceptMatcher(loaded, roots=list(roots) if roots else None)
+    subset = EntitySubset(where=tuple(where), entity_ids=tuple(entities) if entities is not None else None).choose(
+        list(loaded.entities), types_of(loaded), f"the ontology {loaded.label}")
+    matcher = ConceptMatcher(loaded, roots=list(roots) if roots else None, subset=subset)
     return list(annotate_documents(documents, matcher, coordination=coordination, abbreviations=abbreviations,
                                    context_characters=DEFAULT_CONTEXT if context_characters is None
                                    else context_characters))

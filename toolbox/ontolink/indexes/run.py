@@ -14,6 +14,7 @@ from ontolink.indexes import NAME_INDEXES
 from ontolink.indexes.build import build_index
 from ontolink.ranking.default import ranker_summary
 from ontolink.recognition.extra_names import read_extra_names
+from ontolink.ontology.subsets import type_summary
 
 
 def index_directory(options: IndexOptions, name_tables: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -45,7 +46,8 @@ def index_directory(options: IndexOptions, name_tables: dict[str, Any] | None = 
                                seed=options.seed, force=options.force, extra_names=extra_names, **faiss_options)
         summary(f"indexed {manifest['index']['tokens']} tokens of {manifest['names']} names of "
                 f"{manifest['entities']} entities (multi-vector, {manifest['index']['faiss']['bytes_per_token']} "
-                f"bytes per token) into {options.directory} in {time.perf_counter() - started:.1f} s")
+                f"bytes per token) into {options.directory} in {time.perf_counter() - started:.1f} s"
+                f"{type_summary(loaded)}")
         return manifest
     build_options: dict[str, Any]
     if index_type.uses_encoder:
@@ -64,5 +66,6 @@ def index_directory(options: IndexOptions, name_tables: dict[str, Any] | None = 
         if encoded.get("reused") else ""
     aliases = f" ({manifest['aliases']['names']} of them aliases)" if "aliases" in manifest else ""
     summary(f"indexed {manifest['names']} names{aliases} of {manifest['entities']} entities ({method}) into "
-            f"{options.directory} in {time.perf_counter() - started:.1f} s{reused}; {ranker_summary(manifest)}")
+            f"{options.directory} in {time.perf_counter() - started:.1f} s{reused}; {ranker_summary(manifest)}"
+            f"{type_summary(loaded)}")
     return manifest

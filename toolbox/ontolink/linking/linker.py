@@ -78,14 +78,24 @@ class Linker:
         # is approximate (it rescores max(2k, 512) names), so it keeps the depth it was measured at.
         names_per_entity = len(loaded_index) / max(1, len(loaded_index.entity_ids))
         depth = 2 * names_per_entity if getattr(loaded_index.name_index, "tokens", False) else names_per_entity
-        self.names_to_search = int(top_k * max(2.0, depth)) + 8
-        # a subset of the entities (``LoadedIndex.restrict``): the names of the others are passed over, and the
-        # first search goes as much deeper as they are many, so that top_k entities of the subset come back
-        allowed = getattr(loaded_index, "allowed_entities", None)
-        self.allowed_names = None if allowed is None else allowed[loaded_index.entity_of_name]
+        self.full_depth = self.names_to_search = int(top_k * max(2.0, depth)) + 8
+        self.allowed_names = self._subset = None
+        self._follow_subset()
+
+    def _follow_subset(self):
+        """Keep to the index's subset of entities (``LoadedIndex.restrict``), whenever it was set: the names of
+        the others are passed over, and the first search goes as much deeper as they are many, so that top_k
+        entities of the subset come back."""
+        allowed = getattr(self.index, "allowed_entities", None)
+        if allowed is self._subset:
+            return
+        self._subset = allowed
+        self.allowed_names = None if allowed is None else allowed[self.index.entity_of_name]
+        self.names_to_search = self.full_depth
         if self.allowed_names is not None:
-            share = max(1, int(self.allowed_names.sum())) / max(1, len(loaded_index))
-            self.names_to_search = int(self.names_to_search / share) + 8
+            share = max(1, int(self.allowed_names.sum())) / max(1, len(self.index))
+            self.names_to_search = int(self.full_depth / share) + 8
+        self.memo = SearchMemo(self.memo.max_bytes)  # results of another subset are not this one's
 
     def candidates(self, texts):
         """Candidate lists for ``texts``, searched once per distinct text not in the memo."""
@@ -93,6 +103,7 @@ class Linker:
 
     def rows(self, texts):
         """``search_rows`` of ``texts`` (nothing held out), from the memo where possible."""
+        self._follow_subset()
         found = {}
         for text in texts:
             if text not in found:
@@ -136,6 +147,7 @@ class Linker:
         A query whose names yield fewer than top-K entities is searched again, alone, with four times as
         many names; its result is the same as from a deep first search (the k best names are exact).
         """
+        self._follow_subset()
         texts = list(texts)
         k = min(len(self.index), self.names_to_search + max((len(rows) for rows in exclude or ()), default=0))
         found = [None] * len(texts)

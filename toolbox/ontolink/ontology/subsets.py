@@ -9,6 +9,7 @@ ontology, `link` from the index (which keeps each entity's types), so neither ne
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,13 +66,15 @@ class EntitySubset:
 
     entities_path: str | None = None
     where: tuple[str, ...] = ()
+    entity_ids: tuple[str, ...] | None = None  # the ids themselves (the Python API), as a file would list them
 
     def __bool__(self) -> bool:
-        return bool(self.entities_path or self.where)
+        return bool(self.entities_path or self.where or self.entity_ids is not None)
 
     def describe(self) -> str:
         """For messages and summaries: "--entities FILE --where type=Disease"."""
         parts = [f"--entities {self.entities_path}"] if self.entities_path else []
+        parts += [f"entities ({len(self.entity_ids)} ids)"] if self.entity_ids is not None else []
         return " ".join(parts + [f"--where {condition}" for condition in self.where])
 
     def choose(self, ids: Sequence[str], types: Sequence[Sequence[str]] | None, source: str) -> set[str] | None:
@@ -81,12 +84,14 @@ class EntitySubset:
         if not self:
             return None
         kept: set[str] = set(ids)
-        if self.entities_path:
-            listed = read_entity_ids(self.entities_path)
+        for listed, named in ((read_entity_ids(self.entities_path) if self.entities_path else None,
+                               f"--entities {self.entities_path}"), (self.entity_ids, "entities")):
+            if listed is None:
+                continue
             unknown = [entity_id for entity_id in dict.fromkeys(listed) if entity_id not in kept]
             if unknown:
-                warn(f"--entities {self.entities_path}: {plural(len(unknown), 'id')} not in {source} (e.g. "
-                     f"{', '.join(unknown[:3])}); left out")
+                warn(f"{named}: {plural(len(unknown), 'id')} not in {source} (e.g. {', '.join(unknown[:3])}); "
+                     "left out")
             kept &= set(listed)
         conditions = parse_where(self.where)
         if "type" in conditions:
@@ -96,13 +101,28 @@ class EntitySubset:
             wanted = conditions["type"]
             kept &= {entity_id for entity_id, own in zip(ids, types) if wanted.intersection(own)}
         if not kept:
-            raise UsageError(f"{self.describe()} keeps no entity of {source}")
+            raise UsageError(f"{self.describe()} keeps no entity of {source}{_known_types(types)}")
         return kept
 
 
-def counted(subset: set[str] | None, total: int) -> str:
-    """The summary's account of a subset: "; 1,112 of 4,192 entities looked for"."""
-    return "" if subset is None else f"; {len(subset):,} of {total:,} entities kept"
+def _known_types(types: Sequence[Sequence[str]] | None, shown: int = 12) -> str:
+    """" (its types: Chemical, Disease, ...)", for a --where that kept nothing; "" when there are none."""
+    known = sorted({kind for own in types or () for kind in own})
+    if not known:
+        return ""
+    more = f", ... ({len(known):,} in all)" if len(known) > shown else ""
+    return f" (its types: {', '.join(known[:shown])}{more})"
+
+
+def type_summary(entities: Iterable, shown: int = 6) -> str:
+    """"; types (--where type=...): Disease 1,112, Gene 1,498, ..." (the most common first) for `index`'s summary
+    line, so a user sees what --where can ask; "" for entities without types."""
+    counts = Counter(kind for entity in entities for kind in entity.types)
+    if not counts:
+        return ""
+    common = counts.most_common(shown)
+    more = f" and {len(counts) - shown:,} more" if len(counts) > shown else ""
+    return f"; types (--where type=...): {', '.join(f'{kind} {count:,}' for kind, count in common)}{more}"
 
 
 def types_of(entities: Iterable) -> list[list[str]]:
