@@ -70,3 +70,14 @@ def test_a_bad_interval_is_refused_before_the_work(tfidf_index):
                             capture_output=True, text=True, env=env, timeout=120)
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
     assert "ONTOLINK_PROGRESS_INTERVAL='ten'" in result.stderr
+
+
+def test_start_up_counts_from_the_exec_not_from_the_shell_that_ran_before(tfidf_index):
+    """`sh -c 'a && ontolink link ...'` (a Makefile line) runs link in the shell's own process, started before
+    `a`: link's summary reports its own start-up, not the seconds `a` took."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "toolbox"), os.environ.get("PYTHONPATH", "")])}
+    command = f"sleep 6 && {sys.executable} -m ontolink link -q --index {tfidf_index} seizures"
+    result = subprocess.run(["bash", "-c", command], capture_output=True, text=True, env=env, timeout=300)
+    assert result.returncode == 0, result.stderr
+    start_up = float(re.search(r"start-up ([\d.]+) s", result.stderr).group(1))
+    assert 0 < start_up < 6, result.stderr

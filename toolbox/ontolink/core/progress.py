@@ -19,6 +19,10 @@ DEFAULT_INTERVAL = 10.0  # seconds between plain lines: a few lines a minute in 
 
 _quiet = False
 Item = TypeVar("Item")
+# When this module was first imported (cli.main imports it at its top): process_seconds' measure for a process
+# that ran something else before it exec'ed Python
+_IMPORTED = time.monotonic()
+LATE_EXEC = 2.0  # seconds from the process's start to this import beyond which another program ran first
 
 
 def set_quiet(quiet: bool) -> None:
@@ -141,13 +145,19 @@ def counting(items: Iterable[Item], desc: str, unit: str = "record", total: int 
 
 def process_seconds() -> float | None:
     """Wall seconds since this process started (Linux: its start in /proc, so interpreter start-up and
-    imports count), or None where that is not known: what a step reports as its start-up."""
+    imports count), or None where that is not known: what a step reports as its start-up.
+
+    /proc gives the fork, not the exec: a shell runs the last command of ``sh -c 'a && ontolink ...'`` (a
+    Makefile line, ``bash -c``) in its own process, which began before ``a``. When this module's import
+    came more than ``LATE_EXEC`` seconds after that start, the time since the import is what counts."""
+    since_import = time.monotonic() - _IMPORTED
     try:
         with open("/proc/self/stat", encoding="ascii") as handle:
             # the fields after the command name, which is in parentheses and may hold spaces
             fields = handle.read().rsplit(")", 1)[1].split()
         with open("/proc/uptime", encoding="ascii") as handle:
             uptime = float(handle.read().split()[0])
-        return max(0.0, uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK"))
+        since_start = max(0.0, uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK"))
     except (OSError, ValueError, IndexError):
         return None
+    return since_import if since_start - since_import > LATE_EXEC else since_start
