@@ -56,6 +56,18 @@ def test_sssom_bare_ids_need_a_prefix(tmp_path):
     assert table.converter.expand("MESH:D003693") == "http://id.nlm.nih.gov/mesh/D003693"
 
 
+def test_an_id_a_curie_cannot_carry_is_percent_encoded(tmp_path):
+    """tmVar's variant ids hold "|", which a CURIE's local part cannot: sssom's parser dropped those rows with a
+    log line (the shared KG's table links chemicals to them)."""
+    records = [{"id": "m1", "mention": "alanine", "candidates": [
+                   {"id": "tmVar:21080147:p|SUB|A|286|P", "name": "alanine for proline", "score": 0.9}]},
+               {"id": "m2", "mention": "ARSA", "candidates": [{"id": "NCBIGene:410", "name": "ARSA", "score": 0.9}]}]
+    out = tmp_path / "t.sssom.tsv"
+    assert run("convert", "--to", "sssom", "-o", out, input=jsonl(records)).exit_code == 0
+    frame = sssom_validate(out).df
+    assert list(frame["object_id"]) == ["tmVar:21080147:p%7CSUB%7CA%7C286%7CP", "NCBIGene:410"]
+
+
 def test_exact_min_and_close_min_decide_the_predicate_by_score(cdr, kg_entities_index, tmp_path):
     """Every best candidate was skos:exactMatch, a 0.50 guess too: with --exact-min only a best candidate scoring
     at least that is, the others close matches; --close-min makes the weakest related matches. Still valid SSSOM."""

@@ -98,6 +98,16 @@ def subject_curie(prefix: str, mention_id: object) -> str:
     return f"{prefix}:{quote(str(mention_id), safe=':-._~/')}"
 
 
+# what a CURIE's local part carries as it is (RFC 3987's irelative-ref, as SSSOM's validator reads it): the rest,
+# "|" of tmVar's variant ids or a non-ASCII letter, is percent-encoded, else the validator drops the row
+_LOCAL_SAFE = "!#$&'()*+,-./:;=?@_~"
+
+
+def object_curie(prefix: str, local: str) -> str:
+    """An entity's CURIE with its local part percent-encoded where a CURIE cannot carry a character."""
+    return f"{prefix}:{quote(local, safe=_LOCAL_SAFE)}"
+
+
 class SSSOMWriter:
     """Rows go to a spool as they come; ``close`` writes the header (with every prefix seen) and the rows."""
 
@@ -124,8 +134,9 @@ class SSSOMWriter:
     def _object(self, entity_id: str) -> str:
         if self.object_prefix and ":" not in entity_id:
             entity_id = self.object_prefix + entity_id
-        self.used.add(_prefix(entity_id, "entity id"))
-        return entity_id
+        prefix = _prefix(entity_id, "entity id")
+        self.used.add(prefix)
+        return object_curie(prefix, entity_id[len(prefix) + 1:])
 
     def write(self, document: BioCDocument | None, links: list[dict[str, Any]]) -> None:
         """The rows of ``links`` (Linked mentions); a mapping table has no use for ``document``."""
