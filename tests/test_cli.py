@@ -265,9 +265,14 @@ def test_eval_tables_of_retrieved_records_name_queries_and_print_plain_median_ra
     header, d2t = (line.split("\t") for line in result.stdout.splitlines()[:2])
     assert header[0] == "queries" and "mentions" not in result.stdout
     assert d2t[header.index("median_rank")] == "2" and d2t[header.index("MRR")] == "0.611"
-    result = run("eval", one, three, "--format", "markdown")
+    result = run("eval", one, three, "--format", "markdown", "--aggregate")
     assert "| queries " in result.stdout and "mentions" not in result.stdout
-    assert "| 2.5 ± 0.5 " in result.stdout and "mean ± std over 2 files" in result.stdout
+    assert "| 2.5 ± 0.5 " in result.stdout and "mean ± std over 2 files (--aggregate)" in result.stdout
+    result = run("eval", one, three, "--format", "tsv")  # two systems, by their names: side by side
+    assert [line.split("\t")[:2] for line in result.stdout.splitlines()[:3]] == [
+        ["queries", "file"], ["d2t", "one"], ["d2t", "three"]]
+    header, *rows = (line.split("\t") for line in result.stdout.splitlines())
+    assert [row[header.index("median_rank")] for row in rows[:2]] == ["2", "3"]
     result = run("eval", "--format", "table", input=two.read_text())
     assert result.stdout.splitlines()[0].startswith("queries ") and " 2.5 " in result.stdout
     t2d_only = retrieved(tmp_path / "t2d.jsonl", (1, 2, 3, 4), directions=("t2d",))

@@ -99,8 +99,8 @@ def snippet(record, width=60):
 @dataclass
 class LinkedScores:
     """What eval keeps of one file of Linked mentions: per linkable mention the rank of the first right
-    candidate, its HO/LO/NO category, (top-1 score, top-1 right, marked NIL); one entry per NIL
-    outcome; and one dict per top-1 miss (for the error classes and --errors)."""
+    candidate, its HO/LO/NO category, (top-1 score, top-1 right, marked NIL) and its --by value; one entry
+    per NIL outcome (and its --by value); and one dict per top-1 miss (for the error classes and --errors)."""
 
     ranks: list = field(default_factory=list)
     categories: list = field(default_factory=list)
@@ -110,13 +110,41 @@ class LinkedScores:
     gold_namespaces: set = field(default_factory=set)
     predicted_namespaces: set = field(default_factory=set)
     longest: int = 0  # the most candidates a mention has
+    values: list = field(default_factory=list)  # --by FIELD's value of each linkable mention
+    nil_values: list = field(default_factory=list)  # and of each NIL outcome
+    miss_values: list = field(default_factory=list)  # and of each miss
+    nil_decided: bool = False  # some record carries a NIL decision ("nil": true or false, `link --nil-threshold`)
+
+
+NO_VALUE = "(none)"  # the --by value of a record without the field
+
+
+def by_value(record: dict[str, Any], by_field: str | None) -> str | None:
+    """The --by FIELD value of a record as a row name: its text, NO_VALUE when it lacks the field."""
+    if by_field is None:
+        return None
+    value = record.get(by_field)
+    if value is None or value == "" or value == []:
+        return NO_VALUE
+    return "|".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
+def entity_names(ids: Iterable[str], ontology: Ontology | None) -> str | None:
+    """"name; name" of the entities ``ids`` name in ``ontology`` (resolving alt and obsolete ids); None
+    when there is no ontology or it names none of them."""
+    if ontology is None:
+        return None
+    names = [ontology[live].name for entity_id in ids for live in ontology.resolve(entity_id)]
+    return "; ".join(names) if names else None
 
 
 def score_mentions(records: Iterable[dict[str, Any]], ontology: Ontology | None = None,
                    gold_by_id: dict[str, Any] | None = None, name: str = "<stdin>",
-                   id_prefixes: dict[str, str] | None = None, keep_misses: bool = False) -> LinkedScores:
+                   id_prefixes: dict[str, str] | None = None, keep_misses: bool = False,
+                   by_field: str | None = None) -> LinkedScores:
     """LinkedScores of one file. A mention whose gold is ``[]`` is unlinkable (NIL): it is left out of
-    the ranks and counted among the NIL outcomes as (gold_nil, predicted_nil, top_1_right)."""
+    the ranks and counted among the NIL outcomes as (gold_nil, predicted_nil, top_1_right). The misses
+    name gold and prediction from ``ontology`` when given (the prediction from its candidate first)."""
     scores = LinkedScores()
     for record in records:
         gold = record.get("gold")
@@ -125,8 +153,11 @@ def score_mentions(records: Iterable[dict[str, Any]], ontology: Ontology | None 
         candidates = record["candidates"]
         scores.longest = max(scores.longest, len(candidates))
         scores.predicted_namespaces.update(namespace(candidate["id"]) for candidate in candidates)
+        scores.nil_decided = scores.nil_decided or isinstance(record.get("nil"), bool)
+        value = by_value(record, by_field)
         if gold == []:
             scores.nil_outcomes.append((True, bool(record.get("nil")), False))
+            scores.nil_values.append(value)
             continue
         if not gold:
             raise InputError(f"mention {record['id']!r} has no gold ids; pass --gold FILE with labeled mentions",
@@ -136,18 +167,25 @@ def score_mentions(records: Iterable[dict[str, Any]], ontology: Ontology | None 
         correct = hit_ids(gold, ontology)
         rank = first_rank((candidate["id"] for candidate in candidates), correct)
         scores.ranks.append(rank)
+        scores.values.append(value)
         scores.nil_outcomes.append((False, bool(record.get("nil")), rank == 1))
+        scores.nil_values.append(value)
         top = candidates[0] if candidates else {}
         scores.top_scores.append((top.get("score"), rank == 1, bool(record.get("nil"))))
         if ontology is not None:
             gold_names = [ontology[live].name for gold_id in gold for live in ontology.resolve(gold_id)]
             scores.categories.append(_best_category(record["mention"], gold_names) if gold_names else None)
         if keep_misses and rank != 1:
+            predicted = top.get("id")
+            predicted_name = top.get("name") or (entity_names([predicted], ontology) if predicted else None)
             scores.misses.append({"id": record["id"], "mention": record["mention"], "context": snippet(record),
-                                  "gold": list(gold), "gold_name": None, "predicted": top.get("id"),
-                                  "predicted_name": top.get("name"),
+                                  "gold": list(gold), "gold_name": entity_names(gold, ontology),
+                                  "predicted": predicted, "predicted_name": predicted_name,
                                   "score": top.get("score"), "rank": None if rank == NOT_FOUND else int(rank),
                                   "nil": bool(record.get("nil"))})
+            if by_field is not None:
+                scores.misses[-1].setdefault(by_field, record.get(by_field))  # --errors can be split the same way
+            scores.miss_values.append(value)
     if not scores.ranks:
         raise InputError("no records to evaluate", name)
     check_namespaces(scores.gold_namespaces, scores.predicted_namespaces, name)
@@ -165,23 +203,71 @@ def score_file(records: Iterable[dict[str, Any]], ontology: Ontology | None = No
     return np.asarray(scores.ranks, dtype=float), scores.categories
 
 
-def metrics_from_ranks(ranks, ks=DEFAULT_KS):
-    """n, Recall@K of each K and MRR of linked mentions' ranks."""
-    return {"n": int(len(ranks))} | {f"R@{k}": recall_at(ranks, k) for k in ks} | {"MRR": mean_reciprocal_rank(ranks)}
+def metrics_from_ranks(ranks, ks=DEFAULT_KS, depth=None):
+    """n, Recall@K of each K and MRR of linked mentions' ranks; Recall@K of a K past ``depth`` (the most
+    candidates a mention has) is left out: the file does not tell it."""
+    return ({"n": int(len(ranks))} | {f"R@{k}": recall_at(ranks, k) for k in ks if depth is None or k <= depth}
+            | {"MRR": mean_reciprocal_rank(ranks)})
 
 
-def file_metrics(ranks: Sequence[float], categories: Sequence[str | None], ks: Sequence[int] = DEFAULT_KS
-                 ) -> dict[str, dict[str, float]]:
-    """{group: metrics} for all mentions and, when categories are known, each of HO/LO/NO."""
-    values = np.asarray(ranks, dtype=float)
-    groups = {"all": metrics_from_ranks(values, ks)}
+LENIENT = "lenient_R@1"
+NOT_IN_ONTOLOGY = "not-in-ontology"  # the row of mentions whose gold ids the ontology does not hold
+NIL_GOLD = "NIL"  # the row of mentions whose gold is [] (counted, not ranked)
+
+
+def _parts(categories: Sequence[str | None]) -> dict[str, np.ndarray | None]:
+    """{row: mask over the linkable mentions (None: all)}: all, then HO, LO, NO and not-in-ontology when the
+    categories are known (they add up to all)."""
+    parts: dict[str, np.ndarray | None] = {"all": None}
     if categories:
         labels = np.asarray([category or "" for category in categories])
-        for category in CATEGORIES:
-            groups[category] = metrics_from_ranks(values[labels == category], ks)
-        unknown = int(np.sum(labels == ""))
-        if unknown:
-            groups["all"]["gold_not_in_ontology"] = unknown
+        parts |= {category: labels == category for category in CATEGORIES} | {NOT_IN_ONTOLOGY: labels == ""}
+    return parts
+
+
+def by_sections(values: Sequence[str | None], nil_values: Sequence[str | None], by_field: str | None
+                ) -> list[tuple[str, str | None]]:
+    """[(row prefix, --by value)]: ("", None) for every mention, then ("FIELD=VALUE", VALUE) per value."""
+    sections: list[tuple[str, str | None]] = [("", None)]
+    if by_field is not None:
+        sections += [(f"{by_field}={value}", value)
+                     for value in sorted({value for value in [*values, *nil_values] if value is not None})]
+    return sections
+
+
+def row_name(prefix: str, part: str) -> str:
+    """"HO" of every mention, "type=Disease HO" of one --by value ("type=Disease": its all)."""
+    if not prefix:
+        return part
+    return prefix if part == "all" else f"{prefix} {part}"
+
+
+def file_metrics(ranks: Sequence[float], categories: Sequence[str | None], ks: Sequence[int] = DEFAULT_KS,
+                 depth: int | None = None, values: Sequence[str | None] = (), by_field: str | None = None,
+                 nil_values: Sequence[str | None] = (), lenient: Sequence[bool] | None = None
+                 ) -> dict[str, dict[str, float]]:
+    """{row: metrics} for all mentions and, when categories are known, each of HO/LO/NO and the mentions
+    whose gold is not in the ontology (the four add up to all); a NIL row counts the mentions whose gold
+    is NIL (``nil_values``: one --by value each) when there are any; with ``by_field``, the same rows for
+    each of its ``values`` (one per linkable mention), named by ``row_name``. ``lenient`` (one per linkable
+    mention: top-1 right or one is_a step from gold) adds lenient_R@1 to each row."""
+    ranks_array = np.asarray(ranks, dtype=float)
+    chosen = np.asarray(list(values), dtype=object) if by_field is not None else None
+    groups = {}
+    for prefix, value in by_sections(values, nil_values, by_field):
+        in_value = None if value is None or chosen is None else chosen == value
+        for part, mask in _parts(categories).items():
+            if in_value is not None:
+                mask = in_value if mask is None else in_value & mask
+            row = metrics_from_ranks(ranks_array if mask is None else ranks_array[mask], ks, depth)
+            if lenient is not None:
+                chosen_lenient = np.asarray(lenient, dtype=bool)
+                chosen_lenient = chosen_lenient if mask is None else chosen_lenient[mask]
+                row[LENIENT] = float(np.mean(chosen_lenient)) if len(chosen_lenient) else float("nan")
+            groups[row_name(prefix, part)] = row
+        nil_count = sum(1 for item in nil_values if value is None or item == value)
+        if nil_count:
+            groups[row_name(prefix, NIL_GOLD)] = {"n": nil_count}
     return groups
 
 

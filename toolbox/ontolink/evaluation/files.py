@@ -19,12 +19,14 @@ from ontolink.core.io import display_name, peek_first_record, read_records, warn
 from ontolink.ontology import load_ontology
 from ontolink.ontology.hierarchy import DEFAULT_WITHIN, RELATIONS, Hierarchy
 from ontolink.core.records import validate_linked_mention, validate_mention, validate_retrieved
-from ontolink.evaluation.report import Table
+from ontolink.evaluation.combine import combination
+from ontolink.evaluation.report import MEAN, Table
 from ontolink.formats.convert import document_mentions, parse_id_prefixes
-from ontolink.evaluation.evaluate import DEFAULT_KS as LINKED_KS, aggregate, file_metrics, score_mentions
-from ontolink.evaluation.results import Evaluation, Run, class_counts, class_rows, count_cell, has_hierarchy
+from ontolink.evaluation.evaluate import (DEFAULT_KS as LINKED_KS, LENIENT, NIL_GOLD, aggregate, by_sections,
+                                          file_metrics, row_name, score_mentions)
+from ontolink.evaluation.results import Evaluation, Run, class_counts, count_cell, has_hierarchy
 from ontolink.evaluation.retrieval import (DEFAULT_KS as RETRIEVED_KS, aggregate_folds, retrieval_metrics,
-    retrieval_table)
+                                           retrieval_table)
 from ontolink.evaluation.spans import span_evaluation
 from ontolink.linking.nil import nil_metrics
 
@@ -32,10 +34,12 @@ if TYPE_CHECKING:
     from ontolink.ontology import OntologySource
     from ontolink.ontology.model import Ontology
 
-LENIENT = "lenient_R@1"
 LENIENT_NOTE = (f"{LENIENT}: R@1 that also counts a top-1 one is_a step from gold (its parent or child) as right; "
                 "R@1 is strict.")
 NO_CANDIDATE = "no-candidate"
+ACCOUNTING_NOTE = "all = HO + LO + NO + not-in-ontology (gold ids the ontology does not hold)."
+NIL_NOTE = "NIL: mentions whose gold is [] (counted, not ranked)."
+DEPTH_NOTE = "n/a: R@K past the candidates a file holds, not known."
 
 
 def is_retrieved(record):
@@ -84,47 +88,57 @@ def file_labels(files, labels=None):
 def evaluate(files: Sequence[str], ontology: OntologySource | Ontology | None = None, gold_path: str | None = None,
              spans: bool = False, ks: str | None = None, skip_invalid: bool = False, by_predicate: bool = False,
              id_prefix: str | None = None, related_within: int = DEFAULT_WITHIN,
-             labels: Sequence[str] | None = None) -> Evaluation:
+             labels: Sequence[str] | None = None, aggregate: bool | None = None, by_field: str | None = None,
+             nil_table: bool = False) -> Evaluation:
     """The Evaluation of prediction files ('-' is stdin). ``ontology`` is an OntologySource (loaded only
-    when the kind needs it), ``ks`` the --ks text, ``id_prefix`` the --id-prefix text; several files
-    give mean ± std."""
+    when the kind needs it), ``ks`` the --ks text, ``id_prefix`` the --id-prefix text. Several files are
+    shown as mean ± std or side by side as ``ontolink.evaluation.combine`` decides (``aggregate``: True
+    --aggregate, False --side-by-side, None decide). ``by_field`` splits every table of linked mentions by
+    a record field; ``nil_table`` asks for the NIL table even when no prediction carries a NIL decision."""
     first = peek_first_record(files[0])
     retrieved = is_retrieved(first)
     k_values = parse_ks(ks, retrieved)
-    names = file_labels(files, labels)
+    file_labels(files, labels)  # checks their number
+    combined = combination(files, labels, aggregate, folds=retrieved and "fold" in first)
+    names = list(combined.labels)
+    if by_field is not None and (retrieved or spans):
+        raise InputError("--by splits linked mentions; retrieved records have --by-predicate, --spans has no split")
     if retrieved:
-        summary = aggregate_folds([retrieval_metrics(read_records(path, validate=validate_retrieved,
-                                                                  skip_invalid=skip_invalid),
-                                                     ks=k_values, by_predicate=by_predicate, name=display_name(path))
-                                   for path in files])
+        per_file = [retrieval_metrics(read_records(path, validate=validate_retrieved, skip_invalid=skip_invalid),
+                                      ks=k_values, by_predicate=by_predicate, name=display_name(path))
+                    for path in files]
         # rows are texts / triples queried, not mentions; files from `align cv` are folds
-        table = retrieval_table(summary, unit="folds" if "fold" in first else "files")
-        return Evaluation("retrieved", list(files), {"metrics": table}, ks=k_values)
+        table = retrieval_table(aggregate_folds(per_file), unit="folds" if "fold" in first else "files")
+        table.per_file = per_file
+        return Evaluation("retrieved", list(files), {"metrics": table}, ks=k_values, combination=combined)
     loaded = load_ontology(ontology) if ontology is not None else None  # a source is parsed here, once
     prefixes = parse_id_prefixes(id_prefix)
     if spans:
         if not gold_path:
             raise InputError("--spans needs --gold FILE: gold mentions with doc_id, start and end")
         gold = list(read_gold_mentions(gold_path, skip_invalid, id_prefixes=prefixes))
-        return span_evaluation(files, names, gold, loaded, gold_path, skip_invalid, prefixes, related_within)
-    return linking_evaluation(files, names, loaded, gold_path, k_values, skip_invalid, prefixes, related_within)
+        evaluation = span_evaluation(files, names, gold, loaded, gold_path, skip_invalid, prefixes, related_within)
+        evaluation.combination = combined
+        return evaluation
+    return linking_evaluation(files, names, loaded, gold_path, k_values, skip_invalid, prefixes, related_within,
+                              combined=combined, by_field=by_field, nil_table=nil_table)
 
 
 def evaluate_files(files: Sequence[str], ontology: OntologySource | None = None, gold_path: str | None = None,
                    spans: bool = False, ks: str | None = None, fmt: str = "json", skip_invalid: bool = False,
                    by_predicate: bool = False, id_prefix: str | None = None, table: str | None = None,
-                   related_within: int = DEFAULT_WITHIN, labels: Sequence[str] | None = None) -> str:
+                   related_within: int = DEFAULT_WITHIN, labels: Sequence[str] | None = None,
+                   aggregate: bool | None = None, by_field: str | None = None, nil_table: bool = False) -> str:
     """The report of prediction files as text in ``fmt`` (``table`` picks the TSV / Markdown table)."""
     return evaluate(files, ontology, gold_path=gold_path, spans=spans, ks=ks, skip_invalid=skip_invalid,
                     by_predicate=by_predicate, id_prefix=id_prefix, related_within=related_within,
-                    labels=labels).render(fmt, table)
+                    labels=labels, aggregate=aggregate, by_field=by_field, nil_table=nil_table).render(fmt, table)
 
 
 def classify_misses(misses, ontology, hierarchy):
     """Give each top-1 miss its class, steps and is_a path (gold ... common ancestor ... prediction)."""
     for miss in misses:
         live_gold = [live for gold_id in miss["gold"] for live in ontology.resolve(gold_id)]
-        miss["gold_name"] = "; ".join(ontology[live].name for live in live_gold)
         if miss["predicted"] is None:
             miss.update({"class": NO_CANDIDATE, "steps": None, "path": []})
             continue
@@ -134,7 +148,14 @@ def classify_misses(misses, ontology, hierarchy):
                      "path": [{"id": node, "name": ontology[node].name} for node in relation.path]})
 
 
-def linking_evaluation(files, names, loaded, gold_path, k_values, skip_invalid, prefixes, related_within):
+def default_ks_of(depths):
+    """The Ks of several files: each file's own default Ks (its depth among them), so files linked 10 and 64
+    deep are compared at R@10 too."""
+    return tuple(sorted({k for depth in depths for k in default_ks(depth)}))
+
+
+def linking_evaluation(files, names, loaded, gold_path, k_values, skip_invalid, prefixes, related_within,
+                       combined=None, by_field=None, nil_table=False):
     if loaded is None:
         warn("no --ontology: ids compared as given, no HO/LO/NO split, no error classes")
     hierarchy = Hierarchy(loaded, within=related_within) if has_hierarchy(loaded) else None
@@ -144,38 +165,80 @@ def linking_evaluation(files, names, loaded, gold_path, k_values, skip_invalid, 
                       for record in read_gold_mentions(gold_path, skip_invalid, id_prefixes=prefixes)}
     scored = [score_mentions(read_records(path, validate=validate_linked_mention, skip_invalid=skip_invalid),
                              ontology=loaded, gold_by_id=gold_by_id, name=display_name(path), id_prefixes=prefixes,
-                             keep_misses=True) for path in files]
+                             keep_misses=True, by_field=by_field) for path in files]
+    depths = [scores.longest for scores in scored]
     if k_values is None:
-        k_values = default_ks(max(scores.longest for scores in scored))
-    per_file, nil_per_file, runs = [], [], []
-    for scores, label in zip(scored, names):
-        metrics = file_metrics(scores.ranks, scores.categories, k_values)
+        k_values = default_ks_of(depths)
+    if combined is not None and combined.mode == MEAN:
+        depths = [min(depths)] * len(depths)  # a mean over the seeds that reach a K is no mean over the seeds
+    per_file, nil_per_file, class_per_file, steps_per_file, runs = [], [], [], [], []
+    with_nil = nil_table or any(scores.nil_decided for scores in scored)
+    for scores, label, depth in zip(scored, names, depths):
+        lenient = None
         run = Run(label, "linked", ranks=scores.ranks, top_scores=scores.top_scores, categories=scores.categories,
-                  misses=scores.misses, metrics=metrics, nil_threshold=inferred_nil_threshold(scores.top_scores))
+                  misses=scores.misses, nil_threshold=inferred_nil_threshold(scores.top_scores), depth=depth)
         if hierarchy is not None:
             classify_misses(scores.misses, loaded, hierarchy)
             run.classes = class_counts(scores.misses, RELATIONS)
-            _add_lenient(metrics, scores, run)
-        per_file.append(metrics)
+            lenient = _lenient(scores, run)
+        gold_nil_values = [value for (gold, _, _), value in zip(scores.nil_outcomes, scores.nil_values) if gold]
+        run.metrics = file_metrics(scores.ranks, scores.categories, k_values, depth=depth, values=scores.values,
+                                   by_field=by_field, nil_values=gold_nil_values, lenient=lenient)
+        per_file.append(run.metrics)
         runs.append(run)
-        if any(gold or nil for gold, nil, _ in scores.nil_outcomes):  # NIL in the gold or in the predictions
-
-            nil_per_file.append(nil_metrics(scores.nil_outcomes))
+        sections = by_sections(scores.values, scores.nil_values, by_field)
+        if hierarchy is not None:
+            classes, steps = {}, {}
+            for prefix, value in sections:
+                chosen = [miss for miss, miss_value in zip(scores.misses, scores.miss_values)
+                          if value is None or miss_value == value]
+                for name, count in class_counts(chosen, RELATIONS).items():
+                    classes[row_name(prefix, name)] = count
+                    steps[row_name(prefix, name)] = [miss["steps"] for miss in chosen
+                                                     if miss["class"] == name and miss["steps"] is not None]
+            class_per_file.append(classes)
+            steps_per_file.append(steps)
+        if with_nil:
+            nil_per_file.append({row_name(prefix, "NIL") if prefix else "NIL": nil_metrics(
+                [outcome for outcome, outcome_value in zip(scores.nil_outcomes, scores.nil_values)
+                 if value is None or outcome_value == value]) for prefix, value in sections})
     sizes = {metrics["all"]["n"] for metrics in per_file}
     if len(sizes) > 1:
         warn(f"warning: the files hold different numbers of mentions ({sorted(sizes)})")
-    tables = {"metrics": Table(aggregate(per_file), note=LENIENT_NOTE if hierarchy is not None else "")}
+    columns = ["n"] + [f"R@{k}" for k in k_values] + ["MRR"] + ([LENIENT] if hierarchy is not None else [])
+    shallow = any(depth < k for depth in depths for k in k_values)
+    note = "\n".join(line for line, shown in ((ACCOUNTING_NOTE, loaded is not None),
+                                              (NIL_NOTE, any(NIL_GOLD in metrics for metrics in per_file)),
+                                              (DEPTH_NOTE, shallow), (LENIENT_NOTE, hierarchy is not None)) if shown)
+    tables = {"metrics": Table(aggregate(per_file), note=note, columns=columns, per_file=per_file)}
     if hierarchy is not None:
-        steps = [{name: [miss["steps"] for miss in run.misses if miss["class"] == name and miss["steps"] is not None]
-                  for name in run.classes} for run in runs]
-        tables["errors"] = Table(aggregate(class_rows([run.classes for run in runs], steps)), rows_are="top-1 misses",
-                                 cell=count_cell, note=f"related: a common ancestor within {related_within} is_a "
-                                                       "steps in all; mean_steps: is_a steps between gold and "
-                                                       "prediction")
+        rows = _class_rows(class_per_file, steps_per_file)
+        tables["errors"] = Table(aggregate(rows), rows_are="top-1 misses", cell=count_cell, per_file=rows,
+                                 note=f"related: a common ancestor within {related_within} is_a steps in all; "
+                                      "mean_steps: is_a steps between gold and prediction")
     if nil_per_file:
-        tables["nil"] = Table(aggregate([{"NIL": metrics} for metrics in nil_per_file]), rows_are="NIL",
-                              cell=count_cell)
-    return Evaluation("linked", list(files), tables, runs=runs, ks=k_values)
+        tables["nil"] = Table(aggregate(nil_per_file), rows_are="NIL", cell=count_cell, per_file=nil_per_file)
+    return Evaluation("linked", list(files), tables, runs=runs, ks=k_values, combination=combined,
+                      has_hierarchy=hierarchy is not None, has_ontology=loaded is not None)
+
+
+def _class_rows(class_per_file, steps_per_file):
+    """{row: {count, share, mean_steps}} per file, each share of the misses of its own section (the whole
+    file, or one --by value)."""
+    rows = []
+    for classes, steps in zip(class_per_file, steps_per_file):
+        totals = {}
+        for name, count in classes.items():
+            section = name.rsplit(" ", 1)[0] if " " in name else ""
+            totals[section] = totals.get(section, 0) + count
+        file_rows = {}
+        for name, count in classes.items():
+            total = totals[name.rsplit(" ", 1)[0] if " " in name else ""]
+            chosen = steps.get(name) or []
+            file_rows[name] = {"count": count, "share": count / total if total else float("nan"),
+                               "mean_steps": sum(chosen) / len(chosen) if chosen else float("nan")}
+        rows.append(file_rows)
+    return rows
 
 
 def inferred_nil_threshold(top_scores):
@@ -189,23 +252,11 @@ def inferred_nil_threshold(top_scores):
     return min(unmarked)
 
 
-def _add_lenient(metrics, scores, run):
-    """lenient_R@1 per group: top-1 right, or one is_a step from gold."""
-    import numpy as np
-
+def _lenient(scores, run):
+    """Per linkable mention: top-1 right, or one is_a step from gold (for lenient_R@1)."""
     near = {miss["id"] for miss in run.misses if miss["steps"] == 1 and miss["class"] in RELATIONS[:2]}
     misses_by_position = iter(run.misses)
-    lenient = []
-    for rank in scores.ranks:
-        if rank == 1:
-            lenient.append(True)
-        else:
-            lenient.append(next(misses_by_position)["id"] in near)
-    lenient = np.asarray(lenient, dtype=bool)
-    labels = np.asarray([category or "" for category in scores.categories]) if scores.categories else None
-    for group, values in metrics.items():
-        chosen = lenient if group == "all" else lenient[labels == group]
-        values[LENIENT] = float(np.mean(chosen)) if len(chosen) else float("nan")
+    return [True if rank == 1 else next(misses_by_position)["id"] in near for rank in scores.ranks]
 
 
 def error_records(evaluation: Evaluation) -> Iterator[dict[str, Any]]:

@@ -11,8 +11,9 @@ import html
 import math
 
 from ontolink.evaluation.files import error_records
-from ontolink.evaluation.results import Evaluation
 from ontolink.evaluation.plots import svg_text
+from ontolink.evaluation.report import SIDE, _text_rows, combined_footer
+from ontolink.evaluation.results import Evaluation
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }
@@ -67,21 +68,23 @@ SPAN_COLUMNS = [("file", "file"), ("error", "error"), ("class", "class"), ("doc_
                 ("predicted", "predicted"), ("score", "score"), ("hierarchy", "is_a class")]
 
 
+# the most misses the page lists (a 10,000-miss table makes a page of megabytes nobody scrolls); --errors has all
+MISSES_SHOWN = 1000
+
+
 def _escape(value):
     return html.escape("" if value is None else str(value))
 
 
-def _table_html(name, table, several):
-    summary = table.summary
-    metrics = table.columns or [metric for metric in next(iter(summary.values())) if not metric.startswith("gold_")]
-    empty = {"mean": math.nan, "std": math.nan}
-    head = "".join(f"<th>{_escape(header)}</th>" for header in [table.rows_are] + metrics)
+def _table_html(name, table, combined, labels):
+    headers = [table.rows_are] + (["file"] if combined == SIDE else []) + table.metric_names()
+    head = "".join(f"<th>{_escape(header)}</th>" for header in headers)
+    named = 2 if combined == SIDE else 1  # the row's name (and file) columns, then numbers
     rows = []
-    for group, values in summary.items():
-        cells = "".join(f'<td class="number">{_escape(table.cell(values.get(metric, empty), metric, several))}</td>'
-                        for metric in metrics)
-        rows.append(f"<tr><td>{_escape(group)}</td>{cells}</tr>")
-    note = f'<p class="note">{_escape(table.note)}</p>' if table.note else ""
+    for row in _text_rows(table, combined, labels):
+        rows.append("<tr>" + "".join(f"<td>{_escape(text)}</td>" for text in row[:named]) +
+                    "".join(f'<td class="number">{_escape(text)}</td>' for text in row[named:]) + "</tr>")
+    note = "".join(f'<p class="note">{_escape(line)}</p>' for line in table.note.splitlines())
     return (f'<h2>{_escape(name)}</h2><table class="sortable" id="table-{_escape(name)}"><thead><tr>{head}</tr>'
             f'</thead><tbody>{"".join(rows)}</tbody></table>{note}')
 
@@ -92,8 +95,8 @@ def _entity(entity_id, name):
     return f"{entity_id} {name}" if name else str(entity_id)
 
 
-def _miss_cells(record, kind):
-    """(text, sort key or None) per column of one --errors record."""
+def _miss_cells(record, columns):
+    """(text, numeric) per column of one --errors record."""
     gold = " | ".join(record.get("gold") or [])
     gold_text = f"{gold} {record.get('gold_name') or ''}".strip()
     predicted = _entity(record.get("predicted"), record.get("predicted_name"))
@@ -104,22 +107,61 @@ def _miss_cells(record, kind):
               "steps": record.get("steps"), "error": record.get("error"), "doc_id": record.get("doc_id"),
               "start": record.get("start"), "hierarchy": record.get("hierarchy"),
               "path": " → ".join(node["name"] for node in record.get("path") or [])}
-    columns = LINKED_COLUMNS if kind == "linked" else SPAN_COLUMNS
     return [(values[key], key in ("rank", "score", "steps", "start")) for key, _ in columns]
 
 
-def _misses_html(evaluation):
+def _miss_columns(evaluation):
+    """The misses table's columns: without is_a relations no class, steps or path (they would stay empty)."""
+    if evaluation.kind != "linked":
+        return SPAN_COLUMNS if evaluation.has_hierarchy else [column for column in SPAN_COLUMNS
+                                                              if column[0] != "hierarchy"]
+    if evaluation.has_hierarchy:
+        return LINKED_COLUMNS
+    return [column for column in LINKED_COLUMNS if column[0] not in ("class", "steps", "path")]
+
+
+def _why_no_classes(evaluation):
+    """The sentence that says why the page has no error classes, or ""."""
+    if evaluation.has_hierarchy:
+        return ""
+    if not evaluation.has_ontology:
+        return ("No --ontology: gold ids are compared as given, named only by the candidates, and the misses have "
+                "no error class (too-general, sibling...), which come from an ontology's is_a relations.")
+    return ("This ontology has no is_a relations (no entity has a parent), so the misses have no error class "
+            "(too-general, too-specific, sibling...) and no is_a path, and there is no errors table.")
+
+
+def shown_misses(evaluation, cap=MISSES_SHOWN):
+    """(records shown, total): the first ``cap`` // files misses of each file, so every file is seen."""
     records = list(error_records(evaluation))
+    per_file = max(cap // max(len(evaluation.runs), 1), 1)
+    taken: dict = {}
+    shown = []
+    for record in records:
+        taken[record["file"]] = taken.get(record["file"], 0) + 1
+        if taken[record["file"]] <= per_file:
+            shown.append(record)
+    return shown, len(records)
+
+
+def _misses_html(evaluation):
+    records, total = shown_misses(evaluation)
     title = "Misses (top-1 wrong)" if evaluation.kind == "linked" else "Span errors"
-    columns = LINKED_COLUMNS if evaluation.kind == "linked" else SPAN_COLUMNS
+    columns = _miss_columns(evaluation)
     head = "".join(f"<th>{_escape(label)}</th>" for _, label in columns)
     rows = []
     for record in records:
-        cells = _miss_cells(record, evaluation.kind)
+        cells = _miss_cells(record, columns)
         rows.append("<tr>" + "".join(
             f'<td class="number" data-sort="{_escape(text)}">{_escape(text)}</td>' if numeric else
             f"<td>{_escape(text)}</td>" for text, numeric in cells) + "</tr>")
-    return (f"<h2>{_escape(title)}: {len(records)}</h2><p class=\"note\">Click a column to sort by it.</p>"
+    capped = ""
+    if len(records) < total:
+        per_file = max(MISSES_SHOWN // max(len(evaluation.runs), 1), 1)
+        capped = (f"<p class=\"note\" id=\"misses-capped\">{len(records):,} of {total:,} shown: the first "
+                  f"{per_file:,} of each file (the page shows at most {MISSES_SHOWN:,}); <code>--errors FILE.jsonl"
+                  "</code> writes every one.</p>")
+    return (f"<h2>{_escape(title)}: {total:,}</h2>{capped}<p class=\"note\">Click a column to sort by it.</p>"
             f'<table class="sortable" id="misses"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody>'
             "</table>")
 
@@ -133,13 +175,19 @@ def _inline_svg(svg):
 
 def html_report(evaluation: Evaluation) -> str:
     """The whole page as text."""
-    several = len(evaluation.files) > 1
-    files = ", ".join(run.label for run in evaluation.runs) or ", ".join(map(str, evaluation.files))
+    combined, labels = evaluation.combined, evaluation.labels
+    files = ", ".join(labels)
     parts = [f"<h1>ontolink eval: {_escape(files)}</h1>"]
-    if several:
-        parts.append(f'<p class="note">mean ± std over {len(evaluation.files)} files</p>')
-    parts.extend(_table_html(name, table, several) for name, table in evaluation.tables.items())
+    if combined is not None:
+        reason = evaluation.combination.reason if evaluation.combination is not None else ""
+        unit = next(iter(evaluation.tables.values())).unit
+        footer = combined_footer(combined, len(evaluation.files), unit, reason)
+        parts.append(f'<p class="note" id="combined">{_escape(footer)}</p>')
+    parts.extend(_table_html(name, table, combined, labels) for name, table in evaluation.tables.items())
     if evaluation.kind in ("linked", "spans"):
+        why = _why_no_classes(evaluation)
+        if why:
+            parts.append(f'<p class="note" id="no-classes">{_escape(why)}</p>')
         parts.append(f"<h2>Plots</h2><figure>{_inline_svg(svg_text(evaluation))}</figure>")
         parts.append(_misses_html(evaluation))
     title = _escape(f"ontolink eval: {files}")

@@ -33,3 +33,6 @@ class EvalOptions:
     related_within: int = DEFAULT_WITHIN
     skip_invalid: bool = False
     by_predicate: bool = False
+    aggregate: bool | None = None  # several files: True mean ± std, False side by side, None decided (combine.py)
+    by_field: str | None = None  # split every table of linked mentions by this record field
+    nil_table: bool = False  # the NIL table even when no prediction carries a NIL decision

@@ -40,10 +40,13 @@ def _recall_curve(axis, evaluation):
     from ontolink.evaluation.rank_metrics import recall_curve  # late: loads numpy
 
     largest = max(evaluation.ks) if evaluation.ks else 64
-    k_values = list(range(1, largest + 1))
     for run in evaluation.runs:
-        curve = recall_curve(run.ranks, k_values)
-        axis.plot([k for k, _ in curve], [value for _, value in curve], label=run.label, linewidth=1.5)
+        # each curve stops at the candidates its file holds: drawn flat past them it would read as found nothing
+        depth = min(largest, run.depth) if run.depth else largest
+        curve = recall_curve(run.ranks, range(1, depth + 1))
+        label = run.label if depth >= largest else f"{run.label} ({depth} candidates)"
+        axis.plot([k for k, _ in curve], [value for _, value in curve], label=label, linewidth=1.5,
+                  marker="|" if depth < largest else None, markevery=[len(curve) - 1])
     axis.set_xscale("log")
     axis.set_xticks([k for k in (1, 2, 5, 10, 20, 50, 100, 200, 500) if k <= largest] + [largest])
     axis.get_xaxis().set_major_formatter("{x:.0f}")
@@ -101,26 +104,37 @@ def linked_figure(evaluation):
     runs = evaluation.runs
     with_categories = any(run.categories for run in runs)
     with_classes = any(run.classes for run in runs)
-    panels = 1 + with_categories + with_classes
-    columns = max(panels, min(len(runs), 3))
-    score_rows = math.ceil(len(runs) / columns)
-    figure = _figure_class()(figsize=(5.2 * columns, 4.2 * (1 + score_rows)), layout="constrained")
-    grid = figure.add_gridspec(1 + score_rows, columns)
-    _recall_curve(figure.add_subplot(grid[0, 0]), evaluation)
-    column = 1
+    panels = 1 + with_categories + with_classes + len(runs)
+    columns = panel_columns(panels)
+    figure = _figure_class()(figsize=(5.2 * columns, 4.2 * math.ceil(panels / columns)), layout="constrained")
+    grid = figure.add_gridspec(math.ceil(panels / columns), columns)
+    slots = iter(range(panels))  # panels one after another, row by row: no slot left empty before the last
+
+    def axis():
+        slot = next(slots)
+        return figure.add_subplot(grid[slot // columns, slot % columns])
+
+    _recall_curve(axis(), evaluation)
     if with_categories:
-        _grouped_bars(figure.add_subplot(grid[0, column]), list(CATEGORIES),
+        _grouped_bars(axis(), list(CATEGORIES),
                       [(run.label, [run.metrics.get(group, {}).get("R@1") for group in CATEGORIES]) for run in runs],
                       "R@1 by overlap with the gold name", "R@1", (0, 1.02))
-        column += 1
     if with_classes:
         classes = [name for name in runs[0].classes]
-        _grouped_bars(figure.add_subplot(grid[0, column]), classes,
+        _grouped_bars(axis(), classes,
                       [(run.label, [run.classes.get(name, 0) / max(sum(run.classes.values()), 1) for name in classes])
                        for run in runs], "Top-1 misses by is_a class", "share of misses", (0, 1.02))
-    for index, run in enumerate(runs):
-        _scores(figure.add_subplot(grid[1 + index // columns, index % columns]), run)
+    for run in runs:
+        _scores(axis(), run)
     return figure
+
+
+def panel_columns(panels):
+    """Columns of a grid of ``panels``: 3 (or 2, or 4) whichever leaves the fewest empty slots in its last row,
+    3 on a tie; one row when there are at most 3."""
+    if panels <= 3:
+        return panels
+    return min((3, 2, 4), key=lambda columns: (-panels) % columns)
 
 
 def span_figure(evaluation):

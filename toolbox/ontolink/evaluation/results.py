@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ontolink.evaluation.report import render_report
+from typing import TYPE_CHECKING
+
+from ontolink.evaluation.report import COUNTS, MEAN, render_report
+
+if TYPE_CHECKING:
+    from ontolink.evaluation.combine import Combination
 
 
 @dataclass
@@ -21,6 +26,7 @@ class Run:
     metrics: dict = field(default_factory=dict)  # {group: {metric: value}}
     classes: dict = field(default_factory=dict)  # {class: count}
     nil_threshold: float | None = None
+    depth: int = 0  # the most candidates a mention has: Recall@K past it is not known
 
 
 @dataclass
@@ -30,9 +36,24 @@ class Evaluation:
     tables: dict
     runs: list = field(default_factory=list)
     ks: tuple = ()
+    combination: Combination | None = None  # how several files are shown; None: mean ± std, as before
+    has_hierarchy: bool = False  # the ontology has is_a relations: the misses have error classes
+    has_ontology: bool = False
+
+    @property
+    def combined(self):
+        return self.combination.mode if self.combination is not None else (MEAN if len(self.files) > 1 else None)
+
+    @property
+    def labels(self):
+        if self.combination is not None:
+            return list(self.combination.labels)
+        return [run.label for run in self.runs] or [str(path) for path in self.files]
 
     def render(self, fmt, table_name=None):
-        return render_report(self.tables, fmt, self.files, table_name=table_name)
+        reason = self.combination.reason if self.combination is not None else ""
+        return render_report(self.tables, fmt, self.files, table_name=table_name, combined=self.combined,
+                             labels=self.labels, reason=reason)
 
 
 def has_hierarchy(ontology):
@@ -61,15 +82,16 @@ def class_rows(per_file_counts, per_file_steps=None):
     return rows
 
 
-COUNTS = ("gold", "predicted", "nil_gold", "nil_predicted", "linkable", "count")
-
-
 def count_cell(value, metric, several):
-    """Table cells of span and NIL metrics: counts without decimals, rates with three."""
+    """Table cells of span and NIL metrics: counts without decimals (a mean over files with one when it is
+    not whole), rates with three."""
+    if value is None:
+        return "n/a"
     if value["mean"] != value["mean"]:
         return "-"
     if metric in COUNTS:
-        return f"{value['mean']:.0f}" if not several else f"{value['mean']:.1f}"
+        mean = float(value["mean"])
+        return f"{mean:.0f}" if mean.is_integer() else f"{mean:.1f}"
     if metric == "mean_steps":
         return f"{value['mean']:.1f}"
     return f"{value['mean']:.3f} ± {value['std']:.3f}" if several else f"{value['mean']:.3f}"

@@ -98,7 +98,7 @@ def rank_text(value):
 
 
 def _cell(value, metric, several):
-    if metric == "median_rank" and value["mean"] == value["mean"]:
+    if metric == "median_rank" and value is not None and value["mean"] == value["mean"]:
         return f"{value['mean']:.1f} ± {value['std']:.1f}" if several else rank_text(value["mean"])
     return report_cell(value, metric, several)
 

@@ -33,7 +33,8 @@ def eval_files(options: EvalOptions) -> Evaluation:
         fmt = "table" if options.output_path == "-" and sys.stdout.isatty() else "json"
     evaluation = evaluate(files, options.ontology, gold_path=options.gold_path, spans=options.spans, ks=options.ks,
                           skip_invalid=options.skip_invalid, by_predicate=options.by_predicate,
-                          id_prefix=options.id_prefix, related_within=options.related_within, labels=labels)
+                          id_prefix=options.id_prefix, related_within=options.related_within, labels=labels,
+                          aggregate=options.aggregate, by_field=options.by_field, nil_table=options.nil_table)
     if options.errors_path:
         write_errors(evaluation, options.errors_path)
     if plot_path:

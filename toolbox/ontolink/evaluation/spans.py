@@ -204,8 +204,9 @@ def span_evaluation(files, names, gold, ontology, gold_path, skip_invalid, prefi
         gold_side = {key: value for key, value in run.classes.items() if key.startswith("gold/")}
         wrong = {key: value for key, value in run.classes.items() if key.count("/") == 2}
         rows.append(class_rows([predicted])[0] | class_rows([wrong])[0] | class_rows([gold_side])[0])
-    tables = {"metrics": Table(aggregate(per_file), rows_are="matching", cell=count_cell),
-              "errors": Table(aggregate(rows), rows_are="span class", cell=count_cell,
+    tables = {"metrics": Table(aggregate(per_file), rows_are="matching", cell=count_cell, per_file=per_file),
+              "errors": Table(aggregate(rows), rows_are="span class", cell=count_cell, per_file=rows,
                               note="share: of the linked predictions (predicted/...), of the wrong ids on gold "
                                    "spans (predicted/wrong-id/...) or of the linkable gold mentions (gold/...)")}
-    return Evaluation("spans", list(files), tables, runs=runs)
+    return Evaluation("spans", list(files), tables, runs=runs, has_hierarchy=hierarchy is not None,
+                      has_ontology=ontology is not None)

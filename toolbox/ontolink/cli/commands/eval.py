@@ -32,7 +32,18 @@ from ontolink.evaluation.options import EvalOptions
               help="Draw the report's plots into FILE (.svg, .png or .pdf, by its extension; needs the [plot] "
                    "extra).")
 @click.option("--label", "labels", multiple=True, metavar="TEXT",
-              help="Name of each file in plots and the HTML page, once per file in order.  [default: file name]")
+              help="Name of each file in the tables, plots and the HTML page, once per file in order.  [default: "
+                   "file name]")
+@click.option("--aggregate/--side-by-side", "aggregate", default=None,
+              help="Several files: mean ± std (one system's seeds) or one row per file (different systems).  "
+                   "[default: mean ± std when the paths differ only in one number, as seed0/seed42 do, or the "
+                   "records are `align cv` folds; side by side otherwise]")
+@click.option("--by", "by_field", metavar="FIELD",
+              help="Linked mentions: also split every table by this record field, one group of rows per value "
+                   "(e.g. type: type=Disease, type=Chemical).")
+@click.option("--nil-table", is_flag=True,
+              help="Add the nil table (NIL precision / recall / F1) even when no prediction carries a NIL decision "
+                   "(`link --nil-threshold` writes them).")
 @click.option("--related-within", type=click.IntRange(2), default=EvalOptions.related_within, show_default=True,
               help="A miss whose common ancestor with gold is at most this many is_a steps away in all is "
                    "'related', further 'unrelated'.")
@@ -43,11 +54,15 @@ def command(**options):
     """Score Linked-mention or Retrieved files: Recall@K, MRR, error classes and more.
 
     PREDICTIONS are outputs of `ontolink link` ('-' or none: stdin). Several
-    files (seeds or systems) give mean ± std in the tables and are drawn side
-    by side in plots. With --ontology, a hit counts any gold id, what it
-    resolves to (alt_id, replaced_by) and its alt ids, and mentions are split
-    by overlap with the gold name: HO (mention inside the name), LO (a shared
-    token), NO (none).
+    files are drawn side by side in plots; the tables give the seeds of one
+    system (paths that differ only in one number: run__0, run__42) mean ± std
+    and different systems (frozen.jsonl ranker.jsonl) one row per file, each
+    named by --label; --aggregate / --side-by-side decide instead. With
+    --ontology, a hit counts any gold id, what it resolves to (alt_id,
+    replaced_by) and its alt ids, and mentions are split by overlap with the
+    gold name: HO (mention inside the name), LO (a shared token), NO (none),
+    and not-in-ontology (gold ids it does not hold); with NIL gold ([]) a NIL
+    row counts them. Recall@K past the candidates a file holds is n/a.
 
     \b
     With an ontology that has is_a relations, each top-1 miss gets a class:
@@ -61,14 +76,16 @@ def command(**options):
 
     \b
     Tables: metrics (Recall@K, MRR), errors (class counts and shares), nil
-    (when gold or predictions carry NIL). JSON holds all of them (plain values
-    for one file, mean and std over several); TSV and Markdown print one per
-    stream, chosen by --table.
+    (when predictions carry NIL decisions, or --nil-table). JSON holds all of
+    them (plain values for one file; mean and std over seeds; {label: value}
+    side by side); TSV and Markdown print one per stream, chosen by --table.
 
     \b
     Examples:
       ontolink eval linked.jsonl --ontology hpo
       ontolink eval seed0.jsonl seed42.jsonl seed52313.jsonl --ontology hpo --format markdown
+      ontolink eval frozen.jsonl ranker.jsonl tfidf.jsonl --ontology hpo --format markdown
+      ontolink eval linked.jsonl --ontology hpo --by type
       ontolink link --index idx/hpo -i gold.jsonl | ontolink eval --ontology hpo --format json
       ontolink eval linked.jsonl --ontology hpo --format tsv --table errors --errors misses.jsonl
       ontolink eval frozen.jsonl ranker.jsonl --ontology hpo --plot recall.png --label frozen --label ranker
