@@ -141,7 +141,10 @@ def test_eval_accepts_pubtator_gold(tfidf_index, tmp_path):
     assert scored.exit_code == 0, scored.stderr
     report = json.loads(scored.stdout)
     assert report["metrics"]["all"]["n"] == 2 and report["metrics"]["all"]["R@1"] == 1.0
-    assert report["nil"]["NIL"]["nil_gold"] == 1  # "-1" is an unlinkable mention
+    assert report["metrics"]["NIL"]["n"] == 1  # "-1" is an unlinkable mention, counted beside all
+    assert "nil" not in report  # no prediction carries a NIL decision: nothing to score P / R / F1 of
+    asked = run("eval", "--gold", pubtator, "--format", "json", "--nil-table", input=linked)
+    assert json.loads(asked.stdout)["nil"]["NIL"]["nil_gold"] == 1
 
 
 def test_link_keeps_the_entity_annotate_found_over_the_span(small_ontology_path, tfidf_index, tmp_path):

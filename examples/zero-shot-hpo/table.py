@@ -13,7 +13,10 @@ MODEL_FOLDER = {"linked": "retriever", "reranked": "reranker", "reranked-res-fro
 
 
 def cell(value):
-    """A metric of one run (a number) or of several ({mean, std})."""
+    """A metric of one run (a number) or of several seeds ({mean, std}); null (a K past the candidates a run
+    holds) is n/a."""
+    if value is None:
+        return "n/a"
     if not isinstance(value, dict):
         return f"{value:.3f}"
     return f"{value['mean']:.3f} ± {value['std']:.3f}" if value["std"] else f"{value['mean']:.3f}"

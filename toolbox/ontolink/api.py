@@ -157,16 +157,19 @@ def annotate(texts: Iterable[str | tuple[str, str]], ontology: Ontology | Ontolo
 
 
 def evaluate(files: Sequence[str | Path], *, ontology: Ontology | OntologySource | str | Path | None = None,
-             gold: str | Path | None = None, spans: bool = False, labels: Sequence[str] | None = None) -> Evaluation:
+             gold: str | Path | None = None, spans: bool = False, labels: Sequence[str] | None = None,
+             aggregate: bool | None = None, by: str | None = None) -> Evaluation:
     """Score Linked-mention files (`ontolink link` output with gold ids) as `ontolink eval` does: Recall@K, MRR,
     by overlap category and error class. ``evaluation.tables`` holds the numbers; ``evaluation.render("markdown")``
-    the report as text (also "json", "tsv", "table")."""
+    the report as text (also "json", "tsv", "table"). Several files are one system's seeds (mean ± std) or
+    different systems (side by side) as `eval` decides; ``aggregate`` True / False says so instead. ``by``
+    splits every table by a record field (`eval --by`)."""
     from ontolink.evaluation.files import evaluate as score  # late: loads numpy
 
     if isinstance(ontology, (str, Path)):
         ontology = load_ontology(ontology)
     return score([str(path) for path in files], ontology, gold_path=str(gold) if gold else None, spans=spans,
-                 labels=labels)
+                 labels=labels, aggregate=aggregate, by_field=by)
 
 
 def train_ranker(index: Index | str | Path, directory: str | Path, *, pairs: str | Path | None = None,

@@ -8,7 +8,6 @@ font, no script file; it opens from disk in any browser, with no server.
 from __future__ import annotations
 
 import html
-import math
 
 from ontolink.evaluation.files import error_records
 from ontolink.evaluation.plots import svg_text
