@@ -24,6 +24,7 @@ import os
 from collections import Counter, defaultdict
 
 from ontolink.core.errors import InputError
+from ontolink.core.io import open_input
 from ontolink.recognition.wordforms import one_apart
 
 # Entities that must show a pair of keys before the pair stands for one another (see the module docstring).
@@ -147,7 +148,8 @@ def _wordnet_files(path):
                 raise InputError(f"{path}: not a WordNet database directory (no {os.path.basename(file)})")
         contents = []
         for file in files:
-            with open(file, "rb") as handle:
+            # read as every input is: the line and size limits, a truncated or bomb-like gzip refused
+            with open_input(file, binary=True, utf8=False) as handle:
                 contents.append(handle.read())
         return contents[0], contents[1], files[0], files[1]
     if not os.path.isfile(path) or not zipfile.is_zipfile(path):
