@@ -2,7 +2,7 @@
 
 import csv
 
-from conftest import run
+from conftest import parse_jsonl, run
 from ontolink.ontology import load_ontology
 from ontolink.ontology.loaders import detect_format
 
@@ -117,3 +117,26 @@ def test_columns_by_number_read_a_tsv_without_a_header(tmp_path):
 def test_separator_is_for_tables_only(small_ontology_path, tmp_path):
     result = run("index", "--ontology", small_ontology_path, "--field", "separator=;", tmp_path / "idx")
     assert result.exit_code == 2 and "splits the cells of a CSV/TSV file" in result.stderr
+
+
+def test_two_mappings_of_one_file_are_two_dictionaries(hpo, tmp_path):
+    """The same table read with another --field is other names: annotate's cached dictionary (keyed by the file's
+    content) must not serve the first mapping's names to the second."""
+    ids = [entity_id for entity_id in hpo_slice(hpo) if any(scope == "EXACT" for _, scope in hpo[entity_id].synonyms)]
+    path = tmp_path / "two_names.csv"
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["code", "label", "other"])
+        for entity_id in ids:
+            entity = hpo[entity_id]
+            writer.writerow([entity.id, entity.name, next(text for text, scope in entity.synonyms if scope == "EXACT")])
+    first = hpo[ids[0]]
+    other = next(text for text, scope in first.synonyms if scope == "EXACT")
+    text = f"1\tA child with {first.name.lower()}.\n2\tAnother with {other.lower()}.\n"
+    found = {}
+    for column in ("label", "other"):
+        result = run("annotate", "--ontology", path, "--field", f"id=code,name={column}", input=text)
+        assert result.exit_code == 0, result.output
+        found[column] = {record["doc_id"] for record in parse_jsonl(result.stdout)}
+    assert "1" in found["label"] and "2" in found["other"]
+    assert found["label"] != found["other"]

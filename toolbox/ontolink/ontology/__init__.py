@@ -207,4 +207,6 @@ def load_ontology(spec, fmt=None, synonym_scopes=DEFAULT_SYNONYM_SCOPES, use_cac
     content_hash = file_sha256(path)
     with collection_paused():  # hundreds of thousands of small objects, no cycles: see gc_pause
         terms = _parse_cached(path, fmt, content_hash, use_cache, fields)
-        return build_ontology(terms, label, path, content_hash, synonym_scopes)
+        ontology = build_ontology(terms, label, path, content_hash, synonym_scopes)
+    ontology.fields = dict(fields) if fields else None
+    return ontology

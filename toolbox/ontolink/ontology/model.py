@@ -55,6 +55,9 @@ class Ontology:
         self.redirects = dict(redirects or {})
         self.synonym_scopes = tuple(synonym_scopes)
         self._children = None
+        # how the file's fields or columns were read (--field), when they were mapped: the same file read
+        # otherwise is other entities, which what is cached by content_hash must tell apart (load_ontology sets it)
+        self.fields: dict[str, str] | None = None
 
     def __len__(self):
         return len(self.entities)

@@ -68,6 +68,8 @@ class ConceptMatcher:
                     "extra_names": _fingerprint(extra_names) if extra_names else None}
         if subset is not None:  # only then: the tables cached without one keep their key
             settings["subset"] = _fingerprint(sorted(subset))
+        if getattr(ontology, "fields", None):  # another --field mapping of the same file is other names
+            settings["fields"] = dict(sorted(ontology.fields.items()))
         with collection_paused():  # tens of thousands of small lists: see gc_pause
             self._load_or_build(settings, cache, ontology, keep, min_characters, word_forms, optional_modifiers,
                                 min_modifier_entities, equivalents, pertainyms, extra_names)
