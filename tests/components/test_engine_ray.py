@@ -47,6 +47,22 @@ def test_link_on_ray_writes_the_same_bytes_as_local(ray_cluster, dense_index, me
     assert on_ray.stdout == local.stdout
 
 
+def test_link_of_a_subset_on_ray_writes_the_same_bytes_as_local(ray_cluster, dense_index, mentions, tmp_path):
+    """`link --entities`: each actor loads the index from its directory and keeps to the subset the command chose
+    (it travels with the batch function), so its candidates are local's."""
+    ids = load_index(dense_index, device="cpu").entity_ids[::5]
+    (tmp_path / "ids.txt").write_text("\n".join(ids) + "\n")
+    options = ("--index", dense_index, "--entities", tmp_path / "ids.txt", "--top-k", 5, "--batch-size", 32,
+               "-i", mentions)
+    local = run("link", *options)
+    assert local.exit_code == 0, local.output
+    records = [json.loads(line) for line in local.stdout.splitlines()]
+    assert all({candidate["id"] for candidate in record["candidates"]} <= set(ids) for record in records)
+    on_ray = run("link", *options, "--engine", "ray", "--workers", 2)
+    assert on_ray.exit_code == 0, on_ray.output
+    assert on_ray.stdout == local.stdout and len(records) == 200
+
+
 def test_link_with_a_ranker_on_ray_writes_the_same_bytes_as_local(ray_cluster, dense_index, mentions, tmp_path):
     """Each actor loads the ranker from its directory (nothing bound travels) and features the same."""
     from ontolink.ranking.train import train_ranker
