@@ -5,6 +5,8 @@ indexes over the HPO slice."""
 
 import json
 import re
+import shutil
+import subprocess
 
 import pytest
 from conftest import jsonl, run, shared_path
@@ -272,3 +274,29 @@ def test_a_large_misses_table_is_capped_with_the_count(tfidf_index, small_ontolo
     assert body.count("<tr>") - 1 == MISSES_SHOWN  # the header row, then the misses shown
     assert f"Misses (top-1 wrong): {total:,}</h2>" in text
     assert f"{MISSES_SHOWN:,} of {total:,} shown" in text and "--errors FILE.jsonl" in text
+
+
+BROWSER = next((shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome", "chrome")
+                if shutil.which(name)), None)
+
+
+@pytest.mark.skipif(BROWSER is None, reason="no Chromium (chromium, chromium-browser or google-chrome) on PATH")
+def test_the_report_of_three_systems_renders_in_chromium(systems, small_ontology_path, tmp_path):
+    """The side-by-side page as a reader sees it: Chromium (headless) draws it, and the screenshot is a page with
+    content (tables and plots), not a blank or an error page's few colours."""
+    from PIL import Image
+
+    page, shot = tmp_path / "report.html", tmp_path / "report.png"
+    labels = ["--label", "ranked", "--label", "plain", "--label", "hashed"]
+    assert run("eval", *systems, "--ontology", small_ontology_path, *labels, "--format", "html", "-o",
+               page).exit_code == 0
+    drawn = subprocess.run([BROWSER, "--headless", "--disable-gpu", "--no-sandbox", "--hide-scrollbars",
+                            "--window-size=1280,2400", f"--screenshot={shot}", page.as_uri()],
+                           capture_output=True, text=True, timeout=120, check=False)
+    assert drawn.returncode == 0 and shot.exists(), drawn.stderr[-2000:]
+    image = Image.open(shot).convert("L")
+    assert image.size == (1280, 2400)
+    # text and plots give many grey levels down the whole page; a blank or error page gives a handful
+    assert len(set(image.getdata())) > 32
+    bands = [image.crop((0, top, 1280, top + 400)) for top in range(0, 1200, 400)]
+    assert all(band.getextrema()[0] < 128 for band in bands)  # dark ink (text, axes) in each of the top bands
