@@ -156,6 +156,17 @@ def test_an_output_that_cannot_be_written_is_one_line_naming_it(tmp_path, target
         assert "Traceback" not in stderr and "Errno" not in stderr
 
 
+def test_stdout_on_a_full_device_is_one_line_naming_it(tfidf_index):
+    """`link > /dev/full`: the records cannot be written; one line naming <stdout>, exit 1, no traceback."""
+    with open("/dev/full", "wb") as full:
+        result = subprocess.run([sys.executable, "-m", "ontolink", "link", "--index", str(tfidf_index), "-q",
+                                 "seizures", "fever"], stdout=full, stderr=subprocess.PIPE, timeout=120,
+                                env={**os.environ, "PYTHONPATH": str(PACKAGE_DIR)})
+    stderr = result.stderr.decode()
+    assert result.returncode == 1 and "<stdout>: cannot be written (No space left on device)" in stderr, stderr
+    assert "Traceback" not in stderr
+
+
 # ------------------------------------------------------------------------------------------------ quiet changes
 
 @pytest.mark.parametrize("value", ["true", "2.7", "'3'"])
