@@ -79,7 +79,7 @@ def test_the_int8_scan_finds_every_exact_top_name_on_gscplus(hpo, tmp_path):
     name_index = loaded.name_index
     texts = sorted({record["mention"].strip() for record in read_records(shared_path("gscplus", "mentions.jsonl"))})
     queries = name_index.encoder.encode(texts)
-    depth = Linker(loaded).names_to_search
+    depth = Linker(loaded, top_k=64).names_to_search
     exact_scores, exact_rows = exact_search(name_index._flat_vectors(), queries, depth)
     scores, rows = flat_search(name_index._flat_vectors(), queries, depth, name_index._name_scan())
     assert name_index._name_scan() is not None
