@@ -24,6 +24,11 @@ from ontolink.ranking.options import TrainRankerOptions
 from ontolink.recognition.annotate import DEFAULT_CONTEXT, annotate_documents
 from ontolink.recognition.matcher import ConceptMatcher
 from ontolink.reranking.base import Reranker, load_reranker
+from ontolink.core.options import AUTO_DEVICE
+from ontolink.evaluation.options import EvalOptions
+from ontolink.indexes.options import IndexOptions
+from ontolink.linking.options import LinkOptions
+from ontolink.recognition.options import AnnotateOptions
 
 if TYPE_CHECKING:
     from ontolink.evaluation.results import Evaluation
@@ -69,8 +74,9 @@ class Index:
 
     def link(self, mentions: Iterable[str | dict[str, Any]], *, top_k: int | None = None,
              ranker: str | Path | Ranker | None = None, reranker: str | Path | Reranker | None = None,
-             no_ranker: bool = False, annotate_ids: bool = True, device: str = "auto",
-             entities: Iterable[str] | None = None, where: Sequence[str] = ()) -> list[dict[str, Any]]:
+             no_ranker: bool = LinkOptions.no_ranker, annotate_ids: bool = LinkOptions.annotate_ids,
+             device: str = AUTO_DEVICE, entities: Iterable[str] | None = None,
+             where: Sequence[str] = LinkOptions.where) -> list[dict[str, Any]]:
         """Each mention with its ``candidates``, best first: the records `ontolink link` writes for the same
         input. A string is the Mention record ``{"id": "1", "mention": string}`` (ids count from 1, as for
         ``ontolink link PHRASE ...``); a dict is a Mention record, its other fields kept. ``top_k``: candidates per
@@ -112,7 +118,7 @@ class Index:
 
 
 def load_index(directory: str | Path, *, ontology: Ontology | OntologySource | str | Path | None = None,
-               device: str = "auto") -> Index:
+               device: str = AUTO_DEVICE) -> Index:
     """An index directory written by `ontolink index` (or ``build_index``); with ``ontology``, refused unless it
     was built for that ontology's content."""
     from ontolink.indexes.artifact import load_index as load  # late: loads numpy
@@ -122,8 +128,9 @@ def load_index(directory: str | Path, *, ontology: Ontology | OntologySource | s
     return Index(load(directory, ontology=ontology, device=device))
 
 
-def build_index(ontology: Ontology | OntologySource | str | Path, directory: str | Path, *, method: str = "dense",
-                model: str | None = None, device: str = "auto", force: bool = False, **options: Any) -> Index:
+def build_index(ontology: Ontology | OntologySource | str | Path, directory: str | Path, *,
+                method: str = IndexOptions.method, model: str | None = None, device: str = AUTO_DEVICE,
+                force: bool = IndexOptions.force, **options: Any) -> Index:
     """Index every name and synonym of ``ontology`` into ``directory`` (replaced only with ``force`` when it holds
     something else) and return it loaded. ``method``: dense (a sentence encoder, ``model``: default
     all-MiniLM-L6-v2 from its PyPI package, + FAISS), tfidf or multivector; ``options``: the other keywords
@@ -137,9 +144,10 @@ def build_index(ontology: Ontology | OntologySource | str | Path, directory: str
 
 
 def annotate(texts: Iterable[str | tuple[str, str]], ontology: Ontology | OntologySource | str | Path, *,
-             roots: Sequence[str] | None = None, coordination: bool = True, abbreviations: bool = False,
-             context_characters: int | None = None, entities: Iterable[str] | None = None,
-             where: Sequence[str] = ()) -> list[dict[str, Any]]:
+             roots: Sequence[str] | None = None, coordination: bool = AnnotateOptions.coordination,
+             abbreviations: bool = AnnotateOptions.abbreviations,
+             context_characters: int | None = AnnotateOptions.context_chars, entities: Iterable[str] | None = None,
+             where: Sequence[str] = AnnotateOptions.where) -> list[dict[str, Any]]:
     """The mentions of ``ontology``'s names in ``texts``, as `ontolink annotate` finds them: Mention records for
     ``Index.link``. A text is a document (its id "1", "2", ... in order) or an ``(id, text)`` pair; ``roots``
     keeps the entities under these ids (e.g. ``["HP:0000118"]``, phenotypic abnormalities), ``entities`` those
@@ -157,7 +165,7 @@ def annotate(texts: Iterable[str | tuple[str, str]], ontology: Ontology | Ontolo
 
 
 def evaluate(files: Sequence[str | Path], *, ontology: Ontology | OntologySource | str | Path | None = None,
-             gold: str | Path | None = None, spans: bool = False, labels: Sequence[str] | None = None,
+             gold: str | Path | None = None, spans: bool = EvalOptions.spans, labels: Sequence[str] | None = None,
              aggregate: bool | None = None, by: str | None = None) -> Evaluation:
     """Score Linked-mention files (`ontolink link` output with gold ids) as `ontolink eval` does: Recall@K, MRR,
     by overlap category and error class. ``evaluation.tables`` holds the numbers; ``evaluation.render("markdown")``
@@ -173,7 +181,7 @@ def evaluate(files: Sequence[str | Path], *, ontology: Ontology | OntologySource
 
 
 def train_ranker(index: Index | str | Path, directory: str | Path, *, pairs: str | Path | None = None,
-                 force: bool = False, **options: Any) -> dict[str, Any]:
+                 force: bool = TrainRankerOptions.force, **options: Any) -> dict[str, Any]:
     """Fit a candidate ranker over ``index`` with no gold labels, as `ontolink train ranker` does (the ontology's
     synonyms searched without their own name, and the make-pairs records of the file ``pairs`` if given), write it
     to ``directory`` and return its manifest; ``Index.link(..., ranker=directory)`` applies it. ``options``: the

@@ -26,16 +26,17 @@ from ontolink.aliases.llm.response_cache import cache_key, ResponseCache
 from ontolink.core.progress import counting
 from ontolink.core.records import validate_selected_entity
 from ontolink.engines import open_engine
+from ontolink.core.options import DEFAULT_SEED
+from ontolink.aliases.options import GenAliasesOptions
 
 if TYPE_CHECKING:
-    from ontolink.aliases.options import GenAliasesOptions
     from ontolink.engines import Engine
     from ontolink.aliases.llm.base import LLMBackend
     from ontolink.ontology.model import Ontology
 
 # "You are a specialist in {domain} terminology": HPO, MEDIC, MeSH, CMO, VT and LPT all read well as
 # "biomedical"; a narrower domain ("human phenotype", "livestock trait") can be given with --domain.
-DEFAULT_DOMAIN = "biomedical"
+DEFAULT_DOMAIN = GenAliasesOptions.domain
 DEFAULT_EXAMPLES = 3
 
 SYSTEM_TEMPLATE = (
@@ -77,7 +78,7 @@ class ExamplePool:
     size, or where an interrupted run resumed.
     """
 
-    def __init__(self, ontology, seed=0, count=DEFAULT_EXAMPLES):
+    def __init__(self, ontology, seed=DEFAULT_SEED, count=DEFAULT_EXAMPLES):
         self.seed = seed
         self.count = count
         candidates = sorted((entity for entity in ontology if (entity.definition or "").strip() and entity.name),
@@ -262,7 +263,7 @@ class CompleteBatches:
 
 
 def generate_aliases(records: Iterable[dict[str, Any]], ontology: Ontology, backend: LLMBackend, *, cache: Any = None,
-                     domain: str = DEFAULT_DOMAIN, seed: int = 0, examples: int = DEFAULT_EXAMPLES,
+                     domain: str = DEFAULT_DOMAIN, seed: int = DEFAULT_SEED, examples: int = DEFAULT_EXAMPLES,
                      batch_size: int | None = None, stats: Any = None, on_batch: Callable[..., Any] | None = None,
                      engine: Engine | None = None,
                      backend_options: dict[str, Any] | None = None) -> Iterator[dict[str, Any]]:

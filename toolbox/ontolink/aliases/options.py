@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ontolink.aliases.llm import DEFAULT_BACKEND
+from ontolink.aliases.llm.base import DEFAULT_MAX_NEW_TOKENS
 from ontolink.core.options import AUTO_DEVICE, DEFAULT_SEED, STDIO
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ class GenAliasesOptions:
     model: str | None = None  # None: the backend's default (openai has none)
     domain: str = "biomedical"  # fills 'You are a specialist in {domain} terminology.'
     batch_size: int | None = None  # None: the backend's own
-    max_new_tokens: int = 64
+    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
     repetition_penalty: float = 1.0  # transformers, vllm
     no_repeat_ngram_size: int = 3  # transformers
     device: str = AUTO_DEVICE

@@ -20,6 +20,7 @@ from ontolink.core.progress import counting
 from ontolink.core.records import validate_mention
 from ontolink.engines import ENGINES, open_engine
 from ontolink.indexes.artifact import load_index
+from ontolink.core.options import AUTO_DEVICE
 
 if TYPE_CHECKING:
     from ontolink.indexes.artifact import LoadedIndex
@@ -66,7 +67,7 @@ class Selection:
 class BestEntities(LinkBatches):
     """The best entity id (None if none) of each text of a batch: what an engine runs for E_BT."""
 
-    def __init__(self, loaded_index, device="auto"):
+    def __init__(self, loaded_index, device=AUTO_DEVICE):
         super().__init__(loaded_index, top_k=1, device=device)
 
     def __call__(self, texts):
@@ -75,7 +76,7 @@ class BestEntities(LinkBatches):
 
 def select_entities(mentions: Iterable[dict[str, Any]], ontology: Ontology,
                     loaded_index: LoadedIndex | Callable[[], LoadedIndex] | None = None, batch_size: int = 256,
-                    engine: Engine | None = None, device: str = "auto") -> Selection:
+                    engine: Engine | None = None, device: str = AUTO_DEVICE) -> Selection:
     """Return a ``Selection`` for an iterable of Mention records.
 
     Mention texts are counted first (memory grows with distinct texts, not

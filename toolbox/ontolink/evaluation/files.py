@@ -29,6 +29,7 @@ from ontolink.evaluation.retrieval import (DEFAULT_KS as RETRIEVED_KS, aggregate
                                            retrieval_table)
 from ontolink.evaluation.spans import span_evaluation
 from ontolink.linking.nil import nil_metrics
+from ontolink.evaluation.options import EvalOptions
 
 if TYPE_CHECKING:
     from ontolink.ontology import OntologySource
@@ -86,10 +87,10 @@ def file_labels(files, labels=None):
 
 
 def evaluate(files: Sequence[str], ontology: OntologySource | Ontology | None = None, gold_path: str | None = None,
-             spans: bool = False, ks: str | None = None, skip_invalid: bool = False, by_predicate: bool = False,
-             id_prefix: str | None = None, related_within: int = DEFAULT_WITHIN,
-             labels: Sequence[str] | None = None, aggregate: bool | None = None, by_field: str | None = None,
-             nil_table: bool = False) -> Evaluation:
+             spans: bool = EvalOptions.spans, ks: str | None = None, skip_invalid: bool = EvalOptions.skip_invalid,
+             by_predicate: bool = EvalOptions.by_predicate, id_prefix: str | None = None,
+             related_within: int = DEFAULT_WITHIN, labels: Sequence[str] | None = None, aggregate: bool | None = None,
+             by_field: str | None = None, nil_table: bool = EvalOptions.nil_table) -> Evaluation:
     """The Evaluation of prediction files ('-' is stdin). ``ontology`` is an OntologySource (loaded only
     when the kind needs it), ``ks`` the --ks text, ``id_prefix`` the --id-prefix text. Several files are
     shown as mean ± std or side by side as ``ontolink.evaluation.combine`` decides (``aggregate``: True
@@ -125,10 +126,11 @@ def evaluate(files: Sequence[str], ontology: OntologySource | Ontology | None = 
 
 
 def evaluate_files(files: Sequence[str], ontology: OntologySource | None = None, gold_path: str | None = None,
-                   spans: bool = False, ks: str | None = None, fmt: str = "json", skip_invalid: bool = False,
-                   by_predicate: bool = False, id_prefix: str | None = None, table: str | None = None,
-                   related_within: int = DEFAULT_WITHIN, labels: Sequence[str] | None = None,
-                   aggregate: bool | None = None, by_field: str | None = None, nil_table: bool = False) -> str:
+                   spans: bool = EvalOptions.spans, ks: str | None = None, fmt: str = "json",
+                   skip_invalid: bool = EvalOptions.skip_invalid, by_predicate: bool = EvalOptions.by_predicate,
+                   id_prefix: str | None = None, table: str | None = None, related_within: int = DEFAULT_WITHIN,
+                   labels: Sequence[str] | None = None, aggregate: bool | None = None, by_field: str | None = None,
+                   nil_table: bool = EvalOptions.nil_table) -> str:
     """The report of prediction files as text in ``fmt`` (``table`` picks the TSV / Markdown table)."""
     return evaluate(files, ontology, gold_path=gold_path, spans=spans, ks=ks, skip_invalid=skip_invalid,
                     by_predicate=by_predicate, id_prefix=id_prefix, related_within=related_within,

@@ -18,9 +18,9 @@ from ontolink.formats import (Problems, document_format, document_text, source_o
 from ontolink.core.io import RecordWriter, plural, warn, ReadStats, display_name, open_output, read_records
 from ontolink.core.records import validate_linked_mention
 from ontolink.formats.sssom import AUTO, parse_curie_map
+from ontolink.formats.options import ConvertOptions
 
 if TYPE_CHECKING:
-    from ontolink.formats.options import ConvertOptions
     from bioc import BioCDocument
 
 MENTIONS = "mentions"  # convert's target for documents: Mention JSONL
@@ -126,7 +126,7 @@ def _span(annotation):
 
 
 def document_mentions(documents: Iterable[BioCDocument], types: Collection[str] | None = None,
-                      id_prefixes: dict[str, str] | None = None, context_characters: int = 0,
+                      id_prefixes: dict[str, str] | None = None, context_characters: int = ConvertOptions.context_chars,
                       problems: Problems | None = None, ids: IdRewriter | None = None) -> Iterator[dict[str, Any]]:
     """Yield one Mention record per annotation (of ``types`` when given), in document order.
 
@@ -241,8 +241,8 @@ def with_own_annotations(document, links):
 
 def write_linked(records: Iterable[dict[str, Any]], target_format: str, stream: IO[Any],
                  documents: Iterable[BioCDocument] | None = None, documents_name: str = "documents",
-                 keep_annotations: bool = False, records_name: str | None = None, stats: Any = None,
-                 **options: Any) -> tuple[int, int]:
+                 keep_annotations: bool = ConvertOptions.keep_annotations, records_name: str | None = None,
+                 stats: Any = None, **options: Any) -> tuple[int, int]:
     """Write Linked mentions in the document format ``target_format``; (documents, mentions) written.
 
     A writer that puts links back into their documents gets each of ``documents`` with its

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ontolink.formats.sssom import AUTO
+from ontolink.formats.sssom import AUTO, OBJECT_PREFIX, TOP_N
 from ontolink.core.options import STDIO
 
 
@@ -31,8 +31,8 @@ class ConvertOptions:
     license_url: str = "https://creativecommons.org/publicdomain/zero/1.0/"
     justification: str = AUTO
     predicate: str = AUTO
-    top_n: int = 1
+    top_n: int = TOP_N
     exact_min: float | None = None  # skos:exactMatch only for a best candidate scoring at least this; None: any
     close_min: float | None = None  # below it, skos:relatedMatch instead of skos:closeMatch; None: never
-    object_prefix: str = ""
+    object_prefix: str = OBJECT_PREFIX
     curie_map: str | None = None  # PREFIX=URI,... added to or overriding the known expansions

@@ -55,6 +55,8 @@ JUSTIFICATIONS = ("semapv:SemanticSimilarityThresholdMatching", "semapv:LexicalS
                   "semapv:LexicalMatching", "semapv:ManualMappingCuration", "semapv:UnspecifiedMatching")
 PREDICATES = ("skos:exactMatch", "skos:closeMatch", "skos:broadMatch", "skos:narrowMatch", "skos:relatedMatch")
 AUTO = "auto"
+TOP_N = 1  # mapping rows per mention: its best candidate (convert --top-n)
+OBJECT_PREFIX = ""  # given to bare candidate ids (convert --object-prefix); "": none
 # the predicate of a candidate below the first: the ranking says it is close, not that it is the same
 BELOW_BEST = "skos:closeMatch"
 # the predicate of a candidate scoring under close_min: related, no more
@@ -113,7 +115,7 @@ class SSSOMWriter:
 
     def __init__(self, stream: IO[Any], mapping_set_id: str, license_url: str, justification: str = AUTO,
                  predicate: str = AUTO, subject_prefix: str = "mention", subject_base: str = "urn:ontolink:mention:",
-                 object_prefix: str = "", curie_map: dict[str, str] | None = None, top_n: int = 1,
+                 object_prefix: str = OBJECT_PREFIX, curie_map: dict[str, str] | None = None, top_n: int = TOP_N,
                  mapping_set_title: str | None = None, exact_min: float | None = None,
                  close_min: float | None = None) -> None:
         self.stream = stream

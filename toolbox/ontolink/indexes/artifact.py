@@ -20,6 +20,7 @@ from ontolink.core.manifest import check_same_ontology, read_manifest
 from ontolink.core.device import resolve_device, portable_precision
 from ontolink.indexes.multivector import MultiVectorNameIndex
 from ontolink.indexes.token_encoder import TokenEncoder
+from ontolink.core.options import AUTO_DEVICE
 
 if TYPE_CHECKING:
     from ontolink.ontology import OntologySource
@@ -71,8 +72,8 @@ class LoadedIndex:
     """A name index plus the name → entity maps, ready to search."""
 
     def __init__(self, directory, manifest, name_index, entity_ids, entity_names, names, entity_of_name,
-                 entity_definitions=None, entity_depths=None, entity_children=None, name_kinds=None, entity_parents=None,
-                 entity_types=None):
+                 entity_definitions=None, entity_depths=None, entity_children=None, name_kinds=None,
+                 entity_parents=None, entity_types=None):
         self.directory = directory
         self.manifest = manifest
         self.name_index = name_index
@@ -136,7 +137,7 @@ class LoadedIndex:
         return encoder.mention_text(record) if encoder is not None else record["mention"].strip()
 
 
-def load_index(directory: str | Path, ontology: Ontology | OntologySource | None = None, device: str = "auto",
+def load_index(directory: str | Path, ontology: Ontology | OntologySource | None = None, device: str = AUTO_DEVICE,
                precision: str | None = None) -> LoadedIndex:
     """Open an index directory, refusing a truncated one or one built for another ontology."""
     directory = Path(directory)

@@ -21,6 +21,8 @@ from ontolink.indexes.multivector import MultiVectorNameIndex
 from ontolink.indexes.token_encoder import TokenEncoder, multivector_manifest
 from ontolink.ontology.kb_documents import kb_documents
 from ontolink.ranking.default import add_ranker
+from ontolink.core.options import AUTO_DEVICE, DEFAULT_SEED
+from ontolink.indexes.options import IndexOptions
 
 if TYPE_CHECKING:
     from ontolink.engines import Engine
@@ -51,11 +53,12 @@ def warn_not_improved(model):
         warn(line + (": the index is the starting model's" if (manifest or {}).get("kept_epoch") == 0 else ""))
 
 
-def build_index(ontology: Ontology, directory: str | Path, method: str = "dense", model: str | None = None,
-                device: str = "auto", precision: str = "auto", faiss_type: str = "flat", min_df: int = 1, seed: int = 0,
-                runtime: str = "auto", cache: bool = True, engine: Engine | None = None, force: bool = False,
-                extra_names: dict[str, list[str]] | None = None, ranker: str = "auto",
-                name_tables: dict[str, Any] | None = None,
+def build_index(ontology: Ontology, directory: str | Path, method: str = IndexOptions.method, model: str | None = None,
+                device: str = AUTO_DEVICE, precision: str = IndexOptions.precision,
+                faiss_type: str = IndexOptions.faiss_type, min_df: int = IndexOptions.min_df, seed: int = DEFAULT_SEED,
+                runtime: str = IndexOptions.runtime, cache: bool = True, engine: Engine | None = None,
+                force: bool = IndexOptions.force, extra_names: dict[str, list[str]] | None = None,
+                ranker: str = IndexOptions.ranker, name_tables: dict[str, Any] | None = None,
                 **index_options: Any) -> dict[str, Any]:
     """Build and write an index directory; returns its manifest.
 
@@ -121,9 +124,11 @@ def build_index(ontology: Ontology, directory: str | Path, method: str = "dense"
     return manifest
 
 
-def build_multivector_index(ontology: Ontology, directory: str | Path, model: str | None = None, device: str = "auto",
-                            precision: str = "auto", faiss_type: str = "flat", token_k: int = 2048, seed: int = 0,
-                            force: bool = False, **faiss_options: Any) -> dict[str, Any]:
+def build_multivector_index(ontology: Ontology, directory: str | Path, model: str | None = None,
+                            device: str = AUTO_DEVICE, precision: str = IndexOptions.precision,
+                            faiss_type: str = IndexOptions.faiss_type, token_k: int = IndexOptions.token_k,
+                            seed: int = DEFAULT_SEED, force: bool = IndexOptions.force,
+                            **faiss_options: Any) -> dict[str, Any]:
     """Build and write a multi-vector (token) index with a `train multivector` model (or a plain backbone,
     untrained: its 384-d word-piece vectors as they are); returns the manifest."""
     model = model or DEFAULT_ENCODER

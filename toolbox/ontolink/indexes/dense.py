@@ -15,6 +15,8 @@ from ontolink.indexes.flat_search import SCAN_MIN_NAMES, Int8NameScan, flat_sear
 from ontolink.core.errors import InputError
 from ontolink.core.artifact_files import field, number, load_tensors
 from ontolink.core.io import warn
+from ontolink.core.options import DEFAULT_SEED
+from ontolink.indexes.options import IndexOptions
 
 if TYPE_CHECKING:
     from ontolink.encoders.base import Encoder, KnownVectors
@@ -75,9 +77,9 @@ def search_place(faiss_type: str, on_gpu: bool, k: int) -> str:
     return "scan" if faiss_type == "flat" else "cpu"
 
 
-def make_faiss_index(vectors: np.ndarray, faiss_type: str = "flat", hnsw_m: int = 32, ivf_nlist: int | None = None,
-                     pq_m: int | None = None, nprobe: int = 16, ef_search: int = 128, seed: int = 0
-                     ) -> tuple[Any, dict[str, Any]]:
+def make_faiss_index(vectors: np.ndarray, faiss_type: str = IndexOptions.faiss_type, hnsw_m: int = IndexOptions.hnsw_m,
+                     ivf_nlist: int | None = None, pq_m: int | None = None, nprobe: int = IndexOptions.nprobe,
+                     ef_search: int = IndexOptions.ef_search, seed: int = DEFAULT_SEED) -> tuple[Any, dict[str, Any]]:
     """An inner-product FAISS index holding ``vectors``, and the options that describe it."""
     faiss = faiss_module()
     dimension = vectors.shape[1]
@@ -172,9 +174,9 @@ class DenseNameIndex(NameIndex):
         self._exact_names: np.ndarray | None = None
 
     @classmethod
-    def build(cls, texts: Sequence[str], encoder: Encoder, faiss_type: str = "flat", seed: int = 0,
-              progress: Any = None, known: KnownVectors | None = None, engine: Engine | None = None,
-              **faiss_options: Any) -> DenseNameIndex:
+    def build(cls, texts: Sequence[str], encoder: Encoder, faiss_type: str = IndexOptions.faiss_type,
+              seed: int = DEFAULT_SEED, progress: Any = None, known: KnownVectors | None = None,
+              engine: Engine | None = None, **faiss_options: Any) -> DenseNameIndex:
         """``known``: an embedding cache to reuse vectors from and add new ones to; ``engine``: where
         the names are encoded (batches in input order, so the same vectors anywhere)."""
         # an in-process engine is the encoder's own loop (some encoders override encode without engines)

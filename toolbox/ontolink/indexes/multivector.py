@@ -24,6 +24,8 @@ from ontolink.indexes.dense import (
 from ontolink.indexes.late_interaction import sum_of_max
 from ontolink.core.errors import InputError
 from ontolink.core.artifact_files import field, load_tensors, number
+from ontolink.core.options import DEFAULT_SEED
+from ontolink.indexes.options import IndexOptions
 
 if TYPE_CHECKING:
     from ontolink.indexes.token_encoder import TokenEncoder
@@ -66,9 +68,9 @@ class MultiVectorNameIndex(NameIndex):
         self.empty_spans = 0
 
     @classmethod
-    def build(cls, texts: Sequence[str], encoder: TokenEncoder, faiss_type: str = "flat", seed: int = 0,
-              progress: Any = None, token_k: int = 2048, query_expansion: bool = False,
-              **faiss_options: Any) -> MultiVectorNameIndex:
+    def build(cls, texts: Sequence[str], encoder: TokenEncoder, faiss_type: str = IndexOptions.faiss_type,
+              seed: int = DEFAULT_SEED, progress: Any = None, token_k: int = IndexOptions.token_k,
+              query_expansion: bool = False, **faiss_options: Any) -> MultiVectorNameIndex:
         if faiss_type not in ("flat", "sq8", "ivfpq"):
             raise InputError(f"a multi-vector index is flat, sq8 or ivfpq, not {faiss_type}")
         matrix, offsets = encoder.encode_names(texts, progress=progress)

@@ -13,6 +13,11 @@ from ontolink.core.options import AUTO_DEVICE, DEFAULT_SEED
 if TYPE_CHECKING:
     from ontolink.ontology import OntologySource
 
+# a multivector model's token encoder (indexes.token_encoder): its token vectors' size after the projection and the
+# word pieces it reads per text (`train multivector --dimension / --max-length`)
+TOKEN_DIMENSION = 128
+TOKEN_MAX_LENGTH = 128
+
 
 @dataclass(frozen=True)
 class IndexOptions:

@@ -17,9 +17,10 @@ from ontolink.indexes import NAME_INDEXES, NameIndex
 from ontolink.indexes.best_k import best_of_blocks
 from ontolink.core.errors import InputError
 from ontolink.core.artifact_files import check_csr, load_tensors, read_json
+from ontolink.indexes.options import IndexOptions
 
 
-def char_trigram_vectorizer(vocabulary: dict[str, int] | None = None, min_df: int = 1) -> Any:
+def char_trigram_vectorizer(vocabulary: dict[str, int] | None = None, min_df: int = IndexOptions.min_df) -> Any:
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     return TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 3), min_df=min_df, dtype=np.float32,
@@ -38,7 +39,8 @@ class TfidfNameIndex(NameIndex):
         self.min_df = min_df
 
     @classmethod
-    def build(cls, texts: Sequence[str], min_df: int = 1, progress: Any = None, **_ignored: Any) -> TfidfNameIndex:
+    def build(cls, texts: Sequence[str], min_df: int = IndexOptions.min_df, progress: Any = None,
+              **_ignored: Any) -> TfidfNameIndex:
         vectorizer = char_trigram_vectorizer(min_df=min_df)
         try:
             matrix = vectorizer.fit_transform(texts)

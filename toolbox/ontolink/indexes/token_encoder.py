@@ -24,6 +24,8 @@ from ontolink.core.errors import InputError, OntolinkError
 from ontolink.core.encoder_inputs import CONTEXT_CHARACTERS, MENTION_END, MENTION_START
 from ontolink.core.manifest import peek_manifest
 from ontolink.encoders.model_files import resolve_model_path
+from ontolink.core.options import DEFAULT_SEED
+from ontolink.indexes.options import TOKEN_DIMENSION, TOKEN_MAX_LENGTH
 
 ARTIFACT = "multivector"
 HEAD_FILE = "head.safetensors"
@@ -54,7 +56,8 @@ def query_key(record):
 class TokenEncoder:
     """Backbone + projection + temperature, as torch modules; builds inputs and pools token vectors."""
 
-    def __init__(self, path, dimension=128, temperature=True, device="cpu", seed=0, max_length=128):
+    def __init__(self, path, dimension=TOKEN_DIMENSION, temperature=True, device="cpu", seed=DEFAULT_SEED,
+                 max_length=TOKEN_MAX_LENGTH):
         import torch
         from transformers import AutoModel, AutoTokenizer
         from transformers.utils import logging as transformers_logging

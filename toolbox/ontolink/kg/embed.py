@@ -24,11 +24,12 @@ from ontolink.core.manifest import artifact_directory, file_sha256, library_vers
 from ontolink.core.progress import progress_bar
 from ontolink.formats.triples import TripleSet, Triple, read_triples
 from ontolink.core.io import ReadStats, warn
+from ontolink.core.options import AUTO_DEVICE, DEFAULT_SEED
+from ontolink.kg.options import EmbedKgOptions
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ontolink.kg.options import EmbedKgOptions
     from ontolink.ontology.model import Ontology
 
 CURVE = "training_curve.jsonl"
@@ -42,9 +43,9 @@ def ontology_triples(ontology: Ontology) -> TripleSet:
                                    for parent in entity.parents])
 
 
-def embed_kg(triples: Iterable[Triple] | TripleSet, directory: str | Path, method: str = "rdf2vec", seed: int = 0,
-             device: str = "auto", source: str | None = None, ontology: Ontology | None = None, force: bool = False,
-             **options: Any) -> dict[str, Any]:
+def embed_kg(triples: Iterable[Triple] | TripleSet, directory: str | Path, method: str = EmbedKgOptions.method,
+             seed: int = DEFAULT_SEED, device: str = AUTO_DEVICE, source: str | None = None,
+             ontology: Ontology | None = None, force: bool = EmbedKgOptions.force, **options: Any) -> dict[str, Any]:
     """Train KG embeddings on ``triples`` (Triples or a TripleSet) and write ``directory``; returns its manifest.
     ``ontology``: the Ontology the triples come from (``ontology_triples``), recorded with its content hash.
 

@@ -12,13 +12,15 @@ import numpy as np
 from ontolink.core.gc_pause import collection_paused
 from ontolink.core.io import record_batches
 from ontolink.linking.linker import Linker
-from ontolink.linking.options import trained_top_k
+from ontolink.linking.options import LinkOptions, trained_top_k
 from ontolink.recognition.wordforms import fold, words
 from ontolink.engines import open_engine
 from ontolink.indexes.artifact import load_index
 from ontolink.ranking.ranker import Ranker
 from ontolink.recognition import wordforms
 from ontolink.reranking.base import load_reranker
+from ontolink.core.options import AUTO_DEVICE
+from ontolink.ranking import AUTO_PRIOR
 
 if TYPE_CHECKING:
     from ontolink.indexes.artifact import LoadedIndex
@@ -205,8 +207,9 @@ class LinkBatches:
     loads them on its first batch there, once per worker.
     """
 
-    def __init__(self, loaded_index, top_k=None, reranker=None, device="auto", ranker=None, prior="auto",
-                 with_features=False, fold=True, annotate_ids=True, exact_first=False):
+    def __init__(self, loaded_index, top_k=None, reranker=None, device=AUTO_DEVICE, ranker=None, prior=AUTO_PRIOR,
+                 with_features=LinkOptions.with_features, fold=True, annotate_ids=LinkOptions.annotate_ids,
+                 exact_first=False):
         self.index_dir = str(loaded_index.directory)
         self.reranker_dir = str(reranker.directory) if reranker is not None else None
         self.ranker_dir = str(ranker.directory) if ranker is not None else None
@@ -308,9 +311,9 @@ class LinkBatches:
 
 def link_mentions(records: Iterable[dict[str, Any]], loaded_index: LoadedIndex, top_k: int | None = None,
                   batch_size: int = LINK_BATCH_SIZE, reranker: Any = None, engine: Engine | None = None,
-                  device: str = "auto", ranker: Any = None, prior: Any = "auto", with_features: bool = False,
-                  fold: bool = True, annotate_ids: bool = True,
-                  exact_first: bool = False) -> Iterator[dict[str, Any]]:
+                  device: str = AUTO_DEVICE, ranker: Any = None, prior: Any = AUTO_PRIOR,
+                  with_features: bool = LinkOptions.with_features, fold: bool = True,
+                  annotate_ids: bool = LinkOptions.annotate_ids, exact_first: bool = False) -> Iterator[dict[str, Any]]:
     """Yield each Mention record with ``candidates`` added (unknown fields kept): ``top_k`` of them (default: as
     `ontolink link`, 10, or the depth the ``ranker`` or ``reranker`` was trained to order).
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ontolink.core.options import AUTO_DEVICE, STDIO
 from ontolink.core.artifact_files import number
+from ontolink.ranking import AUTO_PRIOR
 
 if TYPE_CHECKING:
     from ontolink.ontology import OntologySource
@@ -55,7 +56,7 @@ class LinkOptions:
     reranker_dir: str | None = None
     ranker_dir: str | None = None  # None: the index's default ranker (ontolink.ranking.default), unless no_ranker
     no_ranker: bool = False  # the index's order: what `link` wrote before it had a default ranker
-    prior: str = "auto"
+    prior: str = AUTO_PRIOR
     with_features: bool = False
     nil_threshold: str | None = None  # a number or "auto"
     annotate_ids: bool = True

@@ -10,3 +10,5 @@ it, ontolink.ranking.ranker loads and applies it).
 # candidates a ranker fitted by `train ranker` orders, and those it computes features for unless told otherwise
 # (the index's default ranker orders plain `link`'s 10: ontolink.ranking.default.DEPTH)
 FITTING_DEPTH = 64
+# --prior's default: the entity prior of the index's ontology, if one is known (ranker.resolve_prior)
+AUTO_PRIOR = "auto"

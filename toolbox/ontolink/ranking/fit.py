@@ -9,6 +9,7 @@ from ontolink.core.progress import progress_bar
 from ontolink.ranking.groups import encoder_free, feature_columns
 from ontolink.ranking.margin import top_margin
 from ontolink.training.loop import rank_of, rank_scores
+from ontolink.ranking.options import TrainRankerOptions
 
 
 class NothingToFit(ValueError):
@@ -85,7 +86,7 @@ def top1_accuracy(scores, labels, groups):
     return correct / max(1, total)
 
 
-def fit_ranker(features, queries, regularisation=0.01, batch_size=256, gate_coverage=None):
+def fit_ranker(features, queries, regularisation=TrainRankerOptions.regularisation, batch_size=256, gate_coverage=None):
     """(weights, report) for ``queries`` (see ontolink.ranking.queries) under ``features``; with
     ``gate_coverage`` and an encoder-running group among the features, also a gate (``fit_gate``)."""
     started = time.perf_counter()

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from ontolink.training.options import HOLDOUT_SHARE
 from ontolink.core.options import AUTO_DEVICE, DEFAULT_SEED
-from ontolink.ranking import FITTING_DEPTH
+from ontolink.ranking import AUTO_PRIOR, FITTING_DEPTH
 
 
 @dataclass(frozen=True)
@@ -19,7 +19,7 @@ class TrainRankerOptions:
     synonym_queries: int = 2000  # ontology synonyms searched with themselves held out of the index
     hold_out: float = 0.5  # share of the pairs searched with their matched name held out
     groups: str | None = None  # comma-separated feature groups; None: ontolink.ranking.groups.default_groups()
-    prior: str = "auto"
+    prior: str = AUTO_PRIOR
     second_encoder: str = "auto:multilingual-e5-small"
     gate_coverage: float = 0.95
     top_k: int = FITTING_DEPTH

@@ -13,7 +13,7 @@ import numpy as np
 from ontolink.core.errors import InputError
 from ontolink.core.manifest import artifact_directory, library_versions, read_manifest
 from ontolink.core.artifact_files import field, load_tensors
-from ontolink.ranking import FITTING_DEPTH
+from ontolink.ranking import AUTO_PRIOR, FITTING_DEPTH
 from ontolink.ranking.features import CandidateFeatures
 from ontolink.ranking.groups import feature_columns
 from ontolink.ranking.margin import top_margin
@@ -22,7 +22,6 @@ from ontolink.ranking.tables import ranker_tables
 
 ARTIFACT = "ranker"
 WEIGHTS_FILE = "ranker.safetensors"
-AUTO_PRIOR = "auto"
 # a ranked candidate's "matched_by" when the long form of an abbreviation defined in the document found it
 FOUND_BY_LONG_FORM = "abbreviation"
 
@@ -80,7 +79,7 @@ class Ranker:
     def bound_to(self, loaded_index, prior, top_k):
         return self._bound == (id(loaded_index), prior, top_k)
 
-    def bind(self, loaded_index, prior="auto", top_k=FITTING_DEPTH):
+    def bind(self, loaded_index, prior=AUTO_PRIOR, top_k=FITTING_DEPTH):
         """Compute features on ``loaded_index``; ``prior``: 'auto', 'hpo', 'none' or a file (priors.py)."""
         if feature_columns(self.groups) != self.columns:
             raise InputError("was fitted with features this version computes differently; refit it", self.directory)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ontolink.ranking import FITTING_DEPTH
+from ontolink.ranking import AUTO_PRIOR, FITTING_DEPTH
 from ontolink.ranking.groups import default_groups, check_groups
 from ontolink.ranking.options import TrainRankerOptions
 from ontolink.core.errors import InputError
@@ -18,9 +18,11 @@ from ontolink.ranking.priors import load_prior
 from ontolink.ranking.queries import pair_queries, synonym_queries
 from ontolink.ranking.ranker import resolve_prior, save_ranker
 from ontolink.training.loop import DEFAULT_HOLDOUT_SHARE, Holdout, held_out_summary, key as score_key
+from ontolink.core.options import DEFAULT_SEED
 
 
-def ranker_queries(loaded_index, pairs=(), synonym_count=2000, hold_out=0.5, seed=0):
+def ranker_queries(loaded_index, pairs=(), synonym_count=TrainRankerOptions.synonym_queries,
+                   hold_out=TrainRankerOptions.hold_out, seed=DEFAULT_SEED):
     """(queries, what they are) for ``train_ranker``: ``synonym_count`` synonym queries and ``pairs`` (make-pairs
     records), a ``hold_out`` share of them searched without their matched name (see ontolink.ranking.queries)."""
     from_synonyms = synonym_queries(loaded_index, synonym_count, seed=seed) if synonym_count else []
@@ -31,8 +33,10 @@ def ranker_queries(loaded_index, pairs=(), synonym_count=2000, hold_out=0.5, see
     return from_synonyms + from_pairs, described
 
 
-def train_ranker(loaded_index, directory, queries, groups=None, prior="auto", top_k=FITTING_DEPTH, regularisation=0.01,
-                 described=None, second_encoder=None, gate_coverage=None, force=False, holdout_share=None, seed=0):
+def train_ranker(loaded_index, directory, queries, groups=None, prior=AUTO_PRIOR, top_k=FITTING_DEPTH,
+                 regularisation=TrainRankerOptions.regularisation, described=None, second_encoder=None,
+                 gate_coverage=None, force=TrainRankerOptions.force, holdout_share=TrainRankerOptions.holdout_share,
+                 seed=DEFAULT_SEED):
     """Fit a ranker on ``queries`` (``ranker_queries``) over ``loaded_index`` with the feature ``groups`` (default:
     the default groups) and write it to ``directory`` (``force``: replace what is there, and fit even on too few
     queries); returns its manifest. No gold label is read.

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ontolink.core.encoder_inputs import CONTEXT_CHARACTERS as CONTEXT
 from ontolink.formats import document_text, Counted, Problems, document_format, resolve_format
 from ontolink.recognition.matcher import ConceptMatcher
-from ontolink.recognition.ngrams import candidate_spans
+from ontolink.recognition.ngrams import MAX_WORDS, candidate_spans
 from ontolink.core.errors import InputError, UsageError
 from ontolink.core.gc_pause import collection_paused
 from ontolink.core.io import RecordWriter, plural, warn
@@ -24,26 +24,28 @@ from ontolink.core.progress import counting
 from ontolink.recognition.equivalents import read_pertainyms
 from ontolink.recognition.extra_names import read_extra_names
 from ontolink.ontology.subsets import EntitySubset, types_of
+from ontolink.core.options import AUTO_DEVICE
+from ontolink.recognition.options import AnnotateOptions
 
 if TYPE_CHECKING:
     from bioc import BioCDocument
 
     from ontolink.indexes.artifact import LoadedIndex
     from ontolink.ontology.model import Ontology
-    from ontolink.recognition.options import AnnotateOptions
     from ontolink.recognition.span_scorer import SpanScorer
 
 # characters of context kept on each side of a mention by default: a window, so that the output grows with the
 # mentions, not with mentions times the document (the whole text for each of 3,000 mentions of a 100,000-character
 # document is 600 MB); an abstract fits in it whole. 0 asks for the whole document.
-DEFAULT_CONTEXT = 5_000
+DEFAULT_CONTEXT = AnnotateOptions.context_chars
 DENSE_BLOCK = 4_096  # n-grams asked of the index at once (as `link` asks its mentions)
 
 
 def annotate_documents(documents: Iterable[BioCDocument | tuple[str, str]], matcher: ConceptMatcher,
-                       entity_type: str | None = None,
-                       nesting: str = "ancestor", coordination: bool = True, abbreviations: bool = False,
-                       dense: LoadedIndex | None = None, dense_threshold: float = 0.9, max_words: int = 4,
+                       entity_type: str | None = None, nesting: str = AnnotateOptions.nesting,
+                       coordination: bool = AnnotateOptions.coordination,
+                       abbreviations: bool = AnnotateOptions.abbreviations, dense: LoadedIndex | None = None,
+                       dense_threshold: float = AnnotateOptions.dense_threshold, max_words: int = MAX_WORDS,
                        context_characters: int = DEFAULT_CONTEXT, stats: Any = None,
                        span_scorer: SpanScorer | None = None) -> Iterator[dict[str, Any]]:
     """Yield a Mention record per name found in each document (no gold: these are predictions).
@@ -153,7 +155,7 @@ class AnnotateBatches:
     once per worker.
     """
 
-    def __init__(self, source, matcher_options, options, index_dir=None, device="auto", matcher=None, dense=None,
+    def __init__(self, source, matcher_options, options, index_dir=None, device=AUTO_DEVICE, matcher=None, dense=None,
                  span_scorer_dir=None, span_scorer=None):
         self.source, self.matcher_options, self.options = source, matcher_options, options
         self.index_dir, self.device, self.span_scorer_dir = index_dir, device, span_scorer_dir

@@ -24,6 +24,7 @@ from ontolink.recognition.match import Match
 from ontolink.recognition.wordforms import CONJUNCTIONS, WordForms, fold, tokens
 from ontolink.core.cache import cache_dir, write_atomically
 from ontolink.core.manifest import json_sha256
+from ontolink.recognition.options import AnnotateOptions
 
 # Key prefix of a one-word name: matched on the light fold of the word (``wordforms.fold``), not its
 # word-form cluster.
@@ -49,9 +50,11 @@ class ConceptMatcher:
     options, so the next run over the same ontology loads them instead of keying every name again.
     """
 
-    def __init__(self, ontology, roots=None, min_characters=3, max_gaps=0, word_forms=True, any_order=True,
-                 optional_modifiers=False, min_modifier_entities=25, cache=True, shared_names="general",
-                 equivalents=True, pertainyms=None, extra_names=None, subset=None):
+    def __init__(self, ontology, roots=None, min_characters=AnnotateOptions.min_chars,
+                 max_gaps=AnnotateOptions.max_gaps, word_forms=AnnotateOptions.word_forms,
+                 any_order=AnnotateOptions.any_order, optional_modifiers=AnnotateOptions.optional_modifiers,
+                 min_modifier_entities=25, cache=True, shared_names=AnnotateOptions.shared_names,
+                 equivalents=AnnotateOptions.equivalent_words, pertainyms=None, extra_names=None, subset=None):
         self.ontology = ontology
         self.max_gaps = max_gaps
         self.any_order = any_order

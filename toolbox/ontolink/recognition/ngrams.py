@@ -3,6 +3,8 @@ what a span scorer learns its negatives from (the same spans at training and at 
 
 import re
 
+# the longest n-gram asked of an index (annotate --max-words) and scored by a span scorer (train span-scorer)
+MAX_WORDS = 4
 _WORD = re.compile(r"\w+")
 # Words a dense-index span may not start or end with: a span is a phrase, not "of the".
 STOPWORDS = frozenset("""a an and are as at be been but by for from had has have in into is it its of on or
@@ -10,7 +12,7 @@ that the their there these they this those to was were which with without not no
 then also both each other such may can could should would patients patient case cases study""".split())
 
 
-def candidate_spans(text, taken, max_words=4):
+def candidate_spans(text, taken, max_words=MAX_WORDS):
     """Word n-grams (up to ``max_words``) inside one sentence, not touching ``taken`` characters,
     not starting or ending with a stopword or a number: the spans a dense index is asked about."""
     tokens = [(match.group(), match.start(), match.end()) for match in _WORD.finditer(text)]

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ontolink.core.options import AUTO_DEVICE, STDIO
+from ontolink.recognition.ngrams import MAX_WORDS
 
 if TYPE_CHECKING:
     from ontolink.ontology import OntologySource
@@ -44,7 +45,7 @@ class AnnotateOptions:
     index_dir: str | None = None  # also ask this index about word n-grams the dictionary missed
     dense_threshold: float = 0.9
     span_scorer_dir: str | None = None  # with index_dir: only the n-grams this span scorer passes are asked
-    max_words: int = 4
+    max_words: int = MAX_WORDS
     # context on each side of a mention: a window (recognition.annotate.DEFAULT_CONTEXT, whose module this one does
     # not import: --help stays cheap); 0: the whole document for every mention
     context_chars: int = 5_000

@@ -22,8 +22,10 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ontolink.recognition.ngrams import candidate_spans
+from ontolink.recognition.ngrams import MAX_WORDS, candidate_spans
 from ontolink.recognition.wordforms import fold, tokens
+from ontolink.core.options import DEFAULT_SEED
+from ontolink.training.options import TrainSpanScorerOptions
 
 FEATURES = 1 << 16  # hashed features of each kind: a 1 MiB artifact (4x as many fit about 2x as slowly)
 
@@ -65,8 +67,9 @@ def _features(vectorizers, texts):
     return hstack([vectorizer.transform(texts) for vectorizer in vectorizers]).tocsr()
 
 
-def training_texts(names: Iterable[str], corpus: Iterable[str], max_words: int = 4, negatives_per_name: float = 3.0,
-                   seed: int = 0) -> tuple[list[str], list[str]]:
+def training_texts(names: Iterable[str], corpus: Iterable[str], max_words: int = MAX_WORDS,
+                   negatives_per_name: float = TrainSpanScorerOptions.negatives_per_name,
+                   seed: int = DEFAULT_SEED) -> tuple[list[str], list[str]]:
     """(positives, negatives): the distinct ``names`` with a plural of their last word added, and
     distinct word n-grams of the ``corpus`` texts that are no name once folded, at most
     ``negatives_per_name`` times as many as positives (drawn with ``seed``). The corpus is read until
@@ -94,8 +97,8 @@ def training_texts(names: Iterable[str], corpus: Iterable[str], max_words: int =
     return positive_list, negative_list
 
 
-def fit_span_scorer(positives: list[str], negatives: list[str], seed: int = 0, held_out: float = 0.1,
-                    regularisation: float = 1.0) -> tuple[SpanScorer, dict]:
+def fit_span_scorer(positives: list[str], negatives: list[str], seed: int = DEFAULT_SEED, held_out: float = 0.1,
+                    regularisation: float = TrainSpanScorerOptions.regularisation) -> tuple[SpanScorer, dict]:
     """Fit on ``positives`` and ``negatives`` (``training_texts``) less a held-out share of each, choose
     the threshold on that share; returns the scorer and a report (counts, held-out precision/recall)."""
     from sklearn.linear_model import LogisticRegression

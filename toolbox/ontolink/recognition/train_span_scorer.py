@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ontolink.core.errors import InputError
 from ontolink.recognition.span_scorer import SpanScorer, fit_span_scorer, training_texts
@@ -13,9 +13,9 @@ from ontolink.core.progress import counting
 from ontolink.formats import Counted, Problems, document_format, document_text, resolve_format
 from ontolink.recognition.matcher import descendants
 from ontolink.recognition.span_scorer_artifact import save_span_scorer
-
-if TYPE_CHECKING:
-    from ontolink.training.options import TrainSpanScorerOptions
+from ontolink.core.options import DEFAULT_SEED
+from ontolink.recognition.ngrams import MAX_WORDS
+from ontolink.training.options import TrainSpanScorerOptions
 
 
 def looked_for(ontology: Any, roots: Sequence[str] | None) -> list[Any]:
@@ -25,8 +25,10 @@ def looked_for(ontology: Any, roots: Sequence[str] | None) -> list[Any]:
 
 
 def train_span_scorer(ontology: Any, corpus_texts: Iterable[str], roots: Sequence[str] | None = None,
-                      max_words: int = 4, negatives_per_name: float = 3.0, seed: int = 0,
-                      regularisation: float = 1.0) -> tuple[SpanScorer, dict[str, Any]]:
+                      max_words: int = MAX_WORDS, negatives_per_name: float = TrainSpanScorerOptions.negatives_per_name,
+                      seed: int = DEFAULT_SEED,
+                      regularisation: float = TrainSpanScorerOptions.regularisation
+                      ) -> tuple[SpanScorer, dict[str, Any]]:
     """(scorer, manifest fields): positives are the names and synonyms of the entities under ``roots``,
     negatives the word n-grams (up to ``max_words``) of ``corpus_texts`` that are no name."""
     names = [name for entity in looked_for(ontology, roots) for name in ontology.names(entity)]

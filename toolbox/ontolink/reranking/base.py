@@ -15,6 +15,7 @@ from ontolink.core.errors import InputError
 from ontolink.core.manifest import read_manifest
 from ontolink.core.registry import Registry
 from ontolink.core.device import resolve_device
+from ontolink.core.options import AUTO_DEVICE
 
 ARTIFACT = "reranker"
 DEFAULT_ARCHITECTURE = "blink"  # a manifest without "architecture" was written before ReS existed
@@ -47,7 +48,7 @@ RERANKERS: Registry[Reranker] = Registry("reranker architecture", "reranker", "o
                                         Reranker)
 
 
-def load_reranker(directory: str | Path, device: str = "auto") -> Reranker:
+def load_reranker(directory: str | Path, device: str = AUTO_DEVICE) -> Reranker:
     """A trained reranker of any registered architecture, as its manifest says (no "architecture": a BLINK one)."""
     directory = Path(directory)
     manifest = read_manifest(directory, ARTIFACT)

@@ -7,6 +7,9 @@ from dataclasses import dataclass
 
 from ontolink.training.options import FitOptions
 
+# pairs per optimiser step; a plain int for the trainers' keyword (FitOptions' batch_size may be None)
+BATCH_SIZE = 32
+
 
 @dataclass(frozen=True)
 class TrainRerankerOptions(FitOptions):
@@ -24,5 +27,5 @@ class TrainRerankerOptions(FitOptions):
     select_heads: int = 4
     select_dropout: float = 0.1
     epochs: int = 3
-    batch_size: int | None = 32
+    batch_size: int | None = BATCH_SIZE
     max_length: int = 256

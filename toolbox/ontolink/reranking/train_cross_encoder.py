@@ -26,6 +26,8 @@ from ontolink.training.loop import (DEFAULT_HOLDOUT_SHARE, Checkpoints, Holdout,
 from ontolink.core.device import resolve_device
 from ontolink.encoders.model_files import DEFAULT_ENCODER
 from ontolink.linking.link import link_mentions
+from ontolink.core.options import AUTO_DEVICE, DEFAULT_SEED
+from ontolink.reranking.options import BATCH_SIZE, TrainRerankerOptions
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -57,10 +59,13 @@ def head_and_body(model, learning_rate, head_learning_rate):
 
 
 def train_reranker(pairs: Sequence[dict[str, Any]], ontology: Ontology, loaded_index: LoadedIndex, output: str | Path,
-                   backbone: str | None = None, top_k: int = 64, negatives: int = 20, epochs: int = 3,
-                   learning_rate: float = 2e-5, head_learning_rate: float | None = None, batch_size: int = 32,
-                   max_length: int = 256, seed: int = 0, device: str = "auto", resume: bool = False,
-                   force: bool = False, holdout_share: float = DEFAULT_HOLDOUT_SHARE) -> dict[str, Any]:
+                   backbone: str | None = None, top_k: int = TrainRerankerOptions.top_k,
+                   negatives: int = TrainRerankerOptions.negatives, epochs: int = TrainRerankerOptions.epochs,
+                   learning_rate: float = TrainRerankerOptions.learning_rate, head_learning_rate: float | None = None,
+                   batch_size: int = BATCH_SIZE, max_length: int = TrainRerankerOptions.max_length,
+                   seed: int = DEFAULT_SEED, device: str = AUTO_DEVICE, resume: bool = TrainRerankerOptions.resume,
+                   force: bool = TrainRerankerOptions.force,
+                   holdout_share: float = DEFAULT_HOLDOUT_SHARE) -> dict[str, Any]:
     """Fine-tune the cross-encoder on the retriever's candidates; returns the manifest (``force``: also on
     pairs too few to learn from, or whose loss stays at chance; the model is then marked not improved)."""
     import torch

@@ -45,6 +45,8 @@ from ontolink.core.progress import progress_bar
 from ontolink.encoders import load_encoder
 from ontolink.encoders.model_files import DEFAULT_ENCODER
 from ontolink.linking.link import link_mentions
+from ontolink.core.options import AUTO_DEVICE, DEFAULT_SEED
+from ontolink.reranking.options import BATCH_SIZE, TrainRerankerOptions
 
 if TYPE_CHECKING:
     from ontolink.indexes.artifact import LoadedIndex
@@ -73,11 +75,17 @@ def frozen_encoder(loaded_index, backbone, device):
 
 
 def train_res_reranker(pairs: Sequence[dict[str, Any]], ontology: Ontology, loaded_index: LoadedIndex,
-                       output: str | Path, reading: str = "frozen", backbone: str | None = None, top_k: int = 16,
-                       epochs: int = 3, learning_rate: float = 2e-5, head_learning_rate: float | None = None,
-                       batch_size: int = 32, max_length: int = 256, width: int = 256, layers: int = 2, heads: int = 4,
-                       dropout: float = 0.1, seed: int = 0, device: str = "auto", resume: bool = False,
-                       force: bool = False, holdout_share: float = DEFAULT_HOLDOUT_SHARE) -> dict[str, Any]:
+                       output: str | Path, reading: str = TrainRerankerOptions.reading, backbone: str | None = None,
+                       top_k: int = TrainRerankerOptions.top_k, epochs: int = TrainRerankerOptions.epochs,
+                       learning_rate: float = TrainRerankerOptions.learning_rate,
+                       head_learning_rate: float | None = None, batch_size: int = BATCH_SIZE,
+                       max_length: int = TrainRerankerOptions.max_length,
+                       width: int = TrainRerankerOptions.select_width, layers: int = TrainRerankerOptions.select_layers,
+                       heads: int = TrainRerankerOptions.select_heads,
+                       dropout: float = TrainRerankerOptions.select_dropout, seed: int = DEFAULT_SEED,
+                       device: str = AUTO_DEVICE, resume: bool = TrainRerankerOptions.resume,
+                       force: bool = TrainRerankerOptions.force,
+                       holdout_share: float = DEFAULT_HOLDOUT_SHARE) -> dict[str, Any]:
     """Train ReS on the retriever's candidates; returns the manifest (``force``: as for train_reranker)."""
     import torch
 

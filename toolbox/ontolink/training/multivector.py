@@ -28,9 +28,10 @@ from ontolink.training.loop import (DEFAULT_HOLDOUT_SHARE, Checkpoints, Holdout,
 from ontolink.core.device import resolve_device
 from ontolink.encoders.model_files import DEFAULT_ENCODER
 from ontolink.indexes.multivector import MultiVectorNameIndex
+from ontolink.core.options import AUTO_DEVICE, DEFAULT_SEED
+from ontolink.training.options import MULTIVECTOR_BATCH_SIZE, TrainMultivectorOptions
 
 if TYPE_CHECKING:
-    from ontolink.training.options import TrainMultivectorOptions
     from ontolink.ontology.model import Ontology
 
 EXPANSION_WEIGHT = 0.3  # λ of L = L_MML + λ (L_QE + L_DIS)
@@ -98,11 +99,19 @@ def _expansion_targets(encoder, key, gold_documents, documents):
 
 
 def train_multivector(examples: Sequence[dict[str, Any]], ontology: Ontology, output: str | Path,
-                      backbone: str | None = None, kb: str = "name", dimension: int = 128, temperature: bool = True,
-                      top_k: int = 2048, hard_negatives: int = 32, query_expansion: bool = False, epochs: int = 5,
-                      learning_rate: float = 3e-6, head_learning_rate: float | None = 1e-3, batch_size: int = 4,
-                      max_length: int = 128, seed: int = 0, device: str = "auto", resume: bool = False,
-                      force: bool = False, holdout_share: float = DEFAULT_HOLDOUT_SHARE) -> tuple[dict[str, Any], int]:
+                      backbone: str | None = None, kb: str = TrainMultivectorOptions.kb,
+                      dimension: int = TrainMultivectorOptions.dimension, temperature: bool = True,
+                      top_k: int = TrainMultivectorOptions.top_k,
+                      hard_negatives: int = TrainMultivectorOptions.hard_negatives,
+                      query_expansion: bool = TrainMultivectorOptions.query_expansion,
+                      epochs: int = TrainMultivectorOptions.epochs,
+                      learning_rate: float = TrainMultivectorOptions.learning_rate,
+                      head_learning_rate: float | None = TrainMultivectorOptions.head_learning_rate,
+                      batch_size: int = MULTIVECTOR_BATCH_SIZE,
+                      max_length: int = TrainMultivectorOptions.max_length, seed: int = DEFAULT_SEED,
+                      device: str = AUTO_DEVICE, resume: bool = TrainMultivectorOptions.resume,
+                      force: bool = TrainMultivectorOptions.force,
+                      holdout_share: float = DEFAULT_HOLDOUT_SHARE) -> tuple[dict[str, Any], int]:
     """Fine-tune and write the multi-vector model directory; returns (its manifest, pairs skipped)."""
     import torch
 

@@ -7,10 +7,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ontolink.core.options import AUTO_DEVICE, DEFAULT_SEED, STDIO
+from ontolink.indexes.options import TOKEN_DIMENSION, TOKEN_MAX_LENGTH
+from ontolink.recognition.ngrams import MAX_WORDS
 
 if TYPE_CHECKING:
     from ontolink.ontology import OntologySource
 
+# train multivector's pairs per step; a plain int for train_multivector's keyword (FitOptions' may be None)
+MULTIVECTOR_BATCH_SIZE = 4
 HOLDOUT_SHARE = 0.2  # the pairs' entities held out to score the start and every epoch
 
 
@@ -49,9 +53,10 @@ class TrainMultivectorOptions(FitOptions):
 
     epochs: int = 5
     learning_rate: float = 3e-6
-    batch_size: int | None = 4
+    batch_size: int | None = MULTIVECTOR_BATCH_SIZE
     backbone: str | None = None
-    dimension: int = 128  # token vector size after the projection
+    max_length: int = TOKEN_MAX_LENGTH
+    dimension: int = TOKEN_DIMENSION  # token vector size after the projection
     kb: str = "name"  # name or entity
     top_k: int = 2048  # XTR's top-k alignment while training
     no_temperature: bool = False
@@ -71,7 +76,7 @@ class TrainSpanScorerOptions:
     source_format: str | None = None  # None: from the file name; stdin: text
     text_field: str = "text"  # jsonl documents: the field holding the text
     roots: str | None = None  # comma-separated ids: only their subtrees' names are positives
-    max_words: int = 4  # the longest n-gram
+    max_words: int = MAX_WORDS  # the longest n-gram
     negatives_per_name: float = 3.0
     regularisation: float = 1.0  # inverse L2 penalty (C) of the logistic regression
     seed: int = DEFAULT_SEED

@@ -43,9 +43,10 @@ from ontolink.training.loop import (DEFAULT_HOLDOUT_SHARE, Checkpoints, Holdout,
 from ontolink.core.device import resolve_device
 from ontolink.core.io import warn
 from ontolink.encoders.model_files import resolve_model_path, DEFAULT_ENCODER
+from ontolink.core.options import AUTO_DEVICE, DEFAULT_SEED
+from ontolink.training.options import TrainRetrieverOptions
 
 if TYPE_CHECKING:
-    from ontolink.training.options import TrainRetrieverOptions
     from pathlib import Path
 
     from ontolink.ontology.model import Ontology
@@ -135,7 +136,7 @@ def multi_positive_loss(scores, positive, negative):
     return per_row.mean()
 
 
-def build_model(backbone, device, max_length, input_mode="context"):
+def build_model(backbone, device, max_length, input_mode=TrainRetrieverOptions.input_mode):
     """Context mode: the backbone with mean pooling and no normalisation, plus the marker tokens. Bare
     mode: the backbone as it is (the frozen encoder)."""
     from sentence_transformers import SentenceTransformer
@@ -171,7 +172,7 @@ def checkpoint_activations(transformer):
         transformer.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
 
 
-def encode_batch(model, texts, device, pooling="span"):
+def encode_batch(model, texts, device, pooling=TrainRetrieverOptions.pooling):
     """Vectors of ``texts`` with gradients: span pooling (see ``ontolink.core.encoder_inputs.span_pool``) or the model's own."""
     preprocess = getattr(model, "preprocess", None) or model.tokenize
     features = {key: value.to(device) if hasattr(value, "to") else value
@@ -246,10 +247,14 @@ def column_texts(columns, golds, rows, ontology, input_mode, rng):
 
 
 def train_retriever(pairs: Sequence[dict[str, Any]], ontology: Ontology, output: str | Path,
-                    backbone: str | None = None, negatives: str = "base", epochs: int = 1, learning_rate: float = 2e-5,
-                    batch_size: int | None = None, max_length: int = 128, seed: int = 0, device: str = "auto",
-                    resume: bool = False, pooling: str = "span", input_mode: str = "bare",
-                    holdout_share: float = DEFAULT_HOLDOUT_SHARE, force: bool = False) -> dict[str, Any]:
+                    backbone: str | None = None, negatives: str = TrainRetrieverOptions.negatives,
+                    epochs: int = TrainRetrieverOptions.epochs,
+                    learning_rate: float = TrainRetrieverOptions.learning_rate, batch_size: int | None = None,
+                    max_length: int = TrainRetrieverOptions.max_length, seed: int = DEFAULT_SEED,
+                    device: str = AUTO_DEVICE, resume: bool = TrainRetrieverOptions.resume,
+                    pooling: str = TrainRetrieverOptions.pooling, input_mode: str = TrainRetrieverOptions.input_mode,
+                    holdout_share: float = DEFAULT_HOLDOUT_SHARE,
+                    force: bool = TrainRetrieverOptions.force) -> dict[str, Any]:
     """Fine-tune and write the retriever directory; returns its manifest (with "kept_epoch": the epoch
     published, 0 when no epoch beat the starting model on the held-out pairs, and "improved").
     ``force`` also trains on pairs too few to learn from (the model is then marked not improved)."""

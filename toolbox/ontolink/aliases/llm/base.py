@@ -5,6 +5,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+# gen-aliases --max-new-tokens, given here because aliases.options imports this package (GenAliasesOptions reads it)
+DEFAULT_MAX_NEW_TOKENS = 64
+
 
 @dataclass
 class Completion:
@@ -40,7 +43,7 @@ class LLMBackend(ABC):
     #: the model used when --model is not given (None: --model is required)
     default_model: str | None = None
 
-    def __init__(self, model: str | None = None, max_new_tokens: int = 64) -> None:
+    def __init__(self, model: str | None = None, max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS) -> None:
         self.model = model or self.default_model
         self.max_new_tokens = max_new_tokens
 

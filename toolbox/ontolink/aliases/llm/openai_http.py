@@ -39,6 +39,8 @@ from typing import Any
 from ontolink.aliases.llm import LLM_BACKENDS
 from ontolink.aliases.llm.base import Completion, LLMBackend
 from ontolink.core.errors import OntolinkError
+from ontolink.aliases.options import GenAliasesOptions
+from ontolink.core.options import DEFAULT_SEED
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
@@ -221,10 +223,12 @@ class OpenAIBackend(LLMBackend):
     default_batch_size = 32
     local = False
 
-    def __init__(self, model: str | None = None, max_new_tokens: int = 64, base_url: str | None = None,
-                 api_key_env: str | None = "OPENAI_API_KEY", concurrency: int = 4, retries: int = 5,
-                 timeout: float = 120.0, backoff: float = 1.0, seed: int = 0, max_reply_bytes: int = MAX_REPLY_BYTES,
-                 run_timeout: float | None = None, run_ends_at: float | None = None, **_ignored: Any) -> None:
+    def __init__(self, model: str | None = None, max_new_tokens: int = GenAliasesOptions.max_new_tokens,
+                 base_url: str | None = None, api_key_env: str | None = GenAliasesOptions.api_key_env,
+                 concurrency: int = GenAliasesOptions.concurrency, retries: int = GenAliasesOptions.retries,
+                 timeout: float = GenAliasesOptions.timeout, backoff: float = 1.0, seed: int = DEFAULT_SEED,
+                 max_reply_bytes: int = MAX_REPLY_BYTES, run_timeout: float | None = None,
+                 run_ends_at: float | None = None, **_ignored: Any) -> None:
         super().__init__(model=model, max_new_tokens=max_new_tokens)
         if not self.model:
             raise OntolinkError("the openai backend needs --model (the model name the endpoint serves)")

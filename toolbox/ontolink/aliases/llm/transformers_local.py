@@ -28,6 +28,8 @@ from ontolink.core.cache import cache_dir
 from ontolink.core.device import resolve_device
 from ontolink.core.extras import require
 from ontolink.core.io import warn
+from ontolink.aliases.options import GenAliasesOptions
+from ontolink.core.options import AUTO_DEVICE
 
 DEFAULT_MODEL = "SmolLM2-135M-Instruct.Q4_1"
 PACKAGED = {
@@ -161,8 +163,9 @@ class TransformersBackend(LLMBackend):
     default_batch_size = 8
     default_model = DEFAULT_MODEL
 
-    def __init__(self, model: str | None = None, max_new_tokens: int = 64, device: str = "auto",
-                 repetition_penalty: float = 1.0, no_repeat_ngram_size: int = 3, dtype: str = "auto") -> None:
+    def __init__(self, model: str | None = None, max_new_tokens: int = GenAliasesOptions.max_new_tokens,
+                 device: str = AUTO_DEVICE, repetition_penalty: float = GenAliasesOptions.repetition_penalty,
+                 no_repeat_ngram_size: int = GenAliasesOptions.no_repeat_ngram_size, dtype: str = "auto") -> None:
         super().__init__(model=model, max_new_tokens=max_new_tokens)
 
         self.device = resolve_device(device)

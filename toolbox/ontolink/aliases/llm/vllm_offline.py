@@ -23,12 +23,14 @@ from typing import Any
 from ontolink.aliases.llm import LLM_BACKENDS
 from ontolink.aliases.llm.base import Completion, LLMBackend
 from ontolink.core.errors import OntolinkError
+from ontolink.aliases.options import GenAliasesOptions
+from ontolink.core.options import DEFAULT_SEED
 
 DEFAULT_MODEL = "meta-llama/Llama-3.2-3B-Instruct"
 MISSING = "the vllm backend needs vLLM, which is not installed: pip install 'ontolink[gpu]' (on a CUDA machine)"
 BATCHED_CHAT = (0, 6, 2)  # the first release whose LLM.chat takes a list of conversations
-DEFAULT_MEMORY_SHARE = 0.85
-DEFAULT_MAX_MODEL_LEN = 4096
+DEFAULT_MEMORY_SHARE = GenAliasesOptions.gpu_memory_utilization
+DEFAULT_MAX_MODEL_LEN = GenAliasesOptions.max_model_len
 GIB = 1024 ** 3
 
 
@@ -123,9 +125,10 @@ class VLLMBackend(LLMBackend):
     needs_gpu = True
     default_model = DEFAULT_MODEL
 
-    def __init__(self, model: str | None = None, max_new_tokens: int = 64, repetition_penalty: float = 1.0,
-                 seed: int = 0, max_model_len: int = DEFAULT_MAX_MODEL_LEN,
-                 gpu_memory_utilization: float = DEFAULT_MEMORY_SHARE, **_ignored: Any) -> None:
+    def __init__(self, model: str | None = None, max_new_tokens: int = GenAliasesOptions.max_new_tokens,
+                 repetition_penalty: float = GenAliasesOptions.repetition_penalty, seed: int = DEFAULT_SEED,
+                 max_model_len: int = DEFAULT_MAX_MODEL_LEN, gpu_memory_utilization: float = DEFAULT_MEMORY_SHARE,
+                 **_ignored: Any) -> None:
         super().__init__(model=model, max_new_tokens=max_new_tokens)
         max_model_len = max_model_len or DEFAULT_MAX_MODEL_LEN
         check_memory_options(gpu_memory_utilization, max_model_len)

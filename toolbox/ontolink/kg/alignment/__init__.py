@@ -32,6 +32,7 @@ from ontolink.kg.embeddings import load_kg_embeddings
 from ontolink.core.errors import InputError
 from ontolink.core.manifest import MANIFEST, read_manifest
 from ontolink.core.device import resolve_device, portable_precision
+from ontolink.core.options import AUTO_DEVICE
 
 if TYPE_CHECKING:
     from ontolink.kg.embeddings import KGEmbeddings
@@ -56,7 +57,7 @@ class LoadedAlignment:
         return AlignedScorer(self.model, self.encoding, self.embedder, device=self.encoding.device)
 
 
-def load_alignment(directory: str | Path, kg: KGEmbeddings | str | Path | None = None, device: str = "auto",
+def load_alignment(directory: str | Path, kg: KGEmbeddings | str | Path | None = None, device: str = AUTO_DEVICE,
                    embedder: TextEmbedder | None = None) -> LoadedAlignment:
     """Open a model directory; ``kg`` (loaded embeddings or a directory; default: the one it was trained on)
     must be the same embeddings, by sha256."""

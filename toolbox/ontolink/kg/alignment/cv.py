@@ -3,9 +3,11 @@
 import numpy as np
 
 from ontolink.core.errors import InputError
+from ontolink.core.options import DEFAULT_SEED
+from ontolink.kg.options import AlignCvOptions
 
 
-def grouped_folds(groups, folds=5, seed=0):
+def grouped_folds(groups, folds=AlignCvOptions.folds, seed=DEFAULT_SEED):
     """A list of ``folds`` arrays of row indices (the test rows of each fold).
 
     Groups are shuffled with ``seed``, then placed largest first into the fold

@@ -21,6 +21,8 @@ import numpy as np
 from ontolink.kg.alignment.compose import Composer
 from ontolink.kg.alignment.pairs import pair_triple, verbalize
 from ontolink.core.errors import InputError
+from ontolink.core.options import DEFAULT_SEED
+from ontolink.kg.options import AlignFitOptions
 
 TRIPLE_ENCODINGS = ("kg", "verbalized", "hybrid")
 HARD_NEGATIVES = ("none", "predicate", "object", "subject", "entities", "all")  # corrupt()'s modes
@@ -249,8 +251,8 @@ def as_encoding(encoding):
     return encoding if hasattr(encoding, "negatives") else KGTriples(encoding)
 
 
-def triple_encoding(kind, kg=None, embedder=None, compose="concat", normalize=True, seed=0, projection=None,
-                    device="cpu"):
+def triple_encoding(kind, kg=None, embedder=None, compose=AlignFitOptions.compose,
+                    normalize=AlignFitOptions.kg_normalize, seed=DEFAULT_SEED, projection=None, device="cpu"):
     """The encoding ``kind`` over KG embeddings ``kg`` and/or the text ``embedder``."""
     if kind not in TRIPLE_ENCODINGS:
         raise InputError(f"unknown triple encoding {kind!r} (known: {', '.join(TRIPLE_ENCODINGS)})")

@@ -20,6 +20,7 @@ from ontolink.kg.alignment.model import alignment_model
 from ontolink.core.errors import InputError
 from ontolink.kg.options import AlignFitOptions
 from ontolink.evaluation.rank_metrics import diagonal_ranks, mean_reciprocal_rank
+from ontolink.core.options import DEFAULT_SEED
 
 
 @dataclass
@@ -75,9 +76,9 @@ def validation_mrr(model, documents, triple_vectors):
     return float(np.mean(scores)), scores
 
 
-def train_alignment_model(text_vectors, triple_rows, composer, direction="text2kg", head="linear",
-                          train_index=None, validation_index=None, options=None, seed=0, device="cpu",
-                          progress=None, combine="concat"):
+def train_alignment_model(text_vectors, triple_rows, composer, direction=AlignFitOptions.direction,
+                          head=AlignFitOptions.head, train_index=None, validation_index=None, options=None,
+                          seed=DEFAULT_SEED, device="cpu", progress=None, combine=AlignFitOptions.combine):
     """Train heads on matched rows of ``text_vectors`` (n, d_t) and ``triple_rows`` (the rows of a triple
     encoding, encoding.py; a bare Composer means ``kg``); returns (model, curve, summary).
     ``train_index`` / ``validation_index`` select rows (default: all / none). ``combine`` joins a hybrid

@@ -5,6 +5,7 @@ from torch import nn
 
 from ontolink.kg.alignment.choices import HEADS
 from ontolink.core.errors import InputError
+from ontolink.kg.options import AlignFitOptions
 
 
 class LinearHead(nn.Module):
@@ -54,7 +55,7 @@ class CrossAttentionHead(nn.Module):
         return self.output(attended.reshape(x.shape[0], -1))
 
 
-def make_head(kind, d_in, d_out, hidden=256, dropout=0.273):
+def make_head(kind, d_in, d_out, hidden=AlignFitOptions.hidden, dropout=AlignFitOptions.dropout):
     classes = {"linear": LinearHead, "mlp": MLPHead, "cross-attention": CrossAttentionHead}
     if kind not in classes:
         raise InputError(f"unknown head {kind!r} (known: {', '.join(HEADS)})")

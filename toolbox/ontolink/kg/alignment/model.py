@@ -12,6 +12,7 @@ heads are residual and a ``gate`` may weigh the two blocks of each triple.
 
 from ontolink.core.errors import InputError
 from ontolink.kg.alignment.choices import COMBINES, DIRECTIONS
+from ontolink.kg.options import AlignFitOptions
 
 
 def _module():
@@ -88,6 +89,7 @@ def _module():
     return AlignmentModel
 
 
-def alignment_model(direction, head, text_dim, triple_dim, hidden=256, dropout=0.273, text_block=0, combine=None):
+def alignment_model(direction, head, text_dim, triple_dim, hidden=AlignFitOptions.hidden,
+                    dropout=AlignFitOptions.dropout, text_block=0, combine=None):
     return _module()(direction, head, text_dim, triple_dim, hidden=hidden, dropout=dropout, text_block=text_block,
                      combine=combine)

@@ -12,6 +12,7 @@ pool, 1 = first; null when the pool lacks it) and ``pool`` (its size).
 import numpy as np
 
 from ontolink.kg.alignment.pairs import pair_triple
+from ontolink.kg.options import AlignRetrieveOptions
 
 RETRIEVALS = ("d2t", "t2d")
 
@@ -23,7 +24,7 @@ def _gold_columns(query_keys, pool_keys):
     return [columns.get(key, []) for key in query_keys]
 
 
-def rank_queries(query_vectors, pool_vectors, gold, top_k=10, chunk=1024):
+def rank_queries(query_vectors, pool_vectors, gold, top_k=AlignRetrieveOptions.top_k, chunk=1024):
     """Yield (rank or None, top-k columns, top-k scores) per query row; scores are dot products.
 
     The rank is 1 + the number of candidates scoring strictly higher than the best true one.
@@ -49,7 +50,8 @@ def rank_queries(query_vectors, pool_vectors, gold, top_k=10, chunk=1024):
                 yield rank, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
 
 
-def retrieved_records(queries, pool, query_inputs, pool_inputs, scorer, retrievals=RETRIEVALS, top_k=10):
+def retrieved_records(queries, pool, query_inputs, pool_inputs, scorer, retrievals=RETRIEVALS,
+                      top_k=AlignRetrieveOptions.top_k):
     """Yield Retrieved records for each query pair and each direction in ``retrievals``.
 
     D2T: the query's text against every pool triple (true: the pool pairs with the same triple).

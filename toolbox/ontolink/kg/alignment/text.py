@@ -18,6 +18,7 @@ from ontolink.core.manifest import json_sha256
 from ontolink.kg.options import AlignEncoderOptions
 from ontolink.core.cache import cache_dir, write_atomically
 from ontolink.encoders import load_encoder as load_runtime
+from ontolink.core.options import AUTO_DEVICE
 
 DEFAULT_MAX_LENGTH = AlignEncoderOptions.max_length
 
@@ -34,7 +35,8 @@ def text_key(text):
 class TextEmbedder:
     """``encode(texts)`` → (n, d) float32, rows L2-normalised, cached by sha256 of each text."""
 
-    def __init__(self, model=None, device="auto", precision="fp32", max_length=DEFAULT_MAX_LENGTH, cache=True):
+    def __init__(self, model=None, device=AUTO_DEVICE, precision=AlignEncoderOptions.precision,
+                 max_length=DEFAULT_MAX_LENGTH, cache=True):
         self.model = model or DEFAULT_ENCODER
         self.device = device
         self.precision = precision

@@ -39,13 +39,14 @@ from ontolink.core.device import resolve_device
 from ontolink.core.records import triple_pair_validator
 from ontolink.evaluation.retrieval import aggregate_folds, render_retrieval, retrieval_metrics
 from ontolink.kg.embeddings import check_kg_ontology, load_kg_embeddings
+from ontolink.core.options import AUTO_DEVICE, DEFAULT_SEED
+from ontolink.kg.options import (AlignCvOptions, AlignEncoderOptions, AlignFitOptions, AlignRetrieveOptions,
+                                 AlignTrainOptions)
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from ontolink.kg.embeddings import KGEmbeddings
-    from ontolink.kg.options import (AlignCvOptions, AlignEncoderOptions, AlignFitOptions, AlignRetrieveOptions,
-                                     AlignTrainOptions)
     from ontolink.ontology import OntologySource
     from ontolink.ontology.model import Ontology
 
@@ -82,11 +83,12 @@ def _encoding_manifest(encoding, combine):
 
 
 def train_alignment(pairs: Sequence[dict[str, Any]], kg: KGEmbeddings | None, directory: str | Path,
-                    embedder: Any = None, compose: str = "concat", head: str = "linear", direction: str = "text2kg",
-                    options: Any = None,
-                    validation_fraction: float = 0.15, normalize: bool = True, seed: int = 0, device: str = "auto",
-                    source: str | None = None, triple_encoding: str = "kg", combine: str = "concat",
-                    force: bool = False) -> dict[str, Any]:
+                    embedder: Any = None, compose: str = AlignFitOptions.compose, head: str = AlignFitOptions.head,
+                    direction: str = AlignFitOptions.direction, options: Any = None,
+                    validation_fraction: float = AlignFitOptions.validation_fraction,
+                    normalize: bool = AlignFitOptions.kg_normalize, seed: int = DEFAULT_SEED, device: str = AUTO_DEVICE,
+                    source: str | None = None, triple_encoding: str = AlignFitOptions.triple_encoding,
+                    combine: str = AlignFitOptions.combine, force: bool = AlignFitOptions.force) -> dict[str, Any]:
     """Train an alignment model on ``pairs`` and write ``directory``; returns the manifest. Triples are
     ``triple_encoding`` (encoding.py): composed KG embeddings ``kg``, verbalised text, or both."""
     import torch
@@ -137,7 +139,8 @@ def train_alignment(pairs: Sequence[dict[str, Any]], kg: KGEmbeddings | None, di
 
 
 def retrieve(queries: Sequence[dict[str, Any]], pool: Sequence[dict[str, Any]], scorer: Any,
-             retrievals: Sequence[str] = RETRIEVALS, top_k: int = 10) -> Iterator[dict[str, Any]]:
+             retrievals: Sequence[str] = RETRIEVALS,
+             top_k: int = AlignRetrieveOptions.top_k) -> Iterator[dict[str, Any]]:
     """Retrieved records of ``queries`` against the ``pool`` (D2T and/or T2D), query by query."""
     _check_pairs(queries, "queries")
     _check_pairs(pool, "candidates")
@@ -158,11 +161,14 @@ def resolve_entities(records: Iterable[dict[str, Any]], ontology: Ontology) -> I
 
 
 def cross_validate(pairs: Sequence[dict[str, Any]], directory: str | Path, kg: KGEmbeddings | None = None,
-                   embedder: Any = None, baseline: str | None = None, compose: str = "concat", head: str = "linear",
-                   direction: str = "text2kg", options: Any = None, folds: int = 5, pool: str = "full",
-                   validation_fraction: float = 0.15, normalize: bool = True, top_k: int = 10, seed: int = 0,
-                   device: str = "auto", source: str | None = None, triple_encoding: str = "kg",
-                   combine: str = "concat", force: bool = False) -> tuple[dict[str, Any], str]:
+                   embedder: Any = None, baseline: str | None = None, compose: str = AlignCvOptions.compose,
+                   head: str = AlignCvOptions.head, direction: str = AlignCvOptions.direction, options: Any = None,
+                   folds: int = AlignCvOptions.folds, pool: str = AlignCvOptions.pool,
+                   validation_fraction: float = AlignCvOptions.validation_fraction,
+                   normalize: bool = AlignCvOptions.kg_normalize, top_k: int = AlignCvOptions.top_k,
+                   seed: int = DEFAULT_SEED, device: str = AUTO_DEVICE, source: str | None = None,
+                   triple_encoding: str = AlignCvOptions.triple_encoding, combine: str = AlignCvOptions.combine,
+                   force: bool = AlignCvOptions.force) -> tuple[dict[str, Any], str]:
     """k-fold CV grouped by ``group``: train on k-1 folds (15% of it by group for validation), retrieve the
     test fold's pairs against the pool (``full``: every pair; ``fold``: the test fold). Writes ``directory``
     and returns the manifest, whose ``summary`` is {group: {metric: {mean, std}}}."""
