@@ -30,15 +30,26 @@ CALL_PATHS = [
     (IndexOptions, "ontolink.indexes.dense:DenseNameIndex.build", {}, {}),
     (IndexOptions, "ontolink.indexes.dense:make_faiss_index", {"ivf_nlist": "nlist"}, {}),
     (IndexOptions, "ontolink.indexes.multivector:MultiVectorNameIndex.build", {}, {}),
+    (IndexOptions, "ontolink.indexes.multivector:MultiVectorNameIndex", {}, {}),
     (IndexOptions, "ontolink.indexes.tfidf:TfidfNameIndex.build", {}, {}),
     (IndexOptions, "ontolink.indexes.tfidf:char_trigram_vectorizer", {}, {}),
     (IndexOptions, "ontolink.api:build_index", {}, {}),
+    (IndexOptions, "ontolink.encoders:load_encoder", {}, {}),
+    # the index step fits the index's default ranker (ontolink.ranking.default) with its --seed
+    (IndexOptions, "ontolink.ranking.default:add_ranker", {"choice": "ranker"}, {}),
+    (IndexOptions, "ontolink.ranking.default:choose_ranker", {}, {}),
+    (IndexOptions, "ontolink.ranking.default:split_by_entity", {}, {}),
+    (IndexOptions, "ontolink.ranking.default:held_out_entity", {}, {}),
     (LinkOptions, "ontolink.linking.link:link_mentions", {}, {}),
     (LinkOptions, "ontolink.linking.link:LinkBatches", {}, {}),
     (LinkOptions, "ontolink.api:Index.link", {}, {}),
     (LinkOptions, "ontolink.api:load_index", {}, {}),
     (LinkOptions, "ontolink.indexes.artifact:load_index", {}, {}),
     (LinkOptions, "ontolink.reranking.base:load_reranker", {}, {}),
+    (LinkOptions, "ontolink.engines:open_engine", {}, {}),
+    (LinkOptions, "ontolink.reranking.base:Reranker", {}, {}),
+    (LinkOptions, "ontolink.reranking.architectures.blink:CrossEncoderReranker", {}, {}),
+    (LinkOptions, "ontolink.reranking.architectures.res:ResReranker", {}, {}),
     (LinkOptions, "ontolink.ranking.ranker:Ranker.bind", {}, {
         "top_k": "the depth a ranker was fitted at (FITTING_DEPTH); link passes its own --top-k"}),
     (AnnotateOptions, "ontolink.recognition.annotate:annotate_documents", {"context_characters": "context_chars"}, {}),
@@ -46,6 +57,10 @@ CALL_PATHS = [
     (AnnotateOptions, "ontolink.recognition.matcher:ConceptMatcher",
      {"min_characters": "min_chars", "equivalents": "equivalent_words"}, {}),
     (AnnotateOptions, "ontolink.recognition.ngrams:candidate_spans", {}, {}),
+    (AnnotateOptions, "ontolink.recognition.matcher:ConceptMatcher.spans", {}, {
+        "nesting": "the matcher's primitive keeps every match unless asked (annotate_documents passes --nesting)"}),
+    (AnnotateOptions, "ontolink.recognition.matcher:ConceptMatcher.matches", {}, {
+        "nesting": "the matcher's primitive keeps every match unless asked (annotate_documents passes --nesting)"}),
     (AnnotateOptions, "ontolink.api:annotate", {"context_characters": "context_chars"}, {}),
     (TrainRankerOptions, "ontolink.ranking.train:train_ranker", {}, {
         "second_encoder": "takes the resolved spec (second_encoder_spec(options.second_encoder)); None: none",
@@ -53,6 +68,9 @@ CALL_PATHS = [
     (TrainRankerOptions, "ontolink.ranking.train:ranker_queries", {"synonym_count": "synonym_queries"}, {}),
     (TrainRankerOptions, "ontolink.ranking.fit:fit_ranker", {}, {
         "gate_coverage": "takes `options.gate_coverage or None`; None: no gate"}),
+    (TrainRankerOptions, "ontolink.ranking.fit:fit_conditional_logit", {}, {}),
+    (TrainRankerOptions, "ontolink.ranking.queries:synonym_queries", {}, {}),
+    (TrainRankerOptions, "ontolink.ranking.queries:pair_queries", {"hold_out_fraction": "hold_out"}, {}),
     (TrainRankerOptions, "ontolink.ranking.features:CandidateFeatures", {}, {}),
     (TrainRankerOptions, "ontolink.ranking.ranker:Ranker.bind", {}, {}),
     (TrainRankerOptions, "ontolink.api:train_ranker", {}, {}),
@@ -91,6 +109,9 @@ CALL_PATHS = [
     (ConvertOptions, "ontolink.formats.convert:IdRewriter", {}, {}),
     (ConvertOptions, "ontolink.formats.convert:write_linked", {}, {}),
     (EmbedKgOptions, "ontolink.kg.embed:embed_kg", {}, {}),
+    (EmbedKgOptions, "ontolink.kg.embedders:KGEmbedder.fit", {}, {}),
+    (EmbedKgOptions, "ontolink.kg.embedders.rdf2vec:RDF2Vec.fit", {}, {}),
+    (EmbedKgOptions, "ontolink.kg.embedders.pykeen_kg:PyKEENEmbedder.fit", {}, {}),
     (AlignFitOptions, "ontolink.kg.alignment.workflows:train_alignment", {"normalize": "kg_normalize"}, {}),
     (AlignFitOptions, "ontolink.kg.alignment.fit_heads:TrainOptions", {}, {}),
     (AlignFitOptions, "ontolink.kg.alignment.fit_heads:train_alignment_model", {}, {
@@ -98,6 +119,13 @@ CALL_PATHS = [
     (AlignFitOptions, "ontolink.kg.alignment.model:alignment_model", {}, {
         "combine": "None: a model without a hybrid text block (train_alignment passes combine for hybrid only)"}),
     (AlignFitOptions, "ontolink.kg.alignment.heads:make_head", {}, {}),
+    (AlignFitOptions, "ontolink.kg.alignment.heads:MLPHead", {}, {}),
+    (AlignFitOptions, "ontolink.kg.alignment.heads:CrossAttentionHead", {}, {}),
+    (AlignFitOptions, "ontolink.kg.alignment.model:_module().__init__", {}, {
+        "combine": "None: a model without a hybrid text block (train_alignment passes combine for hybrid only)"}),
+    (AlignFitOptions, "ontolink.kg.alignment.compose:Composer", {"normalize": "kg_normalize"}, {
+        "device": "takes a resolved device (train_alignment resolves auto first)"}),
+    (AlignFitOptions, "ontolink.kg.alignment.cv:grouped_holdout", {"fraction": "validation_fraction"}, {}),
     (AlignFitOptions, "ontolink.kg.alignment.encoding:triple_encoding", {"normalize": "kg_normalize"}, {
         "device": "takes a resolved device (train_alignment resolves auto first)"}),
     (AlignCvOptions, "ontolink.kg.alignment.workflows:cross_validate", {"normalize": "kg_normalize"}, {}),
@@ -114,7 +142,8 @@ def _function(spec):
     module, qualname = spec.split(":")
     found = importlib.import_module(module)
     for part in qualname.split("."):
-        found = getattr(found, part)
+        # "_module()": a class made when first asked (its module imports torch only then)
+        found = getattr(found, part[:-2])() if part.endswith("()") else getattr(found, part)
     return found
 
 
@@ -149,6 +178,14 @@ def test_library_defaults_are_the_options_defaults(options, spec, renamed, skipp
     assert compared, f"{spec} shares no defaulted keyword with {options.__name__}: drop it from CALL_PATHS"
     assert not wrong, "\n".join(f"{spec}({name}={value!r}) but {options.__name__}.{field} = {expected!r}"
                                 for name, field, value, expected in wrong)
+
+
+def test_make_pairs_sources_default_is_the_commands():
+    """build_matcher takes --sources as a sequence; its default is the command's comma-separated one."""
+    from ontolink.aliases.pairs import build_matcher
+
+    default = inspect.signature(build_matcher).parameters["sources"].default
+    assert tuple(default) == tuple(MakePairsOptions.sources.split(",")) == ("name", "alias")
 
 
 def test_a_changed_default_is_found():

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from ontolink.ontology.model import Ontology
 
 SOURCES = ("name", "synonym", "alias", "concept")  # precedence order
+# the sources make-pairs reads unless --sources says otherwise, as build_matcher takes them
+DEFAULT_SOURCES = tuple(MakePairsOptions.sources.split(","))
 CONCEPT_MIN_VOTES = MakePairsOptions.concept_min_votes  # a concept's mentions that must name the entity it is bridged to
 CONCEPT_MARGIN = 4  # ... at least this many times as often as any other entity
 
@@ -47,9 +49,10 @@ class PairStats:
                 f"{self.ambiguous} ambiguous mentions dropped, {self.unmatched} unmatched")
 
 
-def build_matcher(ontology: Ontology, alias_records: Iterable[dict[str, Any]] | None, sources: Sequence[str] = SOURCES,
+def build_matcher(ontology: Ontology, alias_records: Iterable[dict[str, Any]] | None,
+                  sources: Sequence[str] = DEFAULT_SOURCES,
                   source_name: str = "<stdin>") -> dict[str, dict[str, dict[str, str]]]:
-    """normalised text -> source -> {entity id: matched string}."""
+    """normalised text -> source -> {entity id: matched string}, from the ``sources`` (default: make-pairs' own)."""
     unknown = set(sources) - set(SOURCES)
     if unknown:
         raise InputError(f"unknown pair source(s) {', '.join(sorted(unknown))} (known: {', '.join(SOURCES)})")

@@ -14,6 +14,7 @@ from ontolink.encoders.base import ENCODERS, Encoder, UnsupportedModel
 from ontolink.core.device import resolve_device, resolve_precision
 from ontolink.core.errors import OntolinkError
 from ontolink.core.manifest import peek_manifest
+from ontolink.core.options import AUTO_DEVICE
 AUTO = "auto"
 
 
@@ -37,7 +38,7 @@ def trained_reading(model: str | None, device: str, runtime: str, precision: str
     return read_as.get("runtime", "torch"), read_as.get("precision", "fp32")
 
 
-def load_encoder(model: str | None = None, device: str = "auto", precision: str = "auto", runtime: str = AUTO,
+def load_encoder(model: str | None = None, device: str = AUTO_DEVICE, precision: str = AUTO, runtime: str = AUTO,
                  max_length: int = 128) -> Encoder:
     """The encoder of ``model`` (default: all-MiniLM-L6-v2 from its PyPI package) in ``runtime``."""
     device = resolve_device(device)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from ontolink.core.registry import Registry
+from ontolink.core.options import AUTO_DEVICE
 
 
 class Engine:
@@ -56,6 +57,6 @@ DEFAULT_ENGINE = "local"
 
 
 def open_engine(name: str = DEFAULT_ENGINE, workers: int = 1, address: str | None = None,
-                device: str = "auto") -> Engine:
+                device: str = AUTO_DEVICE) -> Engine:
     """The engine registered as ``name``, started (a Ray engine joins or starts its cluster here)."""
     return ENGINES.get(name)(workers=workers, address=address, device=device)

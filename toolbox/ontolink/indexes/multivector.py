@@ -47,7 +47,7 @@ class MultiVectorNameIndex(NameIndex):
     files = (TOKENS_FILE, OFFSETS_FILE)
 
     def __init__(self, encoder: TokenEncoder, faiss_index: Any, faiss_options: dict[str, Any],
-                 offsets: Sequence[int] | np.ndarray, texts: Sequence[str], token_k: int = 2048,
+                 offsets: Sequence[int] | np.ndarray, texts: Sequence[str], token_k: int = IndexOptions.token_k,
                  query_expansion: bool = False, matrix: np.ndarray | None = None) -> None:
         self.encoder = encoder
         self.faiss_options = dict(faiss_options)

@@ -20,6 +20,8 @@ from ontolink.ranking.fit import fit_ranker, training_matrix
 from ontolink.ranking.queries import synonym_queries
 from ontolink.ranking.ranker import Ranker, save_ranker
 from ontolink.ranking.tables import FILES, RankerTables, ranker_tables
+from ontolink.core.options import DEFAULT_SEED
+from ontolink.indexes.options import IndexOptions
 
 PACKAGED = Path(__file__).resolve().parent / "packaged"
 FITTED_DIR = "ranker"  # the fitted ranker's directory inside the index directory
@@ -31,14 +33,14 @@ MIN_HELD_OUT = 50  # held-out queries below which nothing is measured (the packa
 MIN_FIT = 200  # training queries below which no ranker is fitted
 
 
-def held_out_entity(entity_id, seed=0, share=HELD_OUT_SHARE):
+def held_out_entity(entity_id, seed=DEFAULT_SEED, share=HELD_OUT_SHARE):
     """A stable per-entity coin: an entity's synonyms are all held out or all not, whatever the ontology's order
     (the packaged ranker was fitted on HPO's entities this leaves in, so HPO's held-out queries are new to it)."""
     digest = hashlib.blake2b(f"{seed}:{entity_id}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big") / 2 ** 64 < share
 
 
-def split_by_entity(queries, loaded_index, seed=0):
+def split_by_entity(queries, loaded_index, seed=DEFAULT_SEED):
     """(training queries, held-out queries) of synonym queries, split by their answer's entity."""
     fit, held = [], []
     for query in queries:
@@ -50,7 +52,7 @@ def packaged_ranker():
     return Ranker(PACKAGED)
 
 
-def add_ranker(directory, loaded_index, choice="auto", seed=0):
+def add_ranker(directory, loaded_index, choice=IndexOptions.ranker, seed=DEFAULT_SEED):
     """Write the ranker tables into the index being built in ``directory`` (``ranking.tables``) and choose its
     default ranker (``choice``: auto, packaged or none), fitting one into ``directory``/ranker when it wins.
     Updates ``loaded_index.manifest`` (the manifest about to be written)."""
@@ -71,7 +73,7 @@ def add_ranker(directory, loaded_index, choice="auto", seed=0):
     return manifest["ranker"]
 
 
-def choose_ranker(directory, loaded_index, seed=0):
+def choose_ranker(directory, loaded_index, seed=DEFAULT_SEED):
     """The "ranker" block of the index manifest: the packaged ranker, one fitted on the ontology's synonyms, or
     none, whichever has the best R@1 on held-out synonym queries (ties: packaged, then fitted)."""
     if loaded_index.name_kinds is None:

@@ -42,7 +42,7 @@ def training_matrix(features, queries, batch_size=256, progress=None):
     return np.concatenate(rows), np.concatenate(labels), np.concatenate(groups), skipped
 
 
-def fit_conditional_logit(matrix, labels, groups, regularisation=0.01):
+def fit_conditional_logit(matrix, labels, groups, regularisation=TrainRankerOptions.regularisation):
     """A logistic regression over each query's candidates at once (softmax within a query, the answer's
     log-probability maximised; McFadden's conditional logit), on standardised features, by L-BFGS.
 

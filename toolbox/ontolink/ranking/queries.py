@@ -16,6 +16,8 @@ import numpy as np
 
 from ontolink.core.errors import InputError
 from ontolink.ontology import normalize
+from ontolink.core.options import DEFAULT_SEED
+from ontolink.ranking.options import TrainRankerOptions
 
 
 def rows_by_text(loaded_index):
@@ -30,7 +32,7 @@ def _owners(loaded_index, rows):
     return {int(loaded_index.entity_of_name[row]) for row in rows}
 
 
-def synonym_queries(loaded_index, count, seed=0):
+def synonym_queries(loaded_index, count, seed=DEFAULT_SEED):
     """Up to ``count`` (record, entity row, held-out rows) from names that are not an entity's preferred name."""
     if loaded_index.name_kinds is None:
         raise InputError("index predates name kinds; rebuild it with `ontolink index`", loaded_index.directory)
@@ -54,7 +56,7 @@ def _held_out(record_id, fraction, seed):
     return int.from_bytes(digest, "big") / 2 ** 64 < fraction
 
 
-def pair_queries(pairs, loaded_index, hold_out_fraction=0.5, seed=0):
+def pair_queries(pairs, loaded_index, hold_out_fraction=TrainRankerOptions.hold_out, seed=DEFAULT_SEED):
     """(record, entity row, held-out rows) from Pair records; pairs of entities not in the index are skipped."""
     row_of_entity = {entity_id: row for row, entity_id in enumerate(loaded_index.entity_ids)}
     rows_of_text = rows_by_text(loaded_index)

@@ -297,11 +297,13 @@ class ConceptMatcher:
         return Match(first, last, list(ids), len(key_set), in_order, words)
 
     # -- choosing ----------------------------------------------------------------------------------
-    def matches(self, text, nesting="none", coordination=True, abbreviations=False):
+    def matches(self, text, nesting="none", coordination=AnnotateOptions.coordination,
+                abbreviations=AnnotateOptions.abbreviations):
         """(start, end, ids) of the names found in ``text``, in text order (see ``spans``)."""
         return [(start, end, ids) for start, end, ids, *_ in self.spans(text, nesting, coordination, abbreviations)]
 
-    def spans(self, text, nesting="none", coordination=True, abbreviations=False):
+    def spans(self, text, nesting="none", coordination=AnnotateOptions.coordination,
+              abbreviations=AnnotateOptions.abbreviations):
         """(start, end, ids, source, expansion) of the names found in ``text``, in text order; source
         is "dictionary", "coordination" for a name expanded from a coordination (``expansion``: that
         name written out, "palmar pits"; its ids are empty when it is no name of the ontology), or

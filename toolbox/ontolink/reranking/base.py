@@ -26,7 +26,7 @@ class Reranker:
 
     required_files: tuple[str, ...] = ()  # beside manifest.json, what the directory must hold
 
-    def __init__(self, directory: Path, manifest: dict[str, Any], device: str = "auto", batch_size: int = 128):
+    def __init__(self, directory: Path, manifest: dict[str, Any], device: str = AUTO_DEVICE, batch_size: int = 128):
         self.directory = Path(directory)
         self.manifest = manifest
         self.device = resolve_device(device)

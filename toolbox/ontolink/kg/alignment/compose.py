@@ -16,6 +16,8 @@ KG model has another (TuckER: 65 vs 200), a fixed random Gaussian projection
 import numpy as np
 
 from ontolink.core.errors import InputError
+from ontolink.core.options import DEFAULT_SEED
+from ontolink.kg.options import AlignFitOptions
 
 COMPOSITIONS = ("concat", "hadamard", "l1", "l2")
 
@@ -33,7 +35,8 @@ def relation_projection(relation_dim, entity_dim, seed):
 class Composer:
     """Maps (n, 3) rows of (subject, relation, object) indices to (n, D) composed, unit vectors (torch)."""
 
-    def __init__(self, kg, compose="concat", normalize=True, seed=0, projection=None, device="cpu"):
+    def __init__(self, kg, compose=AlignFitOptions.compose, normalize=AlignFitOptions.kg_normalize, seed=DEFAULT_SEED,
+                 projection=None, device="cpu"):
         import torch
 
         if compose not in COMPOSITIONS:

@@ -4,7 +4,7 @@ import numpy as np
 
 from ontolink.core.errors import InputError
 from ontolink.core.options import DEFAULT_SEED
-from ontolink.kg.options import AlignCvOptions
+from ontolink.kg.options import AlignCvOptions, AlignFitOptions
 
 
 def grouped_folds(groups, folds=AlignCvOptions.folds, seed=DEFAULT_SEED):
@@ -35,7 +35,7 @@ def grouped_folds(groups, folds=AlignCvOptions.folds, seed=DEFAULT_SEED):
     return [np.asarray(sorted(rows), dtype=np.int64) for rows in members]
 
 
-def grouped_holdout(rows, groups, fraction=0.15, seed=0):
+def grouped_holdout(rows, groups, fraction=AlignFitOptions.validation_fraction, seed=DEFAULT_SEED):
     """Split ``rows`` into (train, validation) by group, about ``fraction`` of the rows held out."""
     rows = np.asarray(rows, dtype=np.int64)
     if fraction <= 0:

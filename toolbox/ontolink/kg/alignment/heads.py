@@ -22,7 +22,7 @@ class LinearHead(nn.Module):
 class MLPHead(nn.Module):
     """Linear, LayerNorm, GELU, dropout, Linear [hidden 256, dropout 0.273]."""
 
-    def __init__(self, d_in, d_out, hidden=256, dropout=0.273, **unused):
+    def __init__(self, d_in, d_out, hidden=AlignFitOptions.hidden, dropout=AlignFitOptions.dropout, **unused):
         super().__init__()
         self.layers = nn.Sequential(nn.Linear(d_in, hidden), nn.LayerNorm(hidden), nn.GELU(), nn.Dropout(dropout),
                                     nn.Linear(hidden, d_out))
@@ -40,7 +40,7 @@ class CrossAttentionHead(nn.Module):
     input. It is kept for fidelity to the method.
     """
 
-    def __init__(self, d_in, d_out, hidden=256, attention_heads=4, **unused):
+    def __init__(self, d_in, d_out, hidden=AlignFitOptions.hidden, attention_heads=4, **unused):
         super().__init__()
         self.memory = nn.Linear(d_in, hidden)
         self.queries = nn.Parameter(torch.randn(3, hidden) * 0.02)

@@ -25,8 +25,8 @@ def _module():
     class AlignmentModel(nn.Module):
         """The trained heads; ``spaces`` gives the (document, triple) vectors a direction ranks with."""
 
-        def __init__(self, direction, head, text_dim, triple_dim, hidden=256, dropout=0.273, text_block=0,
-                     combine=None):
+        def __init__(self, direction, head, text_dim, triple_dim, hidden=AlignFitOptions.hidden,
+                     dropout=AlignFitOptions.dropout, text_block=0, combine=None):
             super().__init__()
             if direction not in DIRECTIONS:
                 raise InputError(f"unknown direction {direction!r} (known: {', '.join(DIRECTIONS)})")

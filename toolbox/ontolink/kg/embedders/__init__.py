@@ -14,6 +14,7 @@ import numpy as np
 
 from ontolink.core.registry import Registry
 from ontolink.formats.triples import TripleSet
+from ontolink.core.options import AUTO_DEVICE, DEFAULT_SEED
 
 
 @dataclass
@@ -40,7 +41,7 @@ class KGEmbedder:
         # A backend's constructor takes its own options (the PyKEEN backend the model's name first).
         def __init__(self, *args: Any, **options: Any) -> None: ...
 
-    def fit(self, triple_set: TripleSet, seed: int = 0, device: str = "auto",
+    def fit(self, triple_set: TripleSet, seed: int = DEFAULT_SEED, device: str = AUTO_DEVICE,
             progress: Any = None) -> KGEmbeddingResult:
         raise NotImplementedError
 

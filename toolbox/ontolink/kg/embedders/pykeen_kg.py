@@ -22,6 +22,7 @@ from ontolink.kg.embedders import KG_EMBEDDERS, KGEmbedder, KGEmbeddingResult
 from ontolink.core.errors import InputError
 from ontolink.core.io import warn
 from ontolink.core.device import resolve_device
+from ontolink.core.options import AUTO_DEVICE, DEFAULT_SEED
 
 if TYPE_CHECKING:
     from ontolink.formats.triples import TripleSet
@@ -131,7 +132,7 @@ class PyKEENEmbedder(KGEmbedder):
                if not (key == "negatives" and self.training_loop == "lcwa")},
         }
 
-    def fit(self, triple_set: TripleSet, seed: int = 0, device: str = "auto", progress: Any = None
+    def fit(self, triple_set: TripleSet, seed: int = DEFAULT_SEED, device: str = AUTO_DEVICE, progress: Any = None
             ) -> KGEmbeddingResult:
         _quiet()
         import torch

@@ -25,6 +25,7 @@ import numpy as np
 
 from ontolink.kg.embedders import KG_EMBEDDERS, KGEmbedder, KGEmbeddingResult
 from ontolink.core.errors import InputError
+from ontolink.core.options import AUTO_DEVICE, DEFAULT_SEED
 
 if TYPE_CHECKING:
     from ontolink.formats.triples import TripleSet
@@ -91,7 +92,7 @@ class RDF2Vec(KGEmbedder):
                      min_count=min_count, sample=sample, reverse=reverse, workers=workers, alpha=alpha)
         self.options: dict[str, Any] = {key: DEFAULTS[key] if value is None else value for key, value in given.items()}
 
-    def fit(self, triple_set: TripleSet, seed: int = 0, device: str = "auto", progress: Any = None
+    def fit(self, triple_set: TripleSet, seed: int = DEFAULT_SEED, device: str = AUTO_DEVICE, progress: Any = None
             ) -> KGEmbeddingResult:
         from gensim.models import Word2Vec
         from gensim.models.callbacks import CallbackAny2Vec

@@ -13,6 +13,7 @@ import numpy as np
 from ontolink.core.artifact_files import number
 from ontolink.reranking.base import RERANKERS, Reranker, batched, candidate_texts, reordered
 from ontolink.reranking.cross_encoder import MODEL_WEIGHTS, cross_encoder_logits, load_cross_encoder
+from ontolink.core.options import AUTO_DEVICE
 
 
 @RERANKERS.register("blink")
@@ -21,7 +22,7 @@ class CrossEncoderReranker(Reranker):
 
     required_files = ("config.json", MODEL_WEIGHTS)
 
-    def __init__(self, directory: Path, manifest: dict[str, Any], device: str = "auto", batch_size: int = 128):
+    def __init__(self, directory: Path, manifest: dict[str, Any], device: str = AUTO_DEVICE, batch_size: int = 128):
         import torch  # the [cpu] install links without torch until a reranker is asked for
 
         super().__init__(directory, manifest, device=device, batch_size=batch_size)

@@ -25,13 +25,14 @@ from ontolink.reranking.read_and_select import (
     load_selector,
     with_retriever_scores,
 )
+from ontolink.core.options import AUTO_DEVICE
 
 
 @RERANKERS.register("res")
 class ResReranker(Reranker):
     """A trained ReS reranker: reads each (mention, candidate), selects across a mention's candidates."""
 
-    def __init__(self, directory: Path, manifest: dict[str, Any], device: str = "auto", batch_size: int = 128):
+    def __init__(self, directory: Path, manifest: dict[str, Any], device: str = AUTO_DEVICE, batch_size: int = 128):
         import torch  # the [cpu] install links without torch until a reranker is asked for
 
         super().__init__(directory, manifest, device=device, batch_size=batch_size)
