@@ -2,11 +2,13 @@
 library functions the command calls take the same ones (``def train_reranker(..., top_k: int =
 TrainRerankerOptions.top_k)``), so the command line and the Python API cannot drift apart. For each command's call
 path, every keyword parameter that shares a name with an options field (or is listed as that field's other name)
-must default to the field's default."""
+must default to the field's default, and name it rather than write the value out again."""
 
+import ast
 import dataclasses
 import importlib
 import inspect
+import textwrap
 
 import pytest
 
@@ -180,6 +182,45 @@ def test_library_defaults_are_the_options_defaults(options, spec, renamed, skipp
                                 for name, field, value, expected in wrong)
 
 
+def literal_copies(options, function, renamed=None, skipped=()):
+    """The parameters of ``function`` compared with ``options`` whose default is written out as a literal (other
+    than None) instead of naming its source: equal today, free to drift tomorrow."""
+    # a field defaulting to None leaves the value to the library (as in mismatches): its literal is its own
+    fields = {field.name for field in dataclasses.fields(options)
+              if field.default is not dataclasses.MISSING and field.default is not None}
+    renamed = renamed or {}
+    source = textwrap.dedent(inspect.getsource(function.__init__ if inspect.isclass(function) else function))
+    node = next(node for node in ast.walk(ast.parse(source))
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    arguments = node.args.posonlyargs + node.args.args
+    pairs = list(zip(arguments[len(arguments) - len(node.args.defaults):], node.args.defaults))
+    pairs += [(argument, default) for argument, default in zip(node.args.kwonlyargs, node.args.kw_defaults)
+              if default is not None]
+    copies = []
+    for argument, default in pairs:
+        if renamed.get(argument.arg, argument.arg) not in fields or argument.arg in skipped:
+            continue
+        try:
+            value = ast.literal_eval(default)
+        except ValueError:
+            continue  # a name: the options field, a constant both read, AUTO_DEVICE...
+        if value is not None:
+            copies.append(f"{argument.arg}={ast.unparse(default)}")
+    return copies
+
+
+@pytest.mark.parametrize("options, spec, renamed, skipped",
+                         [row for row in CALL_PATHS if not dataclasses.is_dataclass(_function(row[1]))],
+                         ids=[f"{row[0].__name__}-{row[1].split(':')[1]}" for row in CALL_PATHS
+                              if not dataclasses.is_dataclass(_function(row[1]))])
+def test_library_defaults_name_their_source(options, spec, renamed, skipped):
+    """A default written out again (``top_k: int = 64`` beside ``top_k: int = 64`` in the options) passes the
+    check above until one of them changes; each names its source instead."""
+    copies = literal_copies(options, _function(spec), renamed, skipped)
+    assert not copies, f"{spec}: {', '.join(copies)} repeat {options.__name__}'s defaults: name them " \
+                       f"({options.__name__}.FIELD, AUTO_DEVICE, DEFAULT_SEED or a constant both read)"
+
+
 def test_make_pairs_sources_default_is_the_commands():
     """build_matcher takes --sources as a sequence; its default is the command's comma-separated one."""
     from ontolink.aliases.pairs import build_matcher
@@ -198,3 +239,9 @@ def test_a_changed_default_is_found():
     wrong, compared = mismatches(TrainRerankerOptions, drifted)
     assert compared == 3
     assert [name for name, *_ in wrong] == ["top_k", "negatives"]
+    # and a default that equals its field's but is written out again
+    assert literal_copies(TrainRerankerOptions, drifted) == []
+
+    def copied(top_k=64, epochs=TrainRerankerOptions.epochs, backbone=None):
+        return top_k, epochs, backbone
+    assert literal_copies(TrainRerankerOptions, copied) == ["top_k=64"]
