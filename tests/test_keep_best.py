@@ -92,7 +92,8 @@ def test_too_few_pairs_with_force_write_a_model_marked_not_improved(small_ontolo
 def test_a_reranker_that_loses_to_the_index_order_is_not_applied_and_link_warns_once(
         small_ontology_path, tfidf_index, tmp_path):
     """Mentions that are their entity's only name: TF-IDF already ranks every gold first, so no reranker
-    epoch beats the index's order; link then keeps that order and says so once."""
+    epoch beats the index's order; link then orders the candidates as it would without the reranker (the
+    index's default ranker) and says so once."""
     ontology = load_ontology(small_ontology_path)
     pairs = tmp_path / "pairs.jsonl"
     pairs.write_text(jsonl(single_name_pairs(ontology, 30)))
@@ -109,9 +110,32 @@ def test_a_reranker_that_loses_to_the_index_order_is_not_applied_and_link_warns_
 
     mentions = jsonl([{"id": f"m{n}", "mention": entity.name.lower(), "context_left": "The patient had "}
                       for n, entity in enumerate(list(ontology)[:5])])
-    plain = run("link", "--index", tfidf_index, "--no-ranker", "--top-k", 6, input=mentions)
+    without = run("link", "--index", tfidf_index, "--top-k", 6, input=mentions)
     reranked = run("link", "--index", tfidf_index, "--top-k", 6, "--reranker", model, input=mentions)
     assert reranked.exit_code == 0, reranked.stderr
     assert reranked.stderr.count("did not improve on its start") == 1
-    assert "not applied, the candidates keep the index's order" in reranked.stderr
-    assert parse_jsonl(reranked.stdout) == parse_jsonl(plain.stdout)
+    assert "not applied, the candidates are ordered as without it" in reranked.stderr
+    assert parse_jsonl(reranked.stdout) == parse_jsonl(without.stdout)
+
+
+def test_a_rerankers_held_out_pair_is_searched_without_its_own_string_when_its_gold_has_another_name(
+        small_ontology_path, tfidf_index):
+    """make-pairs' pairs are exact matches: searched as they are, each gold comes first and no reranker could
+    beat that start. Held out, a pair's own string leaves the index when its gold keeps another name."""
+    from ontolink.indexes.artifact import load_index
+    from ontolink.ontology import normalize
+    from ontolink.reranking.held_out import held_out_candidates
+
+    ontology = load_ontology(small_ontology_path)
+    loaded = load_index(tfidf_index, device="cpu")
+    several = [entity for entity in ontology if entity.synonyms][:5]
+    single = [entity for entity in ontology if not entity.synonyms][:5]
+    pairs = [{"id": f"p{n}", "mention": entity.name, "entity_id": entity.id}
+             for n, entity in enumerate(several + single)]
+    found = held_out_candidates(pairs, loaded, top_k=6)
+    for pair, candidates in zip(pairs[:5], found[:5]):
+        gold = [candidate for candidate in candidates if candidate["id"] == pair["entity_id"]]
+        assert all(normalize(candidate["matched_name"]) != normalize(pair["mention"]) for candidate in candidates)
+        assert not gold or gold[0]["matched_name"] != pair["mention"]  # found, if at all, by another name
+    for pair, candidates in zip(pairs[5:], found[5:]):  # the only name stays: the gold is found by it
+        assert candidates[0]["id"] == pair["entity_id"] and candidates[0]["matched_name"] == pair["mention"]

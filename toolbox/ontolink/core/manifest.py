@@ -212,7 +212,7 @@ def learned_or_none(model, what, path):
     if line is None:
         return model
     if model.manifest.get("kept_epoch") == 0:
-        warn(f"{line}: not applied, the candidates keep the index's order")
+        warn(f"{line}: not applied, the candidates are ordered as without it")
         return None
     warn(line)
     return model

@@ -122,7 +122,8 @@ def _load(options: LinkOptions) -> tuple[Any, Any, Any, str | None, float | None
         from ontolink.ranking.ranker import Ranker  # late: loads numpy
 
         ranker = learned_or_none(Ranker(options.ranker_dir), "ranker", options.ranker_dir)
-    elif not options.no_ranker and options.reranker_dir is None:
+    if ranker is None and reranker is None and not options.no_ranker:
+        # none asked for, or one not applied (its trainer kept its start): link as without it
         from ontolink.ranking.default import index_ranker  # late: loads numpy
 
         ranker, which = index_ranker(loaded)
@@ -132,7 +133,7 @@ def _load(options: LinkOptions) -> tuple[Any, Any, Any, str | None, float | None
     try:
         # the default ranker's scores are probabilities: NIL reads the retriever's best score, as without one
         nil = resolve_nil_threshold(options.nil_threshold, loaded,
-                                    reranked=reranker is not None or options.ranker_dir is not None)
+                                    reranked=reranker is not None or (ranker is not None and by_default is None))
     except ValueError as error:
         raise UsageError(str(error), option="--nil-threshold") from None
     return loaded, reranker, ranker, by_default, nil

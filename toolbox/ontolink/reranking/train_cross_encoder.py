@@ -28,6 +28,7 @@ from ontolink.encoders.model_files import DEFAULT_ENCODER
 from ontolink.linking.link import link_mentions
 from ontolink.core.options import AUTO_DEVICE, DEFAULT_SEED
 from ontolink.reranking.options import BATCH_SIZE, TrainRerankerOptions
+from ontolink.reranking.held_out import held_out_candidates
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -82,8 +83,8 @@ def train_reranker(pairs: Sequence[dict[str, Any]], ontology: Ontology, loaded_i
                "retriever_index": loaded_index.manifest.get("index"), "ontology_sha256": ontology.content_hash,
                "holdout_share": holdout_share}
     checkpoints = Checkpoints(output, ARTIFACT, options, force=force)
-    retrieved = [record["candidates"] for record in link_mentions(pairs + held_out, loaded_index, top_k=top_k)]
-    retrieved, held_retrieved = retrieved[:len(pairs)], retrieved[len(pairs):]
+    retrieved = [record["candidates"] for record in link_mentions(pairs, loaded_index, top_k=top_k)]
+    held_retrieved = held_out_candidates(held_out, loaded_index, top_k)
 
     torch.manual_seed(seed)  # the scoring head and marker embeddings start at random
     loaded = {}

@@ -47,6 +47,7 @@ from ontolink.encoders.model_files import DEFAULT_ENCODER
 from ontolink.linking.link import link_mentions
 from ontolink.core.options import AUTO_DEVICE, DEFAULT_SEED
 from ontolink.reranking.options import BATCH_SIZE, TrainRerankerOptions
+from ontolink.reranking.held_out import held_out_candidates
 
 if TYPE_CHECKING:
     from ontolink.indexes.artifact import LoadedIndex
@@ -98,9 +99,10 @@ def train_res_reranker(pairs: Sequence[dict[str, Any]], ontology: Ontology, load
     pairs, held_out = holdout.training, holdout.held_out
     head_learning_rate = SELECTOR_LEARNING_RATE if head_learning_rate is None else head_learning_rate
     definition_of = lambda entity_id: ontology[entity_id].definition  # noqa: E731
-    retrieved = [record["candidates"] for record in link_mentions(pairs + held_out, loaded_index, top_k=top_k)]
-    width_k = min(len(candidates) for candidates in retrieved)
-    retrieved, held_groups = retrieved[:len(pairs)], [candidates[:width_k] for candidates in retrieved[len(pairs):]]
+    retrieved = [record["candidates"] for record in link_mentions(pairs, loaded_index, top_k=top_k)]
+    held_retrieved = held_out_candidates(held_out, loaded_index, top_k)
+    width_k = min(len(candidates) for candidates in retrieved + held_retrieved)
+    held_groups = [candidates[:width_k] for candidates in held_retrieved]
     held_golds = [[c["id"] for c in group].index(pair["entity_id"]) if pair["entity_id"] in [c["id"] for c in group]
                   else None for pair, group in zip(held_out, held_groups)]  # equal groups: one (B, K) score matrix per batch
     if width_k < 2:
