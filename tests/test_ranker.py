@@ -351,6 +351,12 @@ def test_train_ranker_says_when_its_queries_cannot_teach_it(small_ontology_path,
                        f"outside the top 64; 0 synonym, {len(entities)} pair queries in all), so the ranker can only "
                        "keep that order; give pairs whose mentions are not the entities' own names, or an ontology "
                        "with synonyms"], result.stderr
+    # it kept the index's order on its held-out pairs: `link --ranker` orders as `link` does without it, and says so
+    mentions = jsonl([{"id": f"m{number}", "mention": entity["name"].lower()} for number, entity in
+                      enumerate(entities[:5])])
+    with_it = run("link", "--index", index, "--ranker", tmp_path / "names", input=mentions)
+    assert "not applied, the candidates are ordered as without it" in with_it.stderr
+    assert parse_jsonl(with_it.stdout) == parse_jsonl(run("link", "--index", index, input=mentions).stdout)
 
     # every pair held out: each is searched without the one name its entity has, and none finds it
     result = run("train", "ranker", "--index", index, "--pairs", pairs, "--hold-out", 1, "--force", tmp_path / "lost")

@@ -43,7 +43,7 @@ def train_ranker(loaded_index, directory, queries, groups=None, prior=AUTO_PRIOR
 
     The queries of a ``holdout_share`` of their answer entities are held out (seeded) and ranked both in the
     index's order and by the fitted ranker: the manifest says whether the ranker beat that order
-    ("improved"); when it did not, `link --ranker` keeps the index's order and says so."""
+    ("improved"); when it did not, `link --ranker` orders the candidates as without it and says so."""
     holdout_share = DEFAULT_HOLDOUT_SHARE if holdout_share is None else holdout_share
     holdout = Holdout(list(queries), lambda query: [query[1]], holdout_share, seed, force=force, unit="queries")
     queries = holdout.training
