@@ -115,3 +115,17 @@ def test_link_through_the_local_engine_is_link_batch_by_batch(loaded_dense_index
     one_by_one = LinkBatches(loaded_dense_index, top_k=10, ranker=packaged_ranker() if ranked else None)
     alone = [record for start in range(0, len(gsc), 64) for record in one_by_one(gsc[start:start + 64])]
     assert piped == alone
+
+
+def test_a_link_function_with_a_call_of_its_own_is_called_not_staged(loaded_dense_index):
+    """A subclass of LinkBatches that changes __call__ (and not stages) is run by its __call__ in this process."""
+    from ontolink.engines.local import LocalEngine
+    from ontolink.linking.link import LinkBatches
+
+    class Counted(LinkBatches):
+        def __call__(self, batch):
+            return [len(batch)]
+
+    assert Counted(loaded_dense_index, top_k=3).stages() is None
+    batches = [[{"id": "a", "mention": "seizures"}], [{"id": "b", "mention": "ptosis"}, {"id": "c", "mention": "x"}]]
+    assert list(LocalEngine().map(Counted(loaded_dense_index, top_k=3), iter(batches))) == [[1], [2]]

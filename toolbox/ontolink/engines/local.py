@@ -14,12 +14,13 @@ class LocalEngine(Engine):
     in_process = True
 
     def map(self, function: Callable[[Any], Any], batches: Iterable[Any]) -> Iterator[Any]:
-        stages = getattr(function, "stages", None)
+        # a function whose call is then(batch, first(batch)) offers the two as stages()
+        stages = function.stages() if hasattr(function, "stages") else None
         if stages is None or usable_threads() < 2:
             for batch in batches:
                 yield function(batch)
             return
-        first, then = stages()
+        first, then = stages
         yield from pipelined(first, then, batches)
 
 
