@@ -226,6 +226,13 @@ def test_bare_mode_falls_back_to_the_frozen_encoder(small_ontology_path, tmp_pat
         vectors[name] = stored.reconstruct_n(0, stored.ntotal)
     assert len(vectors["frozen"]) > 400
     np.testing.assert_allclose(vectors["warm"], vectors["frozen"], atol=1e-5)
+    # left to auto on a CPU, a bare retriever is read as its manifest says: ONNX int8, like the default encoder
+    assert manifest["read_as"] == {"runtime": "onnx", "precision": "int8"}
+    result = CliRunner().invoke(cli, ["index", "--ontology", str(small_ontology_path), "--device", "cpu", "--model",
+                                      str(model), str(tmp_path / "idx-auto")])
+    assert result.exit_code == 0, result.stderr
+    described = json.loads((tmp_path / "idx-auto" / "manifest.json").read_text())["index"]["encoder"]
+    assert (described["runtime"], described["precision"]) == ("onnx", "int8")
     mentions = [{"id": "m1", "mention": "seizures"}]
     result = CliRunner().invoke(cli, ["link", "--index", str(tmp_path / "idx-warm"), "--top-k", "3"],
                                 input=jsonl(mentions))

@@ -2,7 +2,8 @@
 finishing where the function has those two stages."""
 
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from concurrent.futures import Future
 from typing import Any
 
 from ontolink.core.device import usable_threads
@@ -25,28 +26,51 @@ class LocalEngine(Engine):
 
 
 def pipelined(first: Callable[[Any], Any], then: Callable[[Any, Any], Any], batches: Iterable[Any]) -> Iterator[Any]:
-    """``then(batch, first(batch))`` for each batch, in order, with ``first`` of the next batch running on a second
-    thread meanwhile. For a ``first`` whose work releases the GIL (ONNX Runtime and numpy: encoding and the name
-    scan) and a ``then`` that is Python (candidate records, ranker features, JSON): the cores an encoder leaves
-    idle while Python runs encode the next batch. One batch is read ahead. A batch that cannot be read (a bad
-    line) raises after the results of every batch before it."""
+    """``then(batch, first(batch))`` for each batch, in order, with the next batch read and its ``first`` run on a
+    second thread meanwhile. For a ``first`` whose work releases the GIL (ONNX Runtime and numpy: encoding and the
+    name scan) and a ``then`` that is Python (candidate records, ranker features, JSON): the cores an encoder
+    leaves idle while Python runs encode the next batch.
+
+    The next batch is read on that thread too, so a result is yielded as soon as it is ready even when the next
+    input has not come yet (a pipe fed line by line). A batch that cannot be read (a bad line) raises after the
+    results of every batch before it. The thread is a daemon, and nothing waits for it when the caller stops
+    (`| head`, Ctrl-C): it may be blocked reading an input that never comes."""
     iterator = iter(batches)
-    with ThreadPoolExecutor(1, thread_name_prefix="search-ahead") as ahead:
-        try:
-            current = next(iterator)
-        except StopIteration:
+
+    def read_and_search() -> tuple[Any, Any] | None:
+        batch = next(iterator, _END)
+        return None if batch is _END else (batch, first(batch))
+
+    pending = _on_a_thread(read_and_search)
+    while True:
+        ready = pending.result()
+        if ready is None:
             return
-        pending = ahead.submit(first, current)
-        while True:
+        pending = _on_a_thread(read_and_search)
+        yield then(*ready)
+
+
+_END = object()
+
+
+def _on_a_thread(function: Callable[[], Any]) -> Future:
+    """The future of ``function()`` run on a daemon thread of its own (one per batch: batches are large)."""
+    future: Future = Future()
+
+    def run() -> None:
+        if future.set_running_or_notify_cancel():
             try:
-                following = next(iterator)
-            except StopIteration:
-                yield then(current, pending.result())
-                return
-            except BaseException:
-                yield then(current, pending.result())
-                raise
-            found = pending.result()
-            pending = ahead.submit(first, following)
-            yield then(current, found)
-            current = following
+                future.set_result(function())
+            except BaseException as error:  # noqa: B036  (handed to the caller, raised there)
+                future.set_exception(error)
+
+    threading.Thread(target=run, name=READING_AHEAD, daemon=True).start()
+    return future
+
+
+READING_AHEAD = "search-ahead"  # the threads' name
+
+
+def reading_ahead() -> bool:
+    """Whether a thread of ``pipelined`` is still reading or searching a batch nobody will take."""
+    return any(thread.name == READING_AHEAD and thread.is_alive() for thread in threading.enumerate())
