@@ -71,18 +71,7 @@ class BestEntities(LinkBatches):
         super().__init__(loaded_index, top_k=1, device=device)
 
     def __call__(self, texts):
-        return self.best_ids(texts, self.search_texts(texts))
-
-    def stages(self):
-        """(search, pick): the in-process engine searches the next batch while this one's ids are picked."""
-        return self.search_texts, self.best_ids
-
-    def search_texts(self, texts):
-        return self._loaded_linker().search(texts)
-
-    @staticmethod
-    def best_ids(texts, found):
-        return [candidates[0]["id"] if candidates else None for candidates in found]
+        return [candidates[0]["id"] if candidates else None for candidates in self._loaded_linker().search(texts)]
 
 
 def select_entities(mentions: Iterable[dict[str, Any]], ontology: Ontology,

@@ -185,24 +185,4 @@ _whole_short_help(cli)
 
 def main():
     one_command_process()  # what the command loads may be frozen (ontolink.core.gc_pause)
-    try:
-        cli(prog_name="ontolink")
-    except SystemExit as done:
-        local = sys.modules.get("ontolink.engines.local")  # not imported by a command that runs no engine
-        if local is not None and local.reading_ahead():
-            # stopped (Ctrl-C, `| head`, an error) while a thread reads the next batch, maybe blocked on a pipe that
-            # sends nothing more: the interpreter's shutdown would wait for stdin's lock that thread holds, and
-            # abort. What was written is flushed; nothing else is left to do.
-            _exit_now(done.code)
-        raise
-
-
-def _exit_now(code):
-    if isinstance(code, str):
-        print(code, file=sys.stderr)
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass  # a closed pipe (`| head`): nothing more can reach it
-    os._exit(code if isinstance(code, int) else 0 if code is None else 1)
+    cli(prog_name="ontolink")

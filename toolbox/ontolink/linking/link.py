@@ -258,20 +258,11 @@ class LinkBatches:
     def __call__(self, batch):
         return self.finish(batch, self.search(batch))
 
-    def stages(self):
-        """(``search``, ``finish``): the in-process engine runs the next batch's search beside this one's finish.
-        None for a subclass with a ``__call__`` of its own and no ``stages``: the stages would bypass it."""
-        if type(self).__call__ is not LinkBatches.__call__:
-            return None
-        return self.search, self.finish
-
     def search(self, batch):
         """The search results of a batch's query texts (encoding and the name scan: ONNX Runtime and numpy,
-        which release the GIL), or None where a ranker searches itself (its searches are then made here, into its
-        memo, when it has one): ``finish`` makes the records from them."""
+        which release the GIL), or None where a ranker searches itself: ``finish`` makes the records from them."""
         self._loaded_linker()
         if self.ranker is not None:
-            self.ranker.search_ahead([searched_as(record) for record in batch])
             return None
         return self.linker.rows([self.index.query_text(searched_as(record)) for record in batch])
 

@@ -4,7 +4,6 @@ Below the steps: `link`, `annotate` and the ranker's features all search through
 """
 
 import sys
-import threading
 from collections import OrderedDict
 
 import numpy as np
@@ -25,8 +24,7 @@ class SearchMemo:
     """Search results by query text, least recently used dropped first, bounded in bytes rather than entries:
     a result of 512 candidates holds 40 times the bytes of one of 10. Results are kept as their three compact
     arrays (entity rows, scores, name rows); candidate records are made from them on the way out, so no two
-    output records share a candidate dict either. Two threads may use it at once (`link` searches the next batch
-    while it finishes this one)."""
+    output records share a candidate dict either."""
 
     ARRAY_OVERHEAD = sys.getsizeof(np.empty(0))
     ENTRY_OVERHEAD = 200  # the key's slot in the ordered dict, the tuple
@@ -35,7 +33,6 @@ class SearchMemo:
         self.max_bytes = max_bytes
         self.bytes = 0
         self._entries = OrderedDict()
-        self._lock = threading.Lock()
 
     def __contains__(self, text):
         return text in self._entries
@@ -44,26 +41,24 @@ class SearchMemo:
         return len(self._entries)
 
     def get(self, text):
-        with self._lock:
-            entry = self._entries.get(text)
-            if entry is None:
-                return None
-            self._entries.move_to_end(text)
-            return entry[0]
+        entry = self._entries.get(text)
+        if entry is None:
+            return None
+        self._entries.move_to_end(text)
+        return entry[0]
 
     def put(self, text, found):
         size = (sys.getsizeof(text) + self.ENTRY_OVERHEAD
                 + sum(array.nbytes + self.ARRAY_OVERHEAD for array in found))
         if size > self.max_bytes:
             return
-        with self._lock:
-            if text in self._entries:
-                self.bytes -= self._entries.pop(text)[1]
-            self._entries[text] = (found, size)
-            self.bytes += size
-            while self.bytes > self.max_bytes:
-                _, (_, dropped) = self._entries.popitem(last=False)
-                self.bytes -= dropped
+        if text in self._entries:
+            self.bytes -= self._entries.pop(text)[1]
+        self._entries[text] = (found, size)
+        self.bytes += size
+        while self.bytes > self.max_bytes:
+            _, (_, dropped) = self._entries.popitem(last=False)
+            self.bytes -= dropped
 
 
 class Linker:

@@ -2,7 +2,6 @@
 Schwartz–Hearst algorithm of the `abbreviations` package."""
 
 import logging
-import threading
 import unicodedata
 from collections import OrderedDict
 
@@ -26,7 +25,6 @@ class AbbreviationExpander:
         self._extract = schwartz_hearst.extract_abbreviation_definition_pairs
         self._pairs = OrderedDict()
         self._cache_size = cache_size
-        self._lock = threading.Lock()  # `link` reads the next batch's long forms on another thread
 
     def long_form(self, record):
         if not (record.get("context_left") or record.get("context_right")):
@@ -37,15 +35,14 @@ class AbbreviationExpander:
         text = document_text(record)
         if not _in_parentheses(short, text):
             return None  # most mentions: the document need not be parsed
-        with self._lock:
-            pairs = self._pairs.get(text)
-            if pairs is None:
-                pairs = self._extract(doc_text=text)
-                self._pairs[text] = pairs
-                if len(self._pairs) > self._cache_size:
-                    self._pairs.popitem(last=False)
-            else:
-                self._pairs.move_to_end(text)
+        pairs = self._pairs.get(text)
+        if pairs is None:
+            pairs = self._extract(doc_text=text)
+            self._pairs[text] = pairs
+            if len(self._pairs) > self._cache_size:
+                self._pairs.popitem(last=False)
+        else:
+            self._pairs.move_to_end(text)
         long = pairs.get(short)
         return long if long and long.strip().lower() != short.lower() else None
 

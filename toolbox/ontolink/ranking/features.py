@@ -66,7 +66,7 @@ class CandidateFeatures:
         ``feature_columns`` of them): a gated ranker's cheap first pass.
         """
         groups = self.groups if groups is None else [group for group in self.groups if group in groups]
-        expanded = self._long_forms(records)
+        expanded = [self._expander.long_form(record) if self._expander else None for record in records]
         if exclude or any(self._groups[group].reads_context for group in groups):
             return self._features(records, expanded, exclude, groups)
         # what the features read of a record is its query, mention and long form: records alike in those (a
@@ -79,29 +79,16 @@ class CandidateFeatures:
                                                      [expanded[position] for position in distinct], None, groups)))
         return [computed[position] for position in firsts]
 
-    def search_ahead(self, records):
-        """Search the mentions of ``records`` and the long forms of their short forms into the linker's memo, where
-        ``__call__`` finds them (nothing when the memo is off: the work would be done twice)."""
-        if self.linker.memo.max_bytes > 0:
-            self.linker.rows(self._queries(records, self._long_forms(records))[0])
-
-    def _long_forms(self, records):
-        return [self._expander.long_form(record) if self._expander else None for record in records]
-
-    def _queries(self, records, expanded):
-        """(texts searched for ``records``, the record each is for): its query text, then its long form's."""
-        queries, owners = [], []
-        for position, (record, long_form) in enumerate(zip(records, expanded)):
+    def _features(self, records, expanded, exclude, groups):
+        queries, owners, excluded = [], [], []
+        for position, record in enumerate(records):
             queries.append(self.index.query_text(record))
             owners.append(position)
-            if long_form:
-                queries.append(self.index.query_text({**record, "mention": long_form}))
+            excluded.append(exclude[position] if exclude else ())
+            if expanded[position]:
+                queries.append(self.index.query_text({**record, "mention": expanded[position]}))
                 owners.append(position)
-        return queries, owners
-
-    def _features(self, records, expanded, exclude, groups):
-        queries, owners = self._queries(records, expanded)
-        excluded = [exclude[owner] for owner in owners] if exclude else [()] * len(queries)
+                excluded.append(excluded[-1])
         # a mention text repeats a lot in a corpus: searched once (training queries hold names out: never memoised)
         found = self.linker.search_rows(queries, exclude=excluded) if exclude else self.linker.rows(queries)
         searches = [[] for _ in records]

@@ -97,11 +97,6 @@ class Ranker:
         self._bound = (id(loaded_index), prior, top_k)
         return self
 
-    def search_ahead(self, records):
-        """Make the searches ``rank`` of these records will make, into the memo it reads them from (``CandidateFeatures
-        .search_ahead``): run on another thread while the records before are ranked."""
-        self.features.search_ahead(records)
-
     def scores(self, matrix):
         return ((matrix - self.mean) / self.scale) @ self.coefficients + self.intercept
 
