@@ -377,3 +377,15 @@ def test_running_one_command_imports_that_command_only(small_ontology_path, tmp_
     assert result.stderr.strip().splitlines()[-1] == "['ontolink.cli.commands.annotate'] False"
     assert list(cli.commands) == ["convert", "annotate", "index", "link", "eval", "select-entities", "gen-aliases",
                                   "filter", "make-pairs", "train", "embed-kg", "align", "cache"]  # all, when listed
+
+
+@pytest.mark.slow  # exports all-MiniLM-L6-v2 to ONNX int8 into an empty cache
+def test_the_first_index_says_the_encoder_was_exported_once(small_ontology_path, tmp_path, monkeypatch):
+    monkeypatch.setenv("ONTOLINK_CACHE_DIR", str(tmp_path / "cache"))
+    first = run("index", "--ontology", small_ontology_path, tmp_path / "first")
+    assert first.exit_code == 0, first.stderr
+    assert "; the encoder was exported to ONNX in " in first.stderr
+    assert "s, once: the user cache keeps it for every later run (`ontolink cache info`)" in first.stderr
+    again = run("index", "--ontology", small_ontology_path, tmp_path / "again")
+    assert again.exit_code == 0, again.stderr
+    assert "exported to ONNX" not in again.stderr and "from the embedding cache" in again.stderr

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -102,7 +103,10 @@ class OnnxSentenceEncoder(Encoder):
         self._fingerprint = hashlib.sha256(
             f"{directory_fingerprint(directory)} onnx{EXPORT_VERSION} {precision} {self.pooling} "
             f"{self.max_length}{f' prompt {self.prompt!r}' if self.prompt else ''}".encode()).hexdigest()
-        self._path = exported_model(directory, cache_dir("onnx", self._fingerprint[:24]), precision)
+        started = time.perf_counter()
+        self._path, exported = exported_model(directory, cache_dir("onnx", self._fingerprint[:24]), precision)
+        # what a first run pays once and later runs skip: `index` says so in its summary
+        self.export_seconds = time.perf_counter() - started if exported else None
         # one single-threaded session per core, whole batches side by side (ontolink.encoders.onnx_sessions)
         self._sessions = SessionPool(self._path, threads)
         self.parallel_batches = self._sessions.parallel

@@ -125,7 +125,8 @@ def quantize_per_token(source, target):
 
 
 def exported_model(model_dir, directory, precision):
-    """The path of ``model_dir`` exported at ``precision`` in ``directory``, exporting it once.
+    """(the path of ``model_dir`` exported at ``precision`` in ``directory``, whether it was exported now): the
+    export is made once.
 
     Written under a temporary name and renamed, so a concurrent or interrupted
     export never leaves a half-written model behind.
@@ -133,7 +134,7 @@ def exported_model(model_dir, directory, precision):
     directory = Path(directory)
     path = directory / f"model-{precision}.onnx"
     if path.exists():
-        return path
+        return path, False
 
     directory.mkdir(parents=True, exist_ok=True)
 
@@ -148,4 +149,4 @@ def exported_model(model_dir, directory, precision):
         finally:
             exported.unlink(missing_ok=True)
 
-    return write_atomically(path, write)
+    return write_atomically(path, write), True

@@ -105,9 +105,10 @@ def build_index(ontology: Ontology, directory: str | Path, method: str = IndexOp
         "kind": "single-vector",
         "ontology": ontology.describe() | {"synonym_scopes": list(ontology.synonym_scopes)},
         "index": name_index.describe(),
-        # distinct name inputs encoded now, and reused from the embedding cache
+        # distinct name inputs encoded now, and reused from the embedding cache; the seconds of an ONNX export this
+        # build made (none: an earlier run made it, or no ONNX encoder)
         "encoded": {field: getattr(getattr(name_index, "encoder", None), f"last_{field}", None)
-                    for field in ("encoded", "reused")},
+                    for field in ("encoded", "reused")} | _export_seconds(name_index),
         "names": len(texts),
         "entities": len(ontology),
         **({"aliases": {"names": kinds.count("alias"), "sha256": json_sha256(extra_names)}} if extra_names else {}),
@@ -122,6 +123,11 @@ def build_index(ontology: Ontology, directory: str | Path, method: str = IndexOp
 
         add_ranker(temporary, written_index(temporary, manifest, name_index), ranker, seed)
     return manifest
+
+
+def _export_seconds(name_index: Any) -> dict[str, float]:
+    seconds = getattr(getattr(name_index, "encoder", None), "export_seconds", None)
+    return {} if seconds is None else {"onnx_export_seconds": round(seconds, 1)}
 
 
 def build_multivector_index(ontology: Ontology, directory: str | Path, model: str | None = None,

@@ -64,6 +64,9 @@ def index_directory(options: IndexOptions, name_tables: dict[str, Any] | None = 
     encoded = manifest.get("encoded") or {}
     reused = f"; {encoded['encoded']} encoded, {encoded['reused']} from the embedding cache" \
         if encoded.get("reused") else ""
+    if "onnx_export_seconds" in encoded:
+        reused += (f"; the encoder was exported to ONNX in {encoded['onnx_export_seconds']:.1f} s, once: the user "
+                   "cache keeps it for every later run (`ontolink cache info`)")
     aliases = f" ({manifest['aliases']['names']} of them aliases)" if "aliases" in manifest else ""
     summary(f"indexed {manifest['names']} names{aliases} of {manifest['entities']} entities ({method}) into "
             f"{options.directory} in {time.perf_counter() - started:.1f} s{reused}; {ranker_summary(manifest)}"
