@@ -26,3 +26,77 @@ def test_first_batches_are_small_and_double():
     sizes = [len(batch) for batch in record_batches(range(5000), 4096, first_size=256)]
     assert sizes == [256, 512, 1024, 2048, 1160]
     assert [len(batch) for batch in record_batches(range(10), 4)] == [4, 4, 2]
+
+
+def _pipe_records(count):
+    """A pipe holding ``count`` JSONL records and kept open (its writer end is returned, to close)."""
+    import json
+    import os
+
+    read_end, write_end = os.pipe()
+    os.write(write_end, "".join(json.dumps({"id": f"m{n}", "mention": "seizures"}) + "\n"
+                                for n in range(count)).encode())
+    return os.fdopen(read_end, "rb"), write_end
+
+
+def test_a_quiet_pipe_hands_on_the_records_it_has():
+    """A pipe whose writer is busy (annotate, a person typing) gives its records to a batch at once: the batch
+    does not wait to fill to 256 (it would wait for ever here: the pipe stays open)."""
+    import os
+
+    from ontolink.core.io import WaitingInput, _split_lines, _chunks, record_batches
+    from ontolink.core.io import parse_jsonl
+
+    stream, writer = _pipe_records(3)
+    try:
+        waiting = WaitingInput()
+        waiting.watch(stream)
+        records = parse_jsonl(_split_lines(_chunks(stream), 1 << 20, waiting), "<pipe>")
+        batches = record_batches(records, 4096, first_size=256, waiting=waiting)
+        assert [record["id"] for record in next(batches)] == ["m0", "m1", "m2"]
+        os.write(writer, b'{"id": "m3", "mention": "myopia"}\n')
+        os.close(writer)
+        writer = None
+        assert [[record["id"] for record in batch] for batch in batches] == [["m3"]]
+    finally:
+        if writer is not None:
+            os.close(writer)
+        stream.close()
+
+
+def test_a_file_is_never_cut_by_waiting(tmp_path):
+    from ontolink.core.io import RecordBatchReader, WaitingInput
+
+    path = tmp_path / "m.jsonl"
+    path.write_text("".join(f'{{"id": "m{n}", "mention": "seizures"}}\n' for n in range(1000)))
+    assert [len(batch) for batch in RecordBatchReader(4096, first_size=256)(str(path), None)] == [256, 512, 232]
+    with open(path, "rb") as handle:
+        waiting = WaitingInput()
+        waiting.watch(handle)
+        assert waiting.descriptor is None and not waiting.stalled(0)
+
+
+def test_link_answers_a_line_while_its_input_stays_open(tfidf_index):
+    """`link` fed line by line (a person, a slow program) writes each answer before the next line comes, at its
+    default batch size."""
+    import json
+    import select
+    import subprocess
+    import sys
+
+    link = subprocess.Popen([sys.executable, "-m", "ontolink", "link", "--index", str(tfidf_index)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        link.stdin.write(b'{"id": "m1", "mention": "myopia"}\n')
+        link.stdin.flush()
+        ready, _, _ = select.select([link.stdout], [], [], 120)
+        assert ready, "no answer while the input stayed open"
+        assert json.loads(link.stdout.readline())["id"] == "m1"
+        link.stdin.write(b'{"id": "m2", "mention": "seizures"}\n')
+        link.stdin.close()
+        assert json.loads(link.stdout.readline())["id"] == "m2"
+        assert link.wait(60) == 0
+    finally:
+        link.kill()
+        link.stdout.close()
+        link.stderr.close()

@@ -65,9 +65,10 @@ def test_sessions_side_by_side_give_the_vectors_of_one(encoder):
     alone = OnnxSentenceEncoder(threads=1)
     assert (side_by_side.parallel_batches, alone.parallel_batches) == (2, 1)
     texts = [f"{text} {number}" for number in range(40) for text in TEXTS]
-    # the work is cut so that both sessions get a batch, even when it would fit in one
-    assert (side_by_side.batch_tokens(1000), alone.batch_tokens(1000)) == (500, alone.tokens_per_batch)
-    assert side_by_side.batch_tokens(100) == side_by_side.min_tokens_per_batch
+    # the work is cut so that each session gets four batches (BATCHES_PER_RUNNER), even when it would fit in one
+    assert (side_by_side.batch_tokens(4000), alone.batch_tokens(4000)) == (500, alone.tokens_per_batch)
+    assert side_by_side.batch_tokens(100_000) == side_by_side.tokens_per_batch
+    assert side_by_side.batch_tokens(1000) == side_by_side.min_tokens_per_batch
     assert np.abs(side_by_side.encode(texts) - alone.encode(texts)).max() <= 1e-6
 
 def test_same_links_at_any_batch_size_and_across_shards(dense_index, gscplus_slice, tmp_path):

@@ -14,6 +14,7 @@ import json
 import math
 import os
 import re
+import select
 import stat
 import sys
 import zlib
@@ -63,10 +64,11 @@ class OverlongLine(bytes):
                 f"(set {MAX_LINE_BYTES_VARIABLE} to raise it)")
 
 
-def _split_lines(chunks, limit):
+def _split_lines(chunks, limit, waiting=None):
     """Byte lines (newline kept) of a stream of byte chunks, each at most ``limit`` bytes; a longer line comes
     out as one ``OverlongLine`` the moment the limit is passed, and its rest is skipped up to its newline,
-    never held. Linear in the input, however long its lines."""
+    never held. Linear in the input, however long its lines. ``waiting`` (a ``WaitingInput``) is told when the
+    line handed on is the last whole line of its chunk: the next one is read from the stream."""
     pending, pending_size = [], 0
     skipping = False  # inside a too-long line already reported: drop up to its newline
     for chunk in chunks:
@@ -84,6 +86,8 @@ def _split_lines(chunks, limit):
                     pending.append(piece)
                     piece = b"".join(pending)
                     pending, pending_size = [], 0
+                if waiting is not None:
+                    waiting.drained = position == len(pieces) - 2
                 yield piece + b"\n"
             elif piece:
                 pending.append(piece)
@@ -100,6 +104,38 @@ def _chunks(stream):
         if not chunk:
             return
         yield chunk
+
+
+class WaitingInput:
+    """Whether the next record of a pipe would wait on whoever writes it: what lets a batching reader hand on
+    the records it has when its writer is slow (a person typing, a service answering now and then) instead of
+    holding them until its batch fills, which may be never.
+
+    ``watch(stream)`` takes a pipe, socket or terminal (a file never waits, nor does a gzipped stream: its reader
+    holds data the pipe no longer shows); ``drained`` says that every whole line read has been handed on
+    (``_split_lines`` keeps it); ``stalled(patience)`` is True when nothing more comes within ``patience``
+    seconds. The stream's own buffer is empty then: ``_chunks`` reads with ``read1`` of more than it holds."""
+
+    def __init__(self):
+        self.descriptor = None
+        self.drained = False
+
+    def watch(self, stream):
+        try:
+            descriptor = stream.fileno()
+            mode = os.fstat(descriptor).st_mode
+        except (AttributeError, OSError, ValueError):  # a stream without a descriptor (a test's BytesIO)
+            return
+        if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(descriptor):  # a terminal: a person typing
+            self.descriptor = descriptor
+
+    def stalled(self, patience):
+        if self.descriptor is None or not self.drained:
+            return False
+        try:
+            return not select.select([self.descriptor], [], [], patience)[0]
+        except (OSError, ValueError):  # closed under us: the next read says so
+            return False
 
 
 def _gunzipped(chunks):
@@ -141,20 +177,27 @@ def _stdin_buffer():
 
 
 @contextmanager
-def open_input_lines(path):
+def open_input_lines(path, waiting=None):
     """Yield an iterator over the raw lines of a file or stdin, gunzipping when needed. A line longer
-    than ``max_line_bytes()`` comes as an ``OverlongLine``."""
+    than ``max_line_bytes()`` comes as an ``OverlongLine``. ``waiting`` (a ``WaitingInput``) watches a
+    pipe, stdin or named (``-i <(annotate ...)``)."""
     limit = max_line_bytes()
     if path in (None, "-"):
         stream = _stdin_buffer()
         # A gzipped stdin (`zcat` forgotten) is recognised by its magic bytes.
         gzipped = hasattr(stream, "peek") and stream.peek(2)[:2] == GZIP_MAGIC
-        yield _gzip_lines(stream, limit, "<stdin>") if gzipped else _split_lines(_chunks(stream), limit)
+        yield _gzip_lines(stream, limit, "<stdin>") if gzipped else _watched_lines(stream, limit, waiting)
         return
     path = str(path)
     handle = _open_named(path, "a JSONL file")
     with handle:
-        yield _gzip_lines(handle, limit, path) if path.endswith(".gz") else _split_lines(_chunks(handle), limit)
+        yield _gzip_lines(handle, limit, path) if path.endswith(".gz") else _watched_lines(handle, limit, waiting)
+
+
+def _watched_lines(stream, limit, waiting):
+    if waiting is not None:
+        waiting.watch(stream)
+    return _split_lines(_chunks(stream), limit, waiting)
 
 
 DEFAULT_MAX_INFLATION = 100
@@ -567,38 +610,58 @@ def plural(count, singular, plural_form=None):
     return f"{count} {singular if count == 1 else plural_form or singular + 's'}"
 
 
-def read_records(path="-", validate=None, skip_invalid=False, stats=None, check_duplicate_ids=False):
+def read_records(path="-", validate=None, skip_invalid=False, stats=None, check_duplicate_ids=False, waiting=None):
     """Yield the JSON objects of a JSONL file (``-`` is stdin, ``.gz`` is gunzipped).
 
     ``validate(record)`` may raise ``ValueError`` with a message naming the
     field; the reader adds file and line. Blank lines, CRLF line ends, a UTF-8
-    byte-order mark and a missing final newline are all accepted.
+    byte-order mark and a missing final newline are all accepted. ``waiting``: see ``open_input_lines``.
     """
-    with open_input_lines(path) as lines:
+    with open_input_lines(path, waiting) as lines:
         yield from parse_jsonl(lines, display_name(path), validate, skip_invalid, stats, check_duplicate_ids)
 
 
-def record_batches(records, size, first_size=None):
+PIPE_PATIENCE = 0.25  # seconds a batch waits on an idle pipe for more records before it is handed on
+
+
+def record_batches(records, size, first_size=None, waiting=None):
     """Lists of up to ``size`` records. When reading fails (a bad line), the
     records read before it are still yielded, then the error propagates.
 
     ``first_size``: the first list holds this many, each next one twice as many up to ``size``, so that
-    output (and a progress bar) starts moving early while long runs keep large batches."""
+    output (and a progress bar) starts moving early while long runs keep large batches. ``waiting`` (a
+    ``WaitingInput`` of the records' pipe): a list is handed on early when the pipe has brought nothing more
+    for ``PIPE_PATIENCE`` seconds, so that work keeps pace with a slow writer and a line typed gets its
+    answer."""
     batch = []
     limit = min(size, first_size or size)
     try:
         for record in records:
             batch.append(record)
-            if len(batch) >= limit:
+            full = len(batch) >= limit
+            if full or (waiting is not None and waiting.stalled(PIPE_PATIENCE)):
                 yield batch
                 batch = []
-                limit = min(size, limit * 2)
+                limit = min(size, limit * 2) if full else limit
+                if waiting is not None and waiting.stalled(0):
+                    _flush_stdout()  # the next read waits: what the batches gave reaches the output's reader first
     except InputError:
         if batch:
             yield batch
         raise
     if batch:
         yield batch
+
+
+def _flush_stdout():
+    """stdout flushed (a write error is left to the writer, whose own flush names it)."""
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except (OSError, ValueError):
+        pass
 
 
 class RecordBatchReader:
@@ -612,7 +675,9 @@ class RecordBatchReader:
                         "check_duplicate_ids": check_duplicate_ids}
 
     def __call__(self, path, stats):
-        return record_batches(read_records(path, stats=stats, **self.options), self.batch_size, self.first_size)
+        waiting = WaitingInput()  # a pipe's records are handed on when it goes quiet (record_batches)
+        return record_batches(read_records(path, stats=stats, waiting=waiting, **self.options), self.batch_size,
+                              self.first_size, waiting)
 
 
 SHARD_SUFFIXES = (".jsonl", ".jsonl.gz")

@@ -40,6 +40,9 @@ def token_key(ids: Sequence[int]) -> bytes:
     return hashlib.blake2b(np.asarray(ids, dtype=np.int32).tobytes(), digest_size=16).digest()
 
 
+BATCHES_PER_RUNNER = 4  # batches each of an encoder's parallel runners gets of a small piece of work
+
+
 def length_batches(lengths: Sequence[int], tokens_per_batch: int, max_batch_size: int) -> Iterator[np.ndarray]:
     """Row lists, shortest first, each holding at most ``tokens_per_batch`` padded tokens."""
     order = np.argsort(lengths, kind="stable")
@@ -127,11 +130,14 @@ class Encoder:
         return entity_input(name, definition) if self.marked_inputs else name
 
     def batch_tokens(self, total: int) -> int:
-        """Padded tokens per batch for ``total`` tokens of work: small enough that every one of
-        ``parallel_batches`` gets a batch (a mention batch of `link` is often one batch's worth)."""
+        """Padded tokens per batch for ``total`` tokens of work: small enough that each of the
+        ``parallel_batches`` gets ``BATCHES_PER_RUNNER`` batches (a mention batch of `link` is often one
+        batch's worth). One batch each left a runner idle while the other finished: batches hold equal padded
+        tokens, but longer texts cost more a token, and the batches are cut by length (256 novel mentions at
+        a time: 739 mentions/s in one batch each, 930 in four)."""
         if self.parallel_batches == 1:
             return self.tokens_per_batch
-        share = -(-total // self.parallel_batches)
+        share = -(-total // (self.parallel_batches * BATCHES_PER_RUNNER))
         return max(self.min_tokens_per_batch, min(self.tokens_per_batch, share))
 
     def map_batches(self, function: Callable[[Any], Any], batches: Iterable[Any]) -> Iterator[Any]:
