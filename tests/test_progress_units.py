@@ -64,6 +64,38 @@ def test_a_quiet_pipe_hands_on_the_records_it_has():
         stream.close()
 
 
+def test_a_trickle_of_records_is_answered_as_it_comes():
+    """A writer that sends a record every 0.1 s: a batch is handed on a quarter of a second after its first
+    record (at a pause), not when 256 have come, nor one record at a time."""
+    import os
+    import threading
+    import time
+
+    from ontolink.core.io import WaitingInput, _split_lines, _chunks, record_batches
+    from ontolink.core.io import parse_jsonl
+
+    stream, writer = _pipe_records(1)
+
+    def trickle():
+        for number in range(1, 20):
+            time.sleep(0.1)
+            os.write(writer, f'{{"id": "m{number}", "mention": "myopia"}}\n'.encode())
+        os.close(writer)
+
+    thread = threading.Thread(target=trickle)
+    thread.start()
+    try:
+        waiting = WaitingInput()
+        waiting.watch(stream)
+        batches = list(record_batches(parse_jsonl(_split_lines(_chunks(stream), 1 << 20, waiting), "<pipe>"), 4096,
+                                      first_size=256, waiting=waiting))
+    finally:
+        thread.join()
+        stream.close()
+    assert sum(len(batch) for batch in batches) == 20
+    assert 2 <= len(batches) < 20 and max(len(batch) for batch in batches) < 20
+
+
 def test_a_file_is_never_cut_by_waiting(tmp_path):
     from ontolink.core.io import RecordBatchReader, WaitingInput
 

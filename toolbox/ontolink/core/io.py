@@ -17,6 +17,7 @@ import re
 import select
 import stat
 import sys
+import time
 import zlib
 from contextlib import contextmanager, nullcontext
 
@@ -621,7 +622,7 @@ def read_records(path="-", validate=None, skip_invalid=False, stats=None, check_
         yield from parse_jsonl(lines, display_name(path), validate, skip_invalid, stats, check_duplicate_ids)
 
 
-PIPE_PATIENCE = 0.25  # seconds a batch waits on an idle pipe for more records before it is handed on
+PIPE_PATIENCE = 0.25  # seconds a batch read from a pipe may wait for more records before it is handed on
 
 
 def record_batches(records, size, first_size=None, waiting=None):
@@ -630,16 +631,22 @@ def record_batches(records, size, first_size=None, waiting=None):
 
     ``first_size``: the first list holds this many, each next one twice as many up to ``size``, so that
     output (and a progress bar) starts moving early while long runs keep large batches. ``waiting`` (a
-    ``WaitingInput`` of the records' pipe): a list is handed on early when the pipe has brought nothing more
-    for ``PIPE_PATIENCE`` seconds, so that work keeps pace with a slow writer and a line typed gets its
-    answer."""
+    ``WaitingInput`` of the records' pipe): a list is handed on before it is full when the pipe has nothing
+    more for it and its first record came ``PIPE_PATIENCE`` seconds ago (it waits that long for more), so
+    that a line typed gets its answer, and a trickle of records is answered as it comes; a fast writer's
+    records still make large batches (handed on at every pause, a writer's steady stream made batches of a
+    few records, which cost more than they saved)."""
     batch = []
     limit = min(size, first_size or size)
+    first_came = 0.0
     try:
         for record in records:
+            if not batch:
+                first_came = time.monotonic()
             batch.append(record)
             full = len(batch) >= limit
-            if full or (waiting is not None and waiting.stalled(PIPE_PATIENCE)):
+            if full or (waiting is not None
+                        and waiting.stalled(max(0.0, PIPE_PATIENCE - (time.monotonic() - first_came)))):
                 yield batch
                 batch = []
                 limit = min(size, limit * 2) if full else limit
