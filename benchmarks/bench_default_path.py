@@ -226,7 +226,8 @@ def speed(index, corpus, rounds, second=None):
     print(f"Speed: `link` on the 6,284-mention corpus, {rounds} alternating rounds, medians (on a shared machine "
           "compare the ratios; CPU seconds count every thread of the process):\n")
     print("| link | mentions/s | whole process, wall s | whole process, CPU s |\n|---|---|---|---|")
-    labels = {False: "plain (`--no-ranker`)", True: "default (ranked)", second: "opt-in: `--ranker` with the second encoder"}
+    labels = {False: "plain (`--no-ranker`)", True: "default (ranked)",
+              second: "opt-in: `--ranker` with the second encoder"}
     for ranked in kinds:
         rate, wall, cpu = median[ranked]
         print(f"| {labels[ranked]} | {rate:,.0f} | {wall:.1f} | {cpu:.1f} |")
@@ -234,7 +235,7 @@ def speed(index, corpus, rounds, second=None):
         print(f"| {'ranked' if ranked is True else 'second encoder'} / plain | "
               f"{median[ranked][0] / median[False][0]:.2f}x | {median[False][1] / median[ranked][1]:.2f}x | "
               f"{median[False][2] / median[ranked][2]:.2f}x |")
-    print("\n(the ratios of the last row are rates: plain time / ranked time)\n")
+    print("\n(the ratios of the last rows are rates: plain time / ranked time)\n")
 
 
 def zero_shot_section(workdir):

@@ -164,3 +164,23 @@ def test_index_stores_the_tables_and_an_older_index_computes_them_with_a_note(pa
     assert older.stdout == new.stdout
     notes = [line for line in older.stderr.splitlines() if "predates" in line]
     assert len(notes) == 1 and "rebuild it with `ontolink index`" in notes[0]
+
+
+def test_a_ranker_nothing_could_measure_is_said_to_be_unmeasured(small_ontology_path, tmp_path):
+    """A names-only ontology has no synonym to hold out: `index` keeps the packaged ranker without measuring it, and
+    `index` and `link` say so and how to do without it (on names-only HPO it cost 0.009 R@1 on GSC+); a ranker the
+    user chose, or one measured, is not flagged."""
+    from ontolink.ontology import load_ontology
+
+    names_only = tmp_path / "names.jsonl"
+    names_only.write_text(jsonl([{"id": entity.id, "name": entity.name}
+                                 for entity in load_ontology(str(small_ontology_path))]))
+    built = run("index", "--ontology", names_only, tmp_path / "idx")
+    assert built.exit_code == 0, built.output
+    assert "ranker: packaged (" in built.stderr and "not measured on this ontology" in built.stderr
+    linked = run("link", "--index", tmp_path / "idx", input=jsonl(MENTIONS))
+    assert linked.exit_code == 0, linked.output
+    assert "ranked by the index's packaged ranker (not measured on this ontology" in linked.stderr
+    chosen = run("index", "--ontology", names_only, "--ranker", "packaged", tmp_path / "chosen")
+    assert chosen.exit_code == 0 and "not measured" not in chosen.stderr, chosen.output
+    assert "not measured" not in run("link", "--index", tmp_path / "chosen", input=jsonl(MENTIONS)).stderr

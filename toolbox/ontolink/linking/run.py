@@ -29,6 +29,7 @@ def link_files(options: LinkOptions) -> int:
     returns how many mentions were written."""
     from ontolink.linking.link import LINK_BATCH_SIZE, RERANK_BATCH_SIZE, link_inputs  # late: loads numpy
     from ontolink.linking.nil import mark_nil  # late: loads numpy
+    from ontolink.ranking.default import unmeasured  # late: loads numpy
 
     output_format, selection = _checked(options)
     loaded, reranker, ranker, by_default, nil = _load(options)
@@ -69,6 +70,8 @@ def link_files(options: LinkOptions) -> int:
     shard_count = f" from {len(shards)} shards" if shards else ""
     read_from = "" if options.phrases else f"; read {stats.summary()}"
     ranked = f"; ranked by the index's {by_default} ranker" if by_default is not None else ""
+    if by_default == "packaged" and unmeasured(loaded.manifest):
+        ranked += " (not measured on this ontology: --no-ranker writes the retriever's order)"
     if loaded.allowed_entities is not None:
         ranked += f"; candidates among {int(loaded.allowed_entities.sum()):,} of {len(loaded.entity_ids):,} entities"
     started_in = f"; start-up {startup:.1f} s" if startup is not None else ""
