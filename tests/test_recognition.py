@@ -588,4 +588,6 @@ def test_the_mentions_of_a_long_document_cost_linear_time(hpo_matcher):
         assert len(records) == 2 * copies and len(records[copies]["context_left"]) == DEFAULT_CONTEXT
         return best
 
-    assert seconds(32000) < 12 * seconds(4000)
+    # 8 times the text: linear is 8x, quadratic 64x; late in a full run the larger call's heap growth (the collector
+    # paused) cost 14x once (3.99 against 0.28 s), 8-10x alone
+    assert seconds(32000) < 20 * seconds(4000)
