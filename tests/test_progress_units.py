@@ -29,14 +29,22 @@ def test_first_batches_are_small_and_double():
 
 
 def _pipe_records(count):
-    """A pipe holding ``count`` JSONL records and kept open (its writer end is returned, to close)."""
+    """A pipe holding ``count`` JSONL records and kept open: (its reading end's descriptor, its writing end's).
+    `link` reads it as ``/dev/fd/N``, a named pipe, as from ``-i <(annotate ...)``."""
     import json
     import os
 
     read_end, write_end = os.pipe()
     os.write(write_end, "".join(json.dumps({"id": f"m{n}", "mention": "seizures"}) + "\n"
                                 for n in range(count)).encode())
-    return os.fdopen(read_end, "rb"), write_end
+    return read_end, write_end
+
+
+def _link_batches(read_end):
+    """The batches `link`'s reader makes of a pipe (at its default sizes)."""
+    from ontolink.core.io import RecordBatchReader
+
+    return RecordBatchReader(4096, first_size=256)(f"/dev/fd/{read_end}", None)
 
 
 def test_a_quiet_pipe_hands_on_the_records_it_has():
@@ -44,15 +52,9 @@ def test_a_quiet_pipe_hands_on_the_records_it_has():
     does not wait to fill to 256 (it would wait for ever here: the pipe stays open)."""
     import os
 
-    from ontolink.core.io import WaitingInput, _split_lines, _chunks, record_batches
-    from ontolink.core.io import parse_jsonl
-
-    stream, writer = _pipe_records(3)
+    read_end, writer = _pipe_records(3)
     try:
-        waiting = WaitingInput()
-        waiting.watch(stream)
-        records = parse_jsonl(_split_lines(_chunks(stream), 1 << 20, waiting), "<pipe>")
-        batches = record_batches(records, 4096, first_size=256, waiting=waiting)
+        batches = _link_batches(read_end)
         assert [record["id"] for record in next(batches)] == ["m0", "m1", "m2"]
         os.write(writer, b'{"id": "m3", "mention": "myopia"}\n')
         os.close(writer)
@@ -61,7 +63,7 @@ def test_a_quiet_pipe_hands_on_the_records_it_has():
     finally:
         if writer is not None:
             os.close(writer)
-        stream.close()
+        os.close(read_end)
 
 
 def test_a_trickle_of_records_is_answered_as_it_comes():
@@ -71,10 +73,7 @@ def test_a_trickle_of_records_is_answered_as_it_comes():
     import threading
     import time
 
-    from ontolink.core.io import WaitingInput, _split_lines, _chunks, record_batches
-    from ontolink.core.io import parse_jsonl
-
-    stream, writer = _pipe_records(1)
+    read_end, writer = _pipe_records(1)
 
     def trickle():
         for number in range(1, 20):
@@ -85,13 +84,10 @@ def test_a_trickle_of_records_is_answered_as_it_comes():
     thread = threading.Thread(target=trickle)
     thread.start()
     try:
-        waiting = WaitingInput()
-        waiting.watch(stream)
-        batches = list(record_batches(parse_jsonl(_split_lines(_chunks(stream), 1 << 20, waiting), "<pipe>"), 4096,
-                                      first_size=256, waiting=waiting))
+        batches = list(_link_batches(read_end))
     finally:
         thread.join()
-        stream.close()
+        os.close(read_end)
     assert sum(len(batch) for batch in batches) == 20
     assert 2 <= len(batches) < 20 and max(len(batch) for batch in batches) < 20
 

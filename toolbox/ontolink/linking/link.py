@@ -256,19 +256,12 @@ class LinkBatches:
         return self.linker
 
     def __call__(self, batch):
-        return self.finish(batch, self.search(batch))
-
-    def search(self, batch):
-        """The search results of a batch's query texts (encoding and the name scan: ONNX Runtime and numpy,
-        which release the GIL), or None where a ranker searches itself: ``finish`` makes the records from them."""
+        """The linked records of ``batch``."""
         self._loaded_linker()
-        if self.ranker is not None:
-            return None
-        return self.linker.rows([self.index.query_text(searched_as(record)) for record in batch])
-
-    def finish(self, batch, results):
-        """The linked records of ``batch`` from its ``search``."""
         searched = [searched_as(record) for record in batch]
+        # a ranker searches itself (its features read what it finds); without one the linker's rows are made here
+        results = None if self.ranker is not None else \
+            self.linker.rows([self.index.query_text(record) for record in searched])
         return [out if query is record else {**out, "mention": record["mention"]}
                 for out, query, record in zip(self._link(searched, results), searched, batch)]
 

@@ -26,6 +26,7 @@ from ontolink.indexes.options import IndexOptions
 PACKAGED = Path(__file__).resolve().parent / "packaged"
 FITTED_DIR = "ranker"  # the fitted ranker's directory inside the index directory
 CHOICES = ("auto", "packaged", "none")
+CHOSEN = "index --ranker {}"  # the reason a ranker block gives when the user chose, not a measurement
 DEPTH = 10  # candidates a default ranker orders: plain `link`'s depth
 SYNONYM_QUERIES = 2000
 HELD_OUT_SHARE = 0.3  # of the entities whose synonyms are queries
@@ -62,10 +63,8 @@ def add_ranker(directory, loaded_index, choice=IndexOptions.ranker, seed=DEFAULT
     loaded_index._ranker_tables = tables
     manifest["ranker_tables"] = tables.describe()
     manifest["files"] = [*manifest["files"], *FILES]
-    if choice == "none":
-        manifest["ranker"] = {"choice": "none", "reason": "index --ranker none"}
-    elif choice == "packaged":
-        manifest["ranker"] = {"choice": "packaged", "reason": "index --ranker packaged"}
+    if choice in ("none", "packaged"):
+        manifest["ranker"] = {"choice": choice, "reason": CHOSEN.format(choice)}
     else:
         manifest["ranker"] = choose_ranker(directory, loaded_index, seed)
     if manifest["ranker"]["choice"] == "fitted":
@@ -160,7 +159,7 @@ def unmeasured(manifest):
     their documents define, which it searches by their long forms), so `index` and `link` say so."""
     block = manifest.get("ranker") or {}
     return block.get("choice") == "packaged" and not block.get("held_out_R@1") \
-        and block.get("reason") != "index --ranker packaged"
+        and block.get("reason") != CHOSEN.format("packaged")
 
 
 def ranker_summary(manifest):
