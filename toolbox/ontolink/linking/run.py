@@ -34,6 +34,10 @@ def link_files(options: LinkOptions) -> int:
     output_format, selection = _checked(options)
     loaded, reranker, ranker, by_default, nil = _load(options)
     top_k = options.top_k if options.top_k is not None else trained_top_k(ranker, reranker)
+    if ranker is not None:
+        # the ranker's tables are the index's, read from its artifact: loading, counted in start-up and not in the
+        # rate of link's own work (LinkBatches finds it bound; a Ray worker binds its own copy)
+        ranker.bind(loaded, prior=options.prior, top_k=top_k)
     shards = None if options.phrases else input_shards(options.input_path)
     if options.output_dir and not shards:
         raise UsageError("--output-dir needs -i DIRECTORY or a glob of shards")
