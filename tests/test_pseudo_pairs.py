@@ -7,7 +7,7 @@ import pytest
 
 from conftest import jsonl, parse_jsonl, run, shared_path
 from ontolink.ontology import load_ontology
-from ontolink.aliases.pairs import PairStats, build_matcher, make_pairs
+from ontolink.aliases.pairs import PairStats, build_matcher, make_pairs, ontology_pairs
 from ontolink.aliases.select import select_entities
 
 MENTIONS = [
@@ -92,6 +92,47 @@ def test_make_pairs_cli_reports_and_refuses_unknown_entities(small_ontology_path
     result = run("make-pairs", "--ontology", small_ontology_path, "--mentions", mentions, "--sources", "names",
                  input="")
     assert result.exit_code == 2 and "unknown pair source" in result.stderr
+
+
+def test_ontology_pairs_are_its_synonyms_less_the_ambiguous(tmp_path):
+    """--sources ontology: each synonym a mention of its entity; one that is the entity's name or an earlier
+    synonym once normalised is skipped, one that another entity also bears is dropped as ambiguous."""
+    ontology_path = tmp_path / "o.jsonl"
+    ontology_path.write_text(jsonl([
+        {"id": "X:1", "name": "Seizure", "synonyms": [{"text": "Epileptic seizure", "scope": "EXACT"}, {"text": "SEIZURE ", "scope": "EXACT"},
+                                                      {"text": "epileptic  seizure", "scope": "RELATED"}, {"text": "fits", "scope": "BROAD"},
+                                                      {"text": "attack", "scope": "RELATED"}]},
+        {"id": "X:2", "name": "Attack", "synonyms": [{"text": "Spell", "scope": "EXACT"}]},
+        {"id": "X:3", "name": "Myopia"}]))
+    stats = PairStats()
+    ambiguous = []
+    pairs = list(ontology_pairs(load_ontology(ontology_path), stats,
+                                on_ambiguous=lambda *args: ambiguous.append(args)))
+    # BROAD is outside the default scopes; "attack" is X:2's name
+    assert [(pair["id"], pair["mention"], pair["entity_id"], pair["source"]) for pair in pairs] == [
+        ("X:1#synonym0", "Epileptic seizure", "X:1", "ontology"), ("X:2#synonym0", "Spell", "X:2", "ontology")]
+    assert [(mention["mention"], entities) for mention, _, entities in ambiguous] == [("attack", ["X:1", "X:2"])]
+    assert stats.by_source["ontology"] == 2 and stats.ambiguous == 1 and stats.mentions == 3
+
+
+def test_make_pairs_cli_ontology_source_needs_no_corpus(small_ontology_path, tmp_path):
+    result = run("make-pairs", "--ontology", small_ontology_path, "--sources", "ontology", "-i", os.devnull)
+    assert result.exit_code == 0, result.stderr
+    pairs = parse_jsonl(result.stdout)
+    ontology = load_ontology(small_ontology_path)
+    assert pairs and all(pair["source"] == "ontology" and pair["mention"] == pair["alias"] for pair in pairs)
+    assert all(pair["mention"] in [text for text, _ in ontology[pair["entity_id"]].synonyms] for pair in pairs)
+    assert len({pair["id"] for pair in pairs}) == len(pairs)
+    assert f"ontology {len(pairs)}" in result.stderr
+    # with a corpus: its pairs first, then the ontology's
+    mentions = tmp_path / "mentions.jsonl"
+    mentions.write_text(jsonl(MENTIONS))
+    result = run("make-pairs", "--ontology", small_ontology_path, "--mentions", mentions, "--sources",
+                 "name,ontology", "-i", os.devnull)
+    assert result.exit_code == 0, result.stderr
+    assert [pair["source"] for pair in parse_jsonl(result.stdout)] == ["name"] * 3 + ["ontology"] * len(pairs)
+    result = run("make-pairs", "--ontology", small_ontology_path, "--sources", "name", "-i", os.devnull)
+    assert result.exit_code == 2 and "give --mentions" in result.stderr
 
 
 # a corpus labeled in another vocabulary: D1's name-matching mentions agree on Seizure (3 of them, one a

@@ -79,11 +79,13 @@ class MakePairsOptions:
     """Everything `ontolink make-pairs` is asked, each default given here once."""
 
     ontology: OntologySource
-    mentions_path: str  # the unlabeled Mention JSONL to pair ('-' is stdin)
+    mentions_path: str | None = None  # the unlabeled Mention JSONL to pair ('-' is stdin); not for ontology
     input_path: str = STDIO  # Filtered-aliases records (read only for the alias source)
     skip_invalid: bool = False
     output_path: str = STDIO
-    sources: str = "name,alias"  # comma-separated: name, alias, synonym, concept
+    sources: str = "name,alias"  # comma-separated: name, alias, synonym, concept, ontology
     concept_min_votes: int = 2  # with concept: mentions of a concept that must name the entity it is bridged to
     distinct: bool = False  # one pair per (normalised mention, entity)
     ambiguous_path: str | None = None  # where the dropped ambiguous mentions go
+    ontology_pairs: int | None = None  # with the ontology source: at most this many, a seeded sample (None: all)
+    seed: int = DEFAULT_SEED

@@ -10,16 +10,24 @@ reported and dropped, never silently assigned.
 say) with the ontology: a concept whose mentions that name an entity agree on
 it lends that entity all its mentions, in the words the corpus's annotators
 found (``concept_bridge``). It applies to mentions no string source paired.
+
+"ontology" needs no corpus: every synonym of the ontology becomes a mention
+of its entity (``ontology_pairs``), the self-alignment pairs SapBERT learns
+from: a retriever trained on them learns the ontology's own ways of naming
+its entities.
 """
 
 from __future__ import annotations
 
+import itertools
+import random
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ontolink.aliases.options import MakePairsOptions
 from ontolink.core.errors import InputError, UsageError
+from ontolink.core.options import DEFAULT_SEED
 from ontolink.ontology import normalize
 from ontolink.core.io import RecordWriter, display_name, read_records, warn
 from ontolink.core.progress import counting
@@ -28,7 +36,9 @@ from ontolink.core.records import validate_alias_record, validate_mention
 if TYPE_CHECKING:
     from ontolink.ontology.model import Ontology
 
-SOURCES = ("name", "synonym", "alias", "concept")  # precedence order
+SOURCES = ("name", "synonym", "alias", "concept", "ontology")  # precedence order
+# the sources that read --mentions (the ontology source reads the ontology alone)
+CORPUS_SOURCES = ("name", "synonym", "alias", "concept")
 # the sources make-pairs reads unless --sources says otherwise, as build_matcher takes them
 DEFAULT_SOURCES = tuple(MakePairsOptions.sources.split(","))
 CONCEPT_MIN_VOTES = MakePairsOptions.concept_min_votes  # a concept's mentions that must name the entity it is bridged to
@@ -41,10 +51,13 @@ class PairStats:
         self.by_source = Counter()
         self.ambiguous = 0
         self.unmatched = 0
+        self.ontology_sampled_from = None  # the ontology pairs a sample was drawn from (--ontology-pairs)
 
     def summary(self):
         made = sum(self.by_source.values())
         by_source = ", ".join(f"{source} {self.by_source[source]}" for source in SOURCES if self.by_source[source])
+        if self.ontology_sampled_from is not None:
+            by_source += f", a sample of {self.ontology_sampled_from}"
         return (f"{made} pairs from {self.mentions} mentions ({by_source or 'none'}); "
                 f"{self.ambiguous} ambiguous mentions dropped, {self.unmatched} unmatched")
 
@@ -139,6 +152,44 @@ def make_pairs(mentions: Iterable[dict[str, Any]], matcher: dict[str, dict[str, 
                **({"also_matched_by": also} if also else {})}
 
 
+def ontology_pairs(ontology: Ontology, stats: Any = None,
+                   on_ambiguous: Callable[[dict[str, Any], str | None, list[str]], Any] | None = None,
+                   limit: int | None = None, seed: int = DEFAULT_SEED) -> list[dict[str, Any]]:
+    """A Pair record for each synonym of each entity (in ``ontology.synonym_scopes``): the synonym is the
+    mention, "source": "ontology". A synonym that is its own entity's name, or another of its synonyms, once
+    normalised teaches nothing and is skipped; one that names another entity too is ambiguous and dropped.
+    ``limit``: at most that many, a sample drawn with ``seed`` and kept in the ontology's order (a CPU trains
+    on all of HPO's 21,472 for a quarter of an hour)."""
+    stats = stats if stats is not None else PairStats()
+    pairs = list(_synonym_pairs(ontology, stats, on_ambiguous))
+    if limit is not None and limit < len(pairs):
+        stats.ontology_sampled_from = len(pairs)
+        pairs = [pairs[position] for position in sorted(random.Random(seed).sample(range(len(pairs)), limit))]
+    stats.by_source["ontology"] += len(pairs)
+    return pairs
+
+
+def _synonym_pairs(ontology, stats, on_ambiguous):
+    matcher = build_matcher(ontology, (), ("name", "synonym"))
+    for entity in ontology:
+        seen = {normalize(entity.name)}
+        for number, (text, scope) in enumerate(entity.synonyms):
+            key = normalize(text)
+            if scope not in ontology.synonym_scopes or key in seen:
+                continue
+            seen.add(key)
+            stats.mentions += 1
+            pair = {"id": f"{entity.id}#synonym{number}", "mention": text, "entity_id": entity.id,
+                    "source": "ontology", "alias": text}
+            named = set(matcher[key].get("name", {})) | set(matcher[key].get("synonym", {}))
+            if named != {entity.id}:
+                stats.ambiguous += 1
+                if on_ambiguous is not None:
+                    on_ambiguous(pair, "ontology", sorted(named))
+                continue
+            yield pair
+
+
 def distinct_pairs(pairs: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
     """The first pair of each (normalised mention, entity): repeats of a mention add weight, not queries."""
     seen = set()
@@ -155,11 +206,15 @@ def make_pairs_files(options: MakePairsOptions) -> PairStats:
     summary to stderr; return the counts."""
     loaded = options.ontology.load()
     chosen = tuple(part.strip() for part in options.sources.split(",") if part.strip())
+    from_corpus = [source for source in chosen if source != "ontology"]
+    if from_corpus and options.mentions_path is None:
+        raise UsageError(f"--sources {','.join(from_corpus)} pairs the mentions of a corpus: give --mentions "
+                         "(--sources ontology alone needs none)")
     if options.input_path == "-" and options.mentions_path == "-":
         raise UsageError("stdin can feed either the aliases (-i) or --mentions, not both")
     alias_records = read_records(options.input_path, validate=validate_alias_record,
                                  skip_invalid=options.skip_invalid) if "alias" in chosen else ()
-    matcher = build_matcher(loaded, alias_records, chosen, source_name=display_name(options.input_path))
+    matcher = build_matcher(loaded, alias_records, from_corpus, source_name=display_name(options.input_path))
     stats = PairStats()
     ambiguous_writer = RecordWriter(options.ambiguous_path) if options.ambiguous_path else None
     shown: list[str] = []
@@ -170,17 +225,22 @@ def make_pairs_files(options: MakePairsOptions) -> PairStats:
         if ambiguous_writer is not None:
             ambiguous_writer.write({**mention, "source": source, "entity_ids": entity_ids})
 
-    mentions: Iterable[dict[str, Any]] = counting(read_records(options.mentions_path, validate=validate_mention,
-                                                                skip_invalid=options.skip_invalid,
-                                                                check_duplicate_ids=True),
-                                                   "make-pairs", "mention")
-    concepts = None
-    if "concept" in chosen:  # the votes need every mention before the first pair
-        mentions = list(mentions)
-        concepts = concept_bridge(mentions, loaded, options.concept_min_votes)
-        labeled = {mention_concept(mention) for mention in mentions} - {None}
-        warn(f"make-pairs: {len(concepts)} of {len(labeled)} concepts bridged to {loaded.label}")
-    pairs = make_pairs(mentions, matcher, stats, on_ambiguous=report, concepts=concepts)
+    pairs: Iterable[dict[str, Any]] = ()
+    if from_corpus:
+        mentions: Iterable[dict[str, Any]] = counting(read_records(options.mentions_path, validate=validate_mention,
+                                                                    skip_invalid=options.skip_invalid,
+                                                                    check_duplicate_ids=True),
+                                                       "make-pairs", "mention")
+        concepts = None
+        if "concept" in chosen:  # the votes need every mention before the first pair
+            mentions = list(mentions)
+            concepts = concept_bridge(mentions, loaded, options.concept_min_votes)
+            labeled = {mention_concept(mention) for mention in mentions} - {None}
+            warn(f"make-pairs: {len(concepts)} of {len(labeled)} concepts bridged to {loaded.label}")
+        pairs = make_pairs(mentions, matcher, stats, on_ambiguous=report, concepts=concepts)
+    if "ontology" in chosen:  # after the corpus's pairs, which it does not read
+        pairs = itertools.chain(pairs, ontology_pairs(loaded, stats, on_ambiguous=report,
+                                                      limit=options.ontology_pairs, seed=options.seed))
     try:
         with RecordWriter(options.output_path) as writer:
             writer.write_all(distinct_pairs(pairs) if options.distinct else pairs)

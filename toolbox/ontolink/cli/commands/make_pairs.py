@@ -1,22 +1,24 @@
 import click
 
 from ontolink.aliases.options import MakePairsOptions
-from ontolink.cli.options import quiet_option
+from ontolink.cli.options import quiet_option, seed_option
 from ontolink.cli.options import config_option, input_options, ontology_option, output_option
 from ontolink.aliases.pairs import make_pairs_files
 
 
 @click.command("make-pairs")
 @ontology_option()
-@click.option("--mentions", "mentions_path", required=True, type=click.Path(dir_okay=False, allow_dash=True),
-              help="The unlabeled Mention JSONL to pair (the corpus given to select-entities).")
+@click.option("--mentions", "mentions_path", type=click.Path(dir_okay=False, allow_dash=True),
+              help="The unlabeled Mention JSONL to pair (the corpus given to select-entities); every source but "
+                   "ontology reads it.")
 @input_options(help_text="Filtered-aliases records, JSONL (from filter) ('-' is stdin; .gz is read transparently).")
 @output_option(help_text="Pair records, JSONL ('-' is stdout; .gz is compressed).")
 @click.option("--sources", default=MakePairsOptions.sources, show_default=True,
               help="Pair sources: name (P1, m = an entity's name), alias (P2, m = a kept alias), synonym "
                    "(P_Syn, m = a curated synonym). name,alias is P_Gen; add synonym for P_Gen ∪ P_Syn. "
                    "concept: mentions labeled in another vocabulary (their gold ids), bridged to the entity "
-                   "their concept's name-matching mentions agree on.")
+                   "their concept's name-matching mentions agree on. ontology: no corpus, each synonym of the "
+                   "ontology a mention of its entity (self-alignment pairs for train retriever).")
 @click.option("--concept-min-votes", type=click.IntRange(min=1), default=MakePairsOptions.concept_min_votes,
               show_default=True,
               help="With --sources concept: mentions of a concept that must name the entity it is bridged to "
@@ -25,6 +27,10 @@ from ontolink.aliases.pairs import make_pairs_files
               help="One pair per (normalised mention, entity), the first: a repeated mention is one query.")
 @click.option("--ambiguous", "ambiguous_path", type=click.Path(dir_okay=False),
               help="Write the dropped ambiguous mentions here (JSONL with the entities they matched).")
+@click.option("--ontology-pairs", type=click.IntRange(min=1),
+              help="With --sources ontology: at most this many of them, a sample drawn with --seed (default: "
+                   "all; on a CPU, train retriever takes about 20 pairs a second).")
+@seed_option
 @quiet_option
 @config_option
 def command(**options):
@@ -45,11 +51,18 @@ def command(**options):
     "source": "concept", "alias": the bridging name. It pairs what no other
     chosen source paired, and reads --mentions whole (two passes).
 
+    --sources ontology needs no corpus: each synonym of the ontology (of
+    --synonym-scopes) is written as a mention of its entity, "source":
+    "ontology", after any corpus pairs. A synonym that also names another
+    entity is ambiguous and dropped. These are the pairs SapBERT learns from:
+    `train retriever` on them learns how the ontology names its entities.
+
     \b
     Examples:
       ontolink make-pairs --ontology hpo --mentions mentions.jsonl -i filtered.jsonl > pairs.jsonl
       ontolink make-pairs --ontology hpo --mentions mentions.jsonl --sources name,alias,synonym < filtered.jsonl
       ontolink make-pairs --ontology hpo --mentions mentions.jsonl --sources synonym -i /dev/null
       ontolink make-pairs --ontology hpo --mentions cdr.jsonl --sources concept --distinct -i /dev/null
+      ontolink make-pairs --ontology lpt.json --sources ontology -i /dev/null > synonym-pairs.jsonl
     """
     make_pairs_files(MakePairsOptions(**options))
