@@ -36,9 +36,7 @@ from ontolink.core.records import validate_alias_record, validate_mention
 if TYPE_CHECKING:
     from ontolink.ontology.model import Ontology
 
-SOURCES = ("name", "synonym", "alias", "concept", "ontology")  # precedence order
-# the sources that read --mentions (the ontology source reads the ontology alone)
-CORPUS_SOURCES = ("name", "synonym", "alias", "concept")
+SOURCES = ("name", "synonym", "alias", "concept", "ontology")  # precedence order (ontology: no corpus mention)
 # the sources make-pairs reads unless --sources says otherwise, as build_matcher takes them
 DEFAULT_SOURCES = tuple(MakePairsOptions.sources.split(","))
 CONCEPT_MIN_VOTES = MakePairsOptions.concept_min_votes  # a concept's mentions that must name the entity it is bridged to
@@ -206,7 +204,7 @@ def make_pairs_files(options: MakePairsOptions) -> PairStats:
     summary to stderr; return the counts."""
     loaded = options.ontology.load()
     chosen = tuple(part.strip() for part in options.sources.split(",") if part.strip())
-    from_corpus = [source for source in chosen if source != "ontology"]
+    from_corpus = [source for source in chosen if source != "ontology"]  # the sources that read --mentions
     if from_corpus and options.mentions_path is None:
         raise UsageError(f"--sources {','.join(from_corpus)} pairs the mentions of a corpus: give --mentions "
                          "(--sources ontology alone needs none)")
