@@ -48,3 +48,28 @@ def test_the_least_recently_used_result_goes_first():
     assert memo.get("a") is not None  # "a" used again: "b" is now the oldest
     memo.put("d", result)
     assert "b" not in memo and all(text in memo for text in "acd")
+
+
+def test_mentions_encoded_ahead_link_as_mentions_encoded_in_their_search(dense_index):
+    """`link` encodes a batch's new mentions on a second thread while the batch before is linked
+    (``LinkBatches.prepare``); the vectors are the encoder's own, so the output is the same, ranked or not."""
+    from ontolink.engines import ENGINES
+    from ontolink.linking.link import BatchAhead, LinkBatches
+    from ontolink.ranking.ranker import Ranker
+    from ontolink.ranking.default import PACKAGED
+
+    texts = _texts(300) + ["seizures", "myopia"]
+    batches = [[{"id": str(number), "mention": text} for number, text in enumerate(texts[start:start + 64], start)]
+               for start in range(0, len(texts), 64)]
+    for ranker in (None, Ranker(PACKAGED)):
+        loaded = load_index(dense_index)
+        step = LinkBatches(loaded, top_k=5, ranker=ranker)
+        prepared = step.prepare(batches[0])
+        assert isinstance(prepared, BatchAhead) and prepared == batches[0] and len(prepared.vectors) == 64
+        vectors = loaded.name_index.encoder.encode(list(prepared.vectors))
+        assert np.array_equal(np.stack(list(prepared.vectors.values())), vectors)  # batch-invariant
+        ahead = [record for _, linked in ENGINES.get("local")().map_inputs(step, ["-"], lambda path, stats: batches,
+                                                                            None) for record in linked]
+        loaded = load_index(dense_index)
+        plain = LinkBatches(loaded, top_k=5, ranker=ranker and Ranker(PACKAGED))
+        assert ahead == [record for batch in batches for record in plain(batch)]

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -172,6 +173,7 @@ class DenseNameIndex(NameIndex):
         self._known = IndexedNameVectors(name_keys, faiss_index) if name_keys is not None else None
         self._scan: Int8NameScan | None = None
         self._exact_names: np.ndarray | None = None
+        self._ahead: dict[str, np.ndarray] | None = None  # query vectors computed ahead (``searching_with``)
 
     @classmethod
     def build(cls, texts: Sequence[str], encoder: Encoder, faiss_type: str = IndexOptions.faiss_type,
@@ -218,8 +220,43 @@ class DenseNameIndex(NameIndex):
     def __len__(self) -> int:
         return self._cpu_index.ntotal
 
+    def prepare_search(self) -> None:
+        """Make now what the first search would (a large flat index's int8 scan: its names quantised and its ONNX
+        session created, 0.1-0.2 s for HPO): `link` counts it in its start-up, not in the rate of its work."""
+        if search_place(self.faiss_options["type"], self._gpu_resources is not None, 1) == "scan":
+            self._name_scan()
+
+    def encode_ahead(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
+        """{text: vector} of ``texts``, encoded now for a search of them soon (``searching_with``): `link`
+        encodes a batch's new mentions on a second thread while the batch before is linked. Empty where a
+        text's vector depends on the texts beside it (an encoder that is not batch-invariant): such
+        texts are encoded by the search itself, with the batch it is given, as before."""
+        texts = list(dict.fromkeys(texts))
+        if not texts or not self.encoder.batch_invariant:
+            return {}
+        return dict(zip(texts, self.encoder.encode(texts, known=self._known)))
+
+    @contextmanager
+    def searching_with(self, ahead: dict[str, np.ndarray] | None) -> Iterator[None]:
+        """Searches inside take the vectors of ``ahead`` (``encode_ahead``) instead of encoding those texts."""
+        self._ahead = ahead or None
+        try:
+            yield
+        finally:
+            self._ahead = None
+
+    def _query_vectors(self, texts: Sequence[str]) -> np.ndarray:
+        ahead = self._ahead
+        if ahead is None:
+            return self.encoder.encode(texts, known=self._known)
+        missing = [text for text in dict.fromkeys(texts) if text not in ahead]
+        computed = dict(zip(missing, self.encoder.encode(missing, known=self._known))) if missing else {}
+        if not len(texts):
+            return np.zeros((0, self.encoder.dimension), dtype=np.float32)
+        return np.stack([ahead[text] if text in ahead else computed[text] for text in texts])
+
     def search(self, texts: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
-        vectors = self.encoder.encode(texts, known=self._known)
+        vectors = self._query_vectors(texts)
         k = min(k, len(self))
         # texts that tokenise alike have one vector (any encoder): each distinct vector is searched once
         first_of: dict[bytes, int] = {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -200,6 +201,15 @@ def dictionary_ids(record):
     return frozenset()
 
 
+class BatchAhead(list):
+    """A batch of Mention records and ``vectors``, {query text: vector} of those encoded ahead
+    (``LinkBatches.prepare``)."""
+
+    def __init__(self, records, vectors):
+        super().__init__(records)
+        self.vectors = vectors
+
+
 class LinkBatches:
     """Links one batch of Mention records: the function an engine runs on each batch.
 
@@ -255,15 +265,32 @@ class LinkBatches:
             self._load(loaded, reranker, ranker)
         return self.linker
 
-    def __call__(self, batch):
-        """The linked records of ``batch``."""
+    def prepare(self, batch):
+        """``batch`` with the vectors of its query texts that the memo lacks computed now (a ``BatchAhead``): the
+        in-process engine runs this on a second thread while the batch before is linked (ontolink.engines.ahead).
+        An index that encodes nothing, or whose encoder depends on the batch, gets the batch as it is."""
         self._loaded_linker()
-        searched = [searched_as(record) for record in batch]
-        # a ranker searches itself (its features read what it finds); without one the linker's rows are made here
-        results = None if self.ranker is not None else \
-            self.linker.rows([self.index.query_text(record) for record in searched])
-        return [out if query is record else {**out, "mention": record["mention"]}
-                for out, query, record in zip(self._link(searched, results), searched, batch)]
+        encode_ahead = getattr(self.index.name_index, "encode_ahead", None)
+        if encode_ahead is None:
+            return batch
+        # the searches go through the ranker's linker where there is one (its memo is the one that fills)
+        memo = (self.ranker.features.linker if self.ranker is not None else self.linker).memo
+        texts = [text for text in dict.fromkeys(self.index.query_text(searched_as(record)) for record in batch)
+                 if text not in memo]
+        return BatchAhead(batch, encode_ahead(texts))
+
+    def __call__(self, batch):
+        """The linked records of ``batch`` (a list of records, or ``prepare``'s ``BatchAhead`` of them)."""
+        self._loaded_linker()
+        ahead = batch.vectors if isinstance(batch, BatchAhead) else None
+        searching = self.index.name_index.searching_with(ahead) if ahead else contextlib.nullcontext()
+        with searching:
+            searched = [searched_as(record) for record in batch]
+            # a ranker searches itself (its features read what it finds); without one the linker's rows are made here
+            results = None if self.ranker is not None else \
+                self.linker.rows([self.index.query_text(record) for record in searched])
+            return [out if query is record else {**out, "mention": record["mention"]}
+                    for out, query, record in zip(self._link(searched, results), searched, batch)]
 
     def _link(self, batch, results):
         if self.ranker is not None:

@@ -1,0 +1,69 @@
+"""Batches read and prepared one step ahead, on a second thread, while this thread runs the step's function.
+
+The in-process engine runs a step's batches one after another. When the step's function can do part of a
+batch's work ahead (``prepare``: `link` encodes the batch's new mention texts), that part of batch n+1 runs
+here on a second thread while batch n is linked and written: the encoder's sessions release the GIL, so the
+Python work of one batch (features, candidate records, JSON) fills the cores the encoder leaves between
+batches. The reading moves to that thread too: a pipe that goes quiet holds up only the thread that waits on
+it, so the batches already read are still answered at once.
+
+``prepare`` must give the function what it would have computed itself (the encoder is batch-invariant where
+`link` prepares): the output is the same, byte for byte, with or without the second thread.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+# batches the second thread holds ready (besides the one it is preparing): one keeps the cores busy, more
+# only hold memory
+READY_BATCHES = 1
+_POLL_SECONDS = 0.1  # how often a waiting hand-over checks whether the consumer has stopped
+
+
+def prepared_ahead(function: Callable[[Any], Any], prepare: Callable[[Any], Any],
+                   batches: Iterable[Any]) -> Iterator[Any]:
+    """``function(prepare(batch))`` for each batch, in order, each ``prepare`` (and the reading of
+    ``batches``) on a second thread, up to ``READY_BATCHES`` batches ahead of ``function``.
+
+    An error in reading or preparing is raised here after the results of every batch before it (a bad input
+    line: what was read before it is still linked and written). Closing this generator early (``| head``)
+    stops the second thread at its next hand-over; a thread waiting on its input is a daemon and ends with
+    the process."""
+    handed: queue.Queue = queue.Queue(maxsize=READY_BATCHES)
+    stopped = threading.Event()
+
+    def hand_over(item: tuple[str, Any]) -> bool:
+        while not stopped.is_set():
+            try:
+                handed.put(item, timeout=_POLL_SECONDS)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def read_and_prepare() -> None:
+        try:
+            for batch in batches:
+                if stopped.is_set() or not hand_over(("batch", prepare(batch))):
+                    return
+        except BaseException as error:  # noqa: BLE001 - raised again in the consumer's thread, in order
+            hand_over(("error", error))
+            return
+        hand_over(("end", None))
+
+    worker = threading.Thread(target=read_and_prepare, name="ontolink-ahead", daemon=True)
+    worker.start()
+    try:
+        while True:
+            kind, item = handed.get()
+            if kind == "end":
+                return
+            if kind == "error":
+                raise item
+            yield function(item)
+    finally:
+        stopped.set()
