@@ -14,6 +14,7 @@ it, so the batches already read are still answered at once.
 from __future__ import annotations
 
 import queue
+import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -46,6 +47,12 @@ def prepared_ahead(function: Callable[[Any], Any], prepare: Callable[[Any], Any]
         return False
 
     def read_and_prepare() -> None:
+        # Held for as long as this thread lives, which for a daemon blocked on a read is past the interpreter's
+        # shutdown: when the process exits (Ctrl-C, SIGTERM, `| head`) while this thread waits inside
+        # sys.stdin.buffer's read (which holds the buffer's lock), finalisation would close sys.stdin, wait a
+        # second for that lock, and abort the process ("could not acquire lock ... possibly due to daemon
+        # threads"). A wrapper still referenced is never closed.
+        held_streams = (sys.stdin, sys.__stdin__)  # noqa: F841
         try:
             for batch in batches:
                 if stopped.is_set() or not hand_over(("batch", prepare(batch))):
