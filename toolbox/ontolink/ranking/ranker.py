@@ -139,6 +139,7 @@ class Ranker:
         candidate's feature values (under a gate, only the gate's for the records it was sure of)."""
         index = self.features.index
         names, kinds, method = index.names, index.name_kinds, index.method
+        entity_ids, entity_names = index.entity_ids, index.entity_names
         ranked = {}  # records whose features are one object (a repeated mention) share one candidate list
         for record, (found, scores, columns) in zip(records, self.scored(records)):
             if id(found) in ranked:
@@ -152,11 +153,18 @@ class Ranker:
             rounded = zip(entities[order].tolist(), np.round(probability[order].astype(np.float64), 6).tolist(),
                           np.round(retrieved[order].astype(np.float64), 6).tolist(), name_rows[order].tolist(),
                           by_long_form[order].tolist())
-            candidates = [{"id": index.entity_ids[entity], "name": index.entity_names[entity], "score": score,
-                           "retriever_score": retriever_score, "matched_name": names[row],
-                           **({"matched_kind": kinds[row]} if kinds is not None else {}),
-                           "matched_by": FOUND_BY_LONG_FORM if long_form else method}
-                          for entity, score, retriever_score, row, long_form in rounded]
+            # one dict display each, the index's tables looked up once (a merged optional key cost a dict more
+            # per candidate: the largest Python cost of a ranked link of new mentions)
+            if kinds is not None:
+                candidates = [{"id": entity_ids[entity], "name": entity_names[entity], "score": score,
+                               "retriever_score": retriever_score, "matched_name": names[row],
+                               "matched_kind": kinds[row], "matched_by": FOUND_BY_LONG_FORM if long_form else method}
+                              for entity, score, retriever_score, row, long_form in rounded]
+            else:
+                candidates = [{"id": entity_ids[entity], "name": entity_names[entity], "score": score,
+                               "retriever_score": retriever_score, "matched_name": names[row],
+                               "matched_by": FOUND_BY_LONG_FORM if long_form else method}
+                              for entity, score, retriever_score, row, long_form in rounded]
             if with_features:
                 for candidate, values in zip(candidates, np.round(matrix[order].astype(np.float64), 4).tolist()):
                     candidate["features"] = dict(zip(columns, values))

@@ -29,7 +29,9 @@ class MatchedNameKind(FeatureGroup):
         # per name row: its kind's place in NAME_KINDS, len(NAME_KINDS) for any other
         code_of = {kind: code for code, kind in enumerate(NAME_KINDS)}
         self._kind_codes = np.array([code_of.get(kind, len(NAME_KINDS)) for kind in index.name_kinds], dtype=np.int8)
+        self._one_hot = np.eye(len(NAME_KINDS) + 1, dtype=np.float32)
 
     def candidate_columns(self, found: Candidates) -> list[np.ndarray]:
-        codes = self._kind_codes[found.name_rows]
-        return [(codes == code).astype(np.float32) for code in range(len(NAME_KINDS) + 1)]
+        # each candidate's kind as a one-hot row: two gathers a record instead of a comparison and a copy a column
+        rows = self._one_hot[self._kind_codes[found.name_rows]]
+        return [rows[:, column] for column in range(len(NAME_KINDS) + 1)]

@@ -38,9 +38,12 @@ class CharacterTrigrams(FeatureGroup):
     def _similarities(self, batch: CandidateBatch) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per record: (best TF-IDF cosine of any query form to any of the candidate's names, exact match)."""
         query_texts: list[str] = []
-        pair_query: list[np.ndarray] = []
+        # per (form, candidate names) block: the names' rows and slots, the block's length and slot offset; the
+        # pair arrays are made once for the batch (two array operations per record were most of this group's time)
         pair_name: list[np.ndarray] = []
         pair_slot: list[np.ndarray] = []
+        block_lengths: list[int] = []
+        block_offsets: list[int] = []
         slot_offset = [0]
         exact = []
         every = batch.candidate_names
@@ -50,19 +53,24 @@ class CharacterTrigrams(FeatureGroup):
             skip = batch.held_out(position)
             matching = {int(self._index.entity_of_name[row]) for form in forms
                         for row in self._rows_of_text.get(normalize(form), ()) if row not in skip}
-            exact.append(np.array([entity in matching for entity in found.entities.tolist()], dtype=np.float32))
+            exact.append(np.array([entity in matching for entity in found.entities.tolist()], dtype=np.float32)
+                         if matching else np.zeros(len(found.entities), dtype=np.float32))
             rows, slots = every[position]
-            for form_number in range(len(forms)):
-                pair_query.append(np.full(len(rows), len(query_texts) + form_number))
+            for _ in forms:
                 pair_name.append(rows)
-                pair_slot.append(slots + slot_offset[-1])
+                pair_slot.append(slots)
+                block_lengths.append(len(rows))
+                block_offsets.append(slot_offset[-1])
             query_texts += forms
             slot_offset.append(slot_offset[-1] + len(found.entities))
         best = np.zeros(slot_offset[-1], dtype=np.float32)
         if pair_name:
             queries = self._trigrams.transform(query_texts)
-            similarity = sparse_pair_dots(queries, np.concatenate(pair_query), self._name_matrix,
-                                          np.concatenate(pair_name))
-            np.maximum.at(best, np.concatenate(pair_slot), similarity)
+            # each form is one query row, in order: block i pairs query row i with its record's candidate names
+            pair_query = np.repeat(np.arange(len(block_lengths)), block_lengths)
+            similarity = sparse_pair_dots(queries, pair_query, self._name_matrix, np.concatenate(pair_name))
+            slots_of_pairs = np.concatenate(pair_slot) + np.repeat(np.array(block_offsets, dtype=np.int64),
+                                                                   block_lengths)
+            np.maximum.at(best, slots_of_pairs, similarity)
         return [(best[start:end], exact[position])
                 for position, (start, end) in enumerate(zip(slot_offset, slot_offset[1:]))]
