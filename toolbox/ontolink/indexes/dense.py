@@ -247,12 +247,10 @@ class DenseNameIndex(NameIndex):
 
     def _query_vectors(self, texts: Sequence[str]) -> np.ndarray:
         ahead = self._ahead
-        if ahead is None:
+        if ahead is None or not len(texts):
             return self.encoder.encode(texts, known=self._known)
         missing = [text for text in dict.fromkeys(texts) if text not in ahead]
         computed = dict(zip(missing, self.encoder.encode(missing, known=self._known))) if missing else {}
-        if not len(texts):
-            return np.zeros((0, self.encoder.dimension), dtype=np.float32)
         return np.stack([ahead[text] if text in ahead else computed[text] for text in texts])
 
     def search(self, texts: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -38,9 +38,10 @@ def link_files(options: LinkOptions) -> int:
         # the ranker's tables are the index's, read from its artifact: loading, counted in start-up and not in the
         # rate of link's own work (LinkBatches finds it bound; a Ray worker binds its own copy)
         ranker.bind(loaded, prior=options.prior, top_k=top_k)
-    engine_name = getattr(options.start_engine, "name", "local")
-    if engine_name == "local" and hasattr(loaded.name_index, "prepare_search"):
-        loaded.name_index.prepare_search()  # the same: what this process's first search would make, in start-up
+    # likewise what this process's first search would make (a large flat index's int8 scan), when this process
+    # searches (not a Ray run, whose workers load their own)
+    if getattr(options.start_engine, "name", "local") == "local" and hasattr(loaded.name_index, "prepare_search"):
+        loaded.name_index.prepare_search()
     shards = None if options.phrases else input_shards(options.input_path)
     if options.output_dir and not shards:
         raise UsageError("--output-dir needs -i DIRECTORY or a glob of shards")
