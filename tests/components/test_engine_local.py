@@ -2,6 +2,7 @@
 function that prepares batches (`link`: it encodes the next batch while one is linked), one step ahead on a
 second thread."""
 
+import sys
 import threading
 import time
 
@@ -97,3 +98,45 @@ def test_stopping_early_stops_the_reading_thread():
         time.sleep(0.01)
     assert not any(thread.name == "ontolink-ahead" for thread in threading.enumerate())
     assert len(read) <= 1 + 2 + READY_BATCHES  # the one answered, one being handed over, the ready ones
+
+
+def test_what_was_written_is_flushed_before_waiting_on_a_quiet_input(monkeypatch):
+    """The reader flushes stdout before a read that waits, when it is the thread that writes; read ahead, it
+    hands a batch on before its records are written, so the writing thread flushes before it waits."""
+    import io
+    import os
+    import select
+
+    read_end, write_end = os.pipe()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(io.BufferedWriter(io.FileIO(write_end, "w"), 1 << 16)))
+    quiet = threading.Event()
+
+    def batches():
+        yield [1]
+        quiet.wait(10)  # a pipe with nothing more for now
+        yield [2]
+
+    class Printing(Prepared):
+        def __call__(self, batch):
+            print(sum(batch))  # buffered: 64 KiB would fill before a flush of its own
+            return sum(batch)
+
+    seen = []
+
+    def reader_of_the_output():  # sees the first line while the input is quiet, then lets the input go on
+        if select.select([read_end], [], [], 5)[0]:
+            seen.append(os.read(read_end, 100))
+        quiet.set()
+
+    try:
+        results = read_ahead(Printing(), batches)
+        assert next(results) == 10
+        watching = threading.Thread(target=reader_of_the_output)
+        watching.start()
+        assert next(results) == 20  # this thread waited for the second batch: it flushed first
+        watching.join(10)
+        assert seen == [b"10\n"]
+    finally:
+        quiet.set()
+        sys.stdout.close()
+        os.close(read_end)

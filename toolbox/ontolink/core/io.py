@@ -17,6 +17,7 @@ import re
 import select
 import stat
 import sys
+import threading
 import time
 import zlib
 from contextlib import contextmanager, nullcontext
@@ -651,7 +652,7 @@ def record_batches(records, size, first_size=None, waiting=None):
                 batch = []
                 limit = min(size, limit * 2) if full else limit
                 if waiting is not None and waiting.stalled(0):
-                    _flush_stdout()  # the next read waits: what the batches gave reaches the output's reader first
+                    flush_stdout()  # the next read waits: what the batches gave reaches the output's reader first
     except InputError:
         if batch:
             yield batch
@@ -660,8 +661,12 @@ def record_batches(records, size, first_size=None, waiting=None):
         yield batch
 
 
-def _flush_stdout():
-    """stdout flushed (a write error is left to the writer, whose own flush names it)."""
+def flush_stdout():
+    """stdout flushed (a write error is left to the writer, whose own flush names it), by the main thread, which
+    writes it. A reader on another thread (ontolink.engines.ahead) hands its batches on before they are written:
+    its flush would come before their records, and race the writer; the main thread flushes before it waits."""
+    if threading.current_thread() is not threading.main_thread():
+        return
     try:
         if sys.stdout is not None:
             sys.stdout.flush()

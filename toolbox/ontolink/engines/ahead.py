@@ -19,6 +19,8 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from ontolink.core.io import flush_stdout
+
 # batches the second thread holds ready (besides the one it is preparing): one keeps the cores busy, more
 # only hold memory
 READY_BATCHES = 1
@@ -66,7 +68,14 @@ def prepared_ahead(function: Callable[[Any], Any], prepare: Callable[[Any], Any]
     worker.start()
     try:
         while True:
-            kind, item = handed.get()
+            try:
+                kind, item = handed.get_nowait()
+            except queue.Empty:
+                # nothing ready (a quiet pipe, or a batch still encoding): what the batches before gave reaches the
+                # output's reader before this waits, as the reader flushes before a read that waits when it is
+                # this thread (ontolink.core.io.record_batches)
+                flush_stdout()
+                kind, item = handed.get()
             if kind == "end":
                 return
             if kind == "error":
