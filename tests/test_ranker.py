@@ -152,6 +152,61 @@ def test_repeated_mentions_share_features_but_not_across_long_forms(loaded):
     assert together[0][2][:, expanded].any() and not together[2][2][:, expanded].any()
 
 
+@pytest.mark.parametrize("name", [name for name in ALL_GROUPS if name not in ("context", "second_encoder")])
+def test_a_group_computes_a_batch_of_records_as_each_record_alone(loaded, name):
+    """Records with 10, 3, none and 7 candidates, held-out names on some: what a group gives the batch (computed
+    at once where it has ``flat_columns``) cut by record equals what it gives each record in a batch of its own."""
+    from ontolink.ranking.groups.base import CandidateBatch, Candidates
+
+    features = CandidateFeatures(loaded, ["dense"], top_k=10)
+    group = FEATURE_GROUPS.get(name)()
+    group.prepare(loaded, {"prior": {loaded.entity_ids[0]: 10, loaded.entity_ids[3]: 2}})
+    records = [{"mention": "absence seizures"}, {"mention": "GTCS"}, {"mention": "eye"},
+               {"mention": "Seizures of the eye"}]
+    lengths = [10, 3, 0, 7]
+    searched = features.linker.rows([loaded.query_text(record) for record in records])
+    candidates = [Candidates(entities[:length].astype(np.int64), scores[:length], rows[:length],
+                             (np.arange(length) % 2).astype(np.float32))
+                  for (entities, scores, rows), length in zip(searched, lengths)]
+    long_forms = [None, "generalized tonic-clonic seizures", None, None]
+    held_out = [[int(candidates[0].name_rows[1])], [], [], [int(candidates[3].name_rows[0])]]
+    batch = CandidateBatch(records, candidates, long_forms, held_out, features._name_rows)
+    together = group.compute(batch)
+    assert together[2] is None and len(together) == len(records)
+    for position, columns in enumerate(together):
+        alone = group.compute(CandidateBatch([records[position]], [candidates[position]], [long_forms[position]],
+                                             [held_out[position]], features._name_rows))[0]
+        if columns is None:
+            assert alone is None
+            continue
+        assert len(columns) == len(alone) == len(group.columns)
+        for column, expected in zip(columns, alone):
+            np.testing.assert_array_equal(column, expected)
+            assert len(column) == lengths[position]
+
+
+def test_ranked_records_are_the_same_in_a_batch_as_alone(loaded):
+    """The packaged ranker orders a batch's candidates at once: each record's list (scores, order, features) is the
+    one it gets ranked alone, a repeated mention shares its list, and a record without candidates gets none."""
+    from ontolink.ranking.default import packaged_ranker
+
+    ranker = packaged_ranker().bind(loaded, top_k=10)
+    records = [{"id": "a", "mention": "absence seizures"}, {"id": "b", "mention": "GTCS",
+               "context_left": "Generalized tonic-clonic seizures (GTCS) were seen; ", "context_right": " recurred."},
+               {"id": "c", "mention": "absence seizures"}, {"id": "d", "mention": "eye abnormality"}]
+    together = list(ranker.rank(records, with_features=True))
+    assert together[0]["candidates"] is together[2]["candidates"]
+    for record, ranked in zip(records, together):
+        assert ranked == next(ranker.rank([record], with_features=True))
+        scores = [candidate["score"] for candidate in ranked["candidates"]]
+        assert len(scores) == 10 and scores == sorted(scores, reverse=True)
+    loaded.allowed_entities = np.zeros(len(loaded.entity_ids), dtype=bool)
+    try:
+        assert [ranked["candidates"] for ranked in ranker.rank(records[:2])] == [[], []]
+    finally:
+        loaded.allowed_entities = None
+
+
 def test_sparse_pair_dots_equal_the_sparse_product():
     import scipy.sparse
 

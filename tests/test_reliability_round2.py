@@ -176,6 +176,31 @@ def test_stdout_on_a_full_device_is_one_line_naming_it(tfidf_index):
     assert "Traceback" not in stderr
 
 
+
+def test_a_failed_stdout_ends_with_the_errors_status_whatever_its_buffer_still_holds():
+    """Once stdout failed, what its buffer still holds (a record another write left there) would fail again as
+    Python exits, which then reports it and ends with status 120: the error's status (1) and line are kept, and
+    nothing else is printed. A buffered stdout on /dev/full holds a line when the command fails."""
+    script = (
+        "import io, sys\n"
+        "import click\n"
+        "from ontolink.cli.main import OntolinkGroup\n"
+        "from ontolink.core.io import write_failure\n"
+        "sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, 'w', closefd=False)), encoding='utf-8')\n"
+        "@click.group(cls=OntolinkGroup)\n"
+        "def group(): pass\n"
+        "@group.command()\n"
+        "def write():\n"
+        "    sys.stdout.write('a record left in the buffer\\n')\n"
+        "    raise write_failure('<stdout>', OSError(28, 'No space left on device'))\n"
+        "group(['write'], prog_name='ontolink')\n")
+    with open("/dev/full", "wb") as full:
+        result = subprocess.run([sys.executable, "-c", script], stdout=full, stderr=subprocess.PIPE, timeout=120,
+                                env={**os.environ, "PYTHONPATH": str(PACKAGE_DIR)})
+    stderr = result.stderr.decode()
+    assert result.returncode == 1, stderr
+    assert stderr == "ontolink: error: <stdout>: cannot be written (No space left on device)\n"
+
 # ------------------------------------------------------------------------------------------------ quiet changes
 
 @pytest.mark.parametrize("value", ["true", "2.7", "'3'"])

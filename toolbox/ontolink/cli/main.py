@@ -24,7 +24,10 @@ def _show_tracebacks():
 
 
 def _silence_stdout():
-    """Point stdout at /dev/null, so that flushing it at exit raises no second BrokenPipeError."""
+    """Point stdout at /dev/null, so that flushing it at exit raises no second error (a closed pipe, a full
+    device)."""
+    if sys.stdout is None:  # started with stdout closed: nothing to flush
+        return
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -115,6 +118,10 @@ class OntolinkGroup(click.Group):
             if _show_tracebacks():
                 raise
             click.echo(f"ontolink: error: {error}", err=True)
+            if getattr(error, "path", None) == "<stdout>":
+                # stdout itself failed (a full device): what its buffer still holds would fail again as Python
+                # exits, which then reports it and ends with status 120 instead of this error's
+                _silence_stdout()
             ctx.exit(error.exit_code)
         except KeyboardInterrupt:
             # Ctrl-C: the shell's convention (128 + SIGINT), without a traceback or click's "Aborted!"

@@ -430,7 +430,12 @@ def _stdout():
 
 
 class OutputFailed(OntolinkError):
-    """An output file could not be written (no space, a read-only file system): exit status 1."""
+    """An output file could not be written (no space, a read-only file system): exit status 1. ``path``: the
+    output's name ("<stdout>" for stdout)."""
+
+    def __init__(self, message, path=None):
+        super().__init__(message)
+        self.path = path
 
 
 def write_failure(path, error):
@@ -446,7 +451,7 @@ def write_failure(path, error):
         return InputError("cannot be written: it is a directory", path)
     if isinstance(error, PermissionError):
         return InputError("cannot be written (permission denied)", path)
-    return OutputFailed(f"{path}: cannot be written ({reason})")
+    return OutputFailed(f"{path}: cannot be written ({reason})", path)
 
 
 def _commits(exc_type):

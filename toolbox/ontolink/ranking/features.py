@@ -96,18 +96,24 @@ class CandidateFeatures:
             searches[owner].append(result)
         batch = CandidateBatch(records, [self._merged(results) for results in searches], expanded, exclude,
                                self._name_rows)
-        computed = [self._groups[group].compute(batch) for group in groups]
-        width = len(feature_columns(groups))
-        result = []
-        for position, found in enumerate(batch.candidates):
-            if not len(found.entities):
-                matrix = np.zeros((0, width), dtype=np.float32)
-            else:
-                matrix = np.stack([column for columns in computed for column in columns[position]],
-                                  axis=1).astype(np.float32)
-            result.append(FeaturedCandidates(found.entities, found.scores, matrix, found.name_rows,
-                                             found.by_long_form))
-        return result
+        # every candidate's features of the batch as one matrix, a record's its rows (C order, as the ranker's
+        # product reads them)
+        columns = [column for group in groups for column in self._flat_columns(self._groups[group], batch)]
+        matrix = (np.stack(columns, axis=1) if len(batch.every.entities)
+                  else np.zeros((0, len(columns)))).astype(np.float32)
+        return [FeaturedCandidates(found.entities, found.scores, matrix[start:end], found.name_rows,
+                                   found.by_long_form)
+                for found, start, end in zip(batch.candidates, batch.offsets.tolist(), batch.offsets[1:].tolist())]
+
+    @staticmethod
+    def _flat_columns(group, batch):
+        """``group``'s columns over ``batch.every``: its ``flat_columns``, or its records' joined."""
+        flat = group.flat_columns(batch)
+        if flat is not None:
+            return flat
+        computed = [columns for columns in group.compute(batch) if columns is not None]
+        return [np.concatenate([columns[number] for columns in computed]) if computed else np.zeros(0)
+                for number in range(len(group.columns))]
 
     def _merged(self, results):
         """The ``Candidates`` of a record's searches: the mention's, then its long form's, if any. Each entity
@@ -115,8 +121,8 @@ class CandidateFeatures:
         entities, scores, name_rows = results[0]
         if len(results) == 1 and not (np.diff(scores) > 0).any():  # most records: the search's own order
             count = min(len(entities), self.top_k)
-            return Candidates(entities[:count].astype(np.int64), scores[:count].astype(np.float32),
-                              name_rows[:count].astype(np.int64), np.zeros(count, dtype=np.float32))
+            return Candidates(entities[:count].astype(np.int64, copy=False), scores[:count].astype(np.float32, copy=False),
+                              name_rows[:count].astype(np.int64, copy=False), np.zeros(count, dtype=np.float32))
         best = {}  # entity row -> (score, name row, found by the long form)
         for by_long_form, (entities, scores, name_rows) in enumerate(results):
             for entity, score, name_row in zip(entities.tolist(), scores.tolist(), name_rows.tolist()):

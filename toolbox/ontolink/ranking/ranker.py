@@ -140,19 +140,32 @@ class Ranker:
         index = self.features.index
         names, kinds, method = index.names, index.name_kinds, index.method
         entity_ids, entity_names = index.entity_ids, index.entity_names
-        ranked = {}  # records whose features are one object (a repeated mention) share one candidate list
-        for record, (found, scores, columns) in zip(records, self.scored(records)):
-            if id(found) in ranked:
-                yield {**record, "candidates": ranked[id(found)]}
-                continue
-            entities, retrieved, matrix, name_rows, by_long_form = found
-            probability = 1.0 / (1.0 + np.exp(-scores)) if len(entities) else np.zeros(0)
-            order = np.argsort(-probability, kind="stable")  # ties keep the retriever's order
+        scored = self.scored(records)
+        # records whose features are one object (a repeated mention) share one candidate list
+        first = {}
+        for found, scores, columns in scored:
+            first.setdefault(id(found), (found, scores, columns))
+        distinct = list(first.values())
+        # every distinct record's candidates ordered at once, end to end: per record, a dozen array operations on
+        # ten values were most of a ranked link's own time at thousands of new mentions a second
+        counts = [len(found[0]) for found, _, _ in distinct]
+        bounds = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64).tolist()
+        fields: tuple[list, ...] = ([],) * 5
+        if bounds[-1]:
+            entities, retrieved, name_rows, by_long_form = (np.concatenate([found[field] for found, _, _ in distinct])
+                                                            for field in (0, 1, 3, 4))
+            probability = 1.0 / (1.0 + np.exp(-np.concatenate([scores for _, scores, _ in distinct])))
+            # by record, then by probability; a stable sort: ties keep the retriever's order
+            order = np.lexsort((-probability, np.repeat(np.arange(len(distinct)), counts)))
             # rounded as arrays, as the linker rounds its scores (per value in Python it was a third of the
             # ranker's time)
-            rounded = zip(entities[order].tolist(), np.round(probability[order].astype(np.float64), 6).tolist(),
-                          np.round(retrieved[order].astype(np.float64), 6).tolist(), name_rows[order].tolist(),
-                          by_long_form[order].tolist())
+            fields = (entities[order].tolist(), np.round(probability[order].astype(np.float64), 6).tolist(),
+                      np.round(retrieved[order].astype(np.float64), 6).tolist(), name_rows[order].tolist(),
+                      by_long_form[order].tolist())
+        ranked = {}
+        for number, (found, _, columns) in enumerate(distinct):
+            start, end = bounds[number], bounds[number + 1]
+            rounded = zip(*(values[start:end] for values in fields)) if end > start else ()
             # one dict display each, the index's tables looked up once (a merged optional key cost a dict more
             # per candidate: the largest Python cost of a ranked link of new mentions)
             if kinds is not None:
@@ -165,8 +178,10 @@ class Ranker:
                                "retriever_score": retriever_score, "matched_name": names[row],
                                "matched_by": FOUND_BY_LONG_FORM if long_form else method}
                               for entity, score, retriever_score, row, long_form in rounded]
-            if with_features:
-                for candidate, values in zip(candidates, np.round(matrix[order].astype(np.float64), 4).tolist()):
+            if with_features and end > start:
+                mine = order[start:end] - start
+                for candidate, values in zip(candidates, np.round(found[2][mine].astype(np.float64), 4).tolist()):
                     candidate["features"] = dict(zip(columns, values))
             ranked[id(found)] = candidates
-            yield {**record, "candidates": candidates}
+        for record, (found, _, _) in zip(records, scored):
+            yield {**record, "candidates": ranked[id(found)]}

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from ontolink.ranking.groups import FEATURE_GROUPS, FeatureGroup
 
 if TYPE_CHECKING:
-    from ontolink.ranking.groups.base import Candidates
+    from ontolink.ranking.groups.base import CandidateBatch
     import numpy as np
 
 
@@ -19,5 +19,5 @@ class FoundByLongForm(FeatureGroup):
     searches_long_forms = True
     position = 30
 
-    def candidate_columns(self, found: Candidates) -> list[np.ndarray]:
-        return [found.by_long_form]
+    def flat_columns(self, batch: CandidateBatch) -> list[np.ndarray]:
+        return [batch.every.by_long_form]

@@ -9,7 +9,7 @@ import numpy as np
 from ontolink.ranking.groups import FEATURE_GROUPS, FeatureGroup
 
 if TYPE_CHECKING:
-    from ontolink.ranking.groups.base import Candidates
+    from ontolink.ranking.groups.base import CandidateBatch
 
 
 @FEATURE_GROUPS.register("dense")
@@ -18,6 +18,6 @@ class RetrieverScores(FeatureGroup):
     default = required = True
     position = 0
 
-    def candidate_columns(self, found: Candidates) -> list[np.ndarray]:
-        scores = found.scores
-        return [scores, scores - scores.max(), np.log1p(np.arange(len(found.entities), dtype=np.float32))]
+    def flat_columns(self, batch: CandidateBatch) -> list[np.ndarray]:
+        scores = batch.every.scores
+        return [scores, scores - batch.record_max(scores), np.log1p(batch.slot.astype(np.float32))]

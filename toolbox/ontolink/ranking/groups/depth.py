@@ -11,7 +11,7 @@ from ontolink.ranking.groups import FEATURE_GROUPS, FeatureGroup
 
 if TYPE_CHECKING:
     from ontolink.indexes.artifact import LoadedIndex
-    from ontolink.ranking.groups.base import Candidates
+    from ontolink.ranking.groups.base import CandidateBatch
 
 MAX_DEPTH = 20.0
 
@@ -29,6 +29,7 @@ class GraphDepth(FeatureGroup):
         self._depths = np.minimum(np.asarray(index.entity_depths, dtype=np.float32), MAX_DEPTH)
         self._leaves = (np.asarray(index.entity_children) == 0).astype(np.float32)
 
-    def candidate_columns(self, found: Candidates) -> list[np.ndarray]:
-        depths = self._depths[found.entities]
-        return [depths, depths - depths[0], self._leaves[found.entities]]
+    def flat_columns(self, batch: CandidateBatch) -> list[np.ndarray]:
+        entities = batch.every.entities
+        depths = self._depths[entities]
+        return [depths, depths - batch.record_first(depths), self._leaves[entities]]

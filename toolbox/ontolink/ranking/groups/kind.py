@@ -11,7 +11,7 @@ from ontolink.ranking.groups import FEATURE_GROUPS, FeatureGroup
 
 if TYPE_CHECKING:
     from ontolink.indexes.artifact import LoadedIndex
-    from ontolink.ranking.groups.base import Candidates
+    from ontolink.ranking.groups.base import CandidateBatch
 
 NAME_KINDS = ("name", "EXACT", "RELATED")
 
@@ -31,7 +31,7 @@ class MatchedNameKind(FeatureGroup):
         self._kind_codes = np.array([code_of.get(kind, len(NAME_KINDS)) for kind in index.name_kinds], dtype=np.int8)
         self._one_hot = np.eye(len(NAME_KINDS) + 1, dtype=np.float32)
 
-    def candidate_columns(self, found: Candidates) -> list[np.ndarray]:
-        # each candidate's kind as a one-hot row: two gathers a record instead of a comparison and a copy a column
-        rows = self._one_hot[self._kind_codes[found.name_rows]]
+    def flat_columns(self, batch: CandidateBatch) -> list[np.ndarray]:
+        # each candidate's kind as a one-hot row: two gathers instead of a comparison and a copy a column
+        rows = self._one_hot[self._kind_codes[batch.every.name_rows]]
         return [rows[:, column] for column in range(len(NAME_KINDS) + 1)]

@@ -31,46 +31,38 @@ class CharacterTrigrams(FeatureGroup):
         self._rows_of_text = rows_by_text(index)
         self._name_matrix = tables.name_trigrams
 
-    def compute(self, batch: CandidateBatch) -> list[list[np.ndarray] | None]:
-        return [[lexical, lexical - lexical.max(), exact] if len(lexical) else None
-                for lexical, exact in self._similarities(batch)]
+    def flat_columns(self, batch: CandidateBatch) -> list[np.ndarray]:
+        lexical, exact = self._similarities(batch)
+        return [lexical, lexical - batch.record_max(lexical), exact]
 
-    def _similarities(self, batch: CandidateBatch) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Per record: (best TF-IDF cosine of any query form to any of the candidate's names, exact match)."""
+    def _similarities(self, batch: CandidateBatch) -> tuple[np.ndarray, np.ndarray]:
+        """Per candidate of ``batch.every``: (best TF-IDF cosine of any query form to any of its names, exact
+        match), each (form, name) pair's cosine computed once for the whole batch."""
+        exact = np.zeros(len(batch.every.entities), dtype=np.float32)
         query_texts: list[str] = []
-        # per (form, candidate names) block: the names' rows and slots, the block's length and slot offset; the
-        # pair arrays are made once for the batch (two array operations per record were most of this group's time)
-        pair_name: list[np.ndarray] = []
-        pair_slot: list[np.ndarray] = []
-        block_lengths: list[int] = []
-        block_offsets: list[int] = []
-        slot_offset = [0]
-        exact = []
-        every = batch.candidate_names
-        for position, (record, found) in enumerate(zip(batch.records, batch.candidates)):
+        owners: list[int] = []  # the record of each query form
+        for position, record in enumerate(batch.records):
             long_form = batch.long_forms[position]
             forms = [record["mention"]] + ([long_form] if long_form else [])
             skip = batch.held_out(position)
             matching = {int(self._index.entity_of_name[row]) for form in forms
                         for row in self._rows_of_text.get(normalize(form), ()) if row not in skip}
-            exact.append(np.array([entity in matching for entity in found.entities.tolist()], dtype=np.float32)
-                         if matching else np.zeros(len(found.entities), dtype=np.float32))
-            rows, slots = every[position]
-            for _ in forms:
-                pair_name.append(rows)
-                pair_slot.append(slots)
-                block_lengths.append(len(rows))
-                block_offsets.append(slot_offset[-1])
+            if matching:
+                start, end = batch.offsets[position], batch.offsets[position + 1]
+                exact[start:end] = np.isin(batch.every.entities[start:end], list(matching))
             query_texts += forms
-            slot_offset.append(slot_offset[-1] + len(found.entities))
-        best = np.zeros(slot_offset[-1], dtype=np.float32)
-        if pair_name:
-            queries = self._trigrams.transform(query_texts)
-            # each form is one query row, in order: block i pairs query row i with its record's candidate names
-            pair_query = np.repeat(np.arange(len(block_lengths)), block_lengths)
-            similarity = sparse_pair_dots(queries, pair_query, self._name_matrix, np.concatenate(pair_name))
-            slots_of_pairs = np.concatenate(pair_slot) + np.repeat(np.array(block_offsets, dtype=np.int64),
-                                                                   block_lengths)
-            np.maximum.at(best, slots_of_pairs, similarity)
-        return [(best[start:end], exact[position])
-                for position, (start, end) in enumerate(zip(slot_offset, slot_offset[1:]))]
+            owners += [position] * len(forms)
+        best = np.zeros(len(batch.every.entities), dtype=np.float32)
+        name_rows, candidate_of_name = batch.flat_candidate_names
+        if query_texts and len(name_rows):
+            # each form pairs with every name of its record's candidates: the names of record r are the run
+            # name_starts[r]:name_starts[r + 1] of the batch's (they come candidate by candidate)
+            name_starts = np.searchsorted(candidate_of_name, batch.offsets)
+            owner = np.array(owners, dtype=np.int64)
+            lengths = name_starts[owner + 1] - name_starts[owner]
+            pair_query = np.repeat(np.arange(len(owner)), lengths)
+            pairs = np.arange(lengths.sum()) + np.repeat(name_starts[owner] - (np.cumsum(lengths) - lengths), lengths)
+            similarity = sparse_pair_dots(self._trigrams.transform(query_texts), pair_query, self._name_matrix,
+                                          name_rows[pairs])
+            np.maximum.at(best, candidate_of_name[pairs], similarity)
+        return best, exact

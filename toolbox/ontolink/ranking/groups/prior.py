@@ -10,7 +10,7 @@ from ontolink.ranking.groups import FEATURE_GROUPS, FeatureGroup
 
 if TYPE_CHECKING:
     from ontolink.indexes.artifact import LoadedIndex
-    from ontolink.ranking.groups.base import Candidates
+    from ontolink.ranking.groups.base import CandidateBatch
 
 
 @FEATURE_GROUPS.register("prior")
@@ -30,6 +30,6 @@ class EntityPrior(FeatureGroup):
         self._prior = np.log1p(np.array([counts.get(entity_id, 0) for entity_id in index.entity_ids],
                                         dtype=np.float32))
 
-    def candidate_columns(self, found: Candidates) -> list[np.ndarray]:
-        prior = self._prior[found.entities]
-        return [prior, prior - prior.max()]
+    def flat_columns(self, batch: CandidateBatch) -> list[np.ndarray]:
+        prior = self._prior[batch.every.entities]
+        return [prior, prior - batch.record_max(prior)]
