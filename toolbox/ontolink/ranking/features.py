@@ -121,7 +121,9 @@ class CandidateFeatures:
         entities, scores, name_rows = results[0]
         if len(results) == 1 and not (np.diff(scores) > 0).any():  # most records: the search's own order
             count = min(len(entities), self.top_k)
-            return Candidates(entities[:count].astype(np.int64, copy=False), scores[:count].astype(np.float32, copy=False),
+            # views of the search's arrays (the memo's), never written to: the batch copies them end to end
+            return Candidates(entities[:count].astype(np.int64, copy=False),
+                              scores[:count].astype(np.float32, copy=False),
                               name_rows[:count].astype(np.int64, copy=False), np.zeros(count, dtype=np.float32))
         best = {}  # entity row -> (score, name row, found by the long form)
         for by_long_form, (entities, scores, name_rows) in enumerate(results):
