@@ -155,7 +155,7 @@ def index_ranker(loaded_index):
 def unmeasured(manifest):
     """Whether the index's default ranker is the packaged one because nothing could be measured on its ontology
     (no synonyms to hold out): not chosen by the user, not chosen by a measurement. It may then rank worse than
-    the retriever alone (names-only HPO: R@1 0.570 -> 0.561 on GSC+) or better (where mentions are short forms
+    the retriever alone (names-only HPO: R@1 0.568 -> 0.559 on GSC+) or better (where mentions are short forms
     their documents define, which it searches by their long forms), so `index` and `link` say so."""
     block = manifest.get("ranker") or {}
     return block.get("choice") == "packaged" and not block.get("held_out_R@1") \
