@@ -176,7 +176,6 @@ def test_stdout_on_a_full_device_is_one_line_naming_it(tfidf_index):
     assert "Traceback" not in stderr
 
 
-
 def test_a_failed_stdout_ends_with_the_errors_status_whatever_its_buffer_still_holds():
     """Once stdout failed, what its buffer still holds (a record another write left there) would fail again as
     Python exits, which then reports it and ends with status 120: the error's status (1) and line are kept, and
@@ -200,6 +199,7 @@ def test_a_failed_stdout_ends_with_the_errors_status_whatever_its_buffer_still_h
     stderr = result.stderr.decode()
     assert result.returncode == 1, stderr
     assert stderr == "ontolink: error: <stdout>: cannot be written (No space left on device)\n"
+
 
 # ------------------------------------------------------------------------------------------------ quiet changes
 

@@ -49,7 +49,6 @@ class CandidateBatch:
         self._gather_names = gather_names
         counts = np.array([len(found.entities) for found in candidates], dtype=np.int64)
         self.offsets = np.concatenate([[0], np.cumsum(counts)])
-        self.counts = counts
         self.every = Candidates(*(np.concatenate([getattr(found, field) for found in candidates]) if len(candidates)
                                   else np.zeros(0) for field in ("entities", "scores", "name_rows", "by_long_form")))
         self._record_of = np.repeat(np.arange(len(candidates)), counts)
@@ -65,7 +64,7 @@ class CandidateBatch:
 
     def record_max(self, values: np.ndarray) -> np.ndarray:
         """Per candidate: the largest of ``values`` (one per candidate of the batch) over its record's."""
-        maxima = np.zeros(len(self.counts), dtype=values.dtype)
+        maxima = np.zeros(len(self.candidates), dtype=values.dtype)
         if len(self._filled):
             maxima[self._filled] = np.maximum.reduceat(values, self.offsets[self._filled])
         return maxima[self._record_of]
@@ -96,11 +95,17 @@ class CandidateBatch:
         return rows, candidate
 
     @cached_property
+    def name_offsets(self) -> np.ndarray:
+        """Where each record's names start in ``flat_candidate_names`` (record i's are ``name_offsets[i]:
+        name_offsets[i + 1]``): its rows come candidate by candidate."""
+        return np.searchsorted(self.flat_candidate_names[1], self.offsets)
+
+    @cached_property
     def candidate_names(self) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per record: (rows of every name of every candidate, held-out names left out; the candidate slot of
         each row): ``flat_candidate_names`` cut by record."""
         rows, candidate = self.flat_candidate_names
-        bounds = np.searchsorted(candidate, self.offsets).tolist()  # rows come candidate by candidate
+        bounds = self.name_offsets.tolist()
         return [(rows[start:end], candidate[start:end] - offset)
                 for start, end, offset in zip(bounds, bounds[1:], self.offsets.tolist())]
 

@@ -55,9 +55,8 @@ class CharacterTrigrams(FeatureGroup):
         best = np.zeros(len(batch.every.entities), dtype=np.float32)
         name_rows, candidate_of_name = batch.flat_candidate_names
         if query_texts and len(name_rows):
-            # each form pairs with every name of its record's candidates: the names of record r are the run
-            # name_starts[r]:name_starts[r + 1] of the batch's (they come candidate by candidate)
-            name_starts = np.searchsorted(candidate_of_name, batch.offsets)
+            # each form pairs with every name of its record's candidates (``batch.name_offsets``' run of the record)
+            name_starts = batch.name_offsets
             owner = np.array(owners, dtype=np.int64)
             lengths = name_starts[owner + 1] - name_starts[owner]
             pair_query = np.repeat(np.arange(len(owner)), lengths)
