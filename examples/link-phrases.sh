@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Link free-text phenotype phrases to HPO and print "phrase -> best entity (score)".
-#   examples/link-phrases.sh "fits" "short stature" "loss of vision"
+#   examples/link-phrases.sh "big liver" "short stature" "loss of vision"
 set -euo pipefail
 index=${ONTOLINK_INDEX:-idx/hpo}
 [ -f "$index/manifest.json" ] || ontolink index --ontology hpo "$index"

@@ -72,3 +72,20 @@ def test_cache_clear_deletes_only_what_ontolink_made(small_ontology_path, tmp_pa
     assert "left models, notes.txt: not made by ontolink" in result.stderr
     assert sorted(os.listdir(shared)) == ["models", "notes.txt"]
     assert (shared / "models" / "thesis.tex").read_text() == "years of work"
+
+
+def test_every_cache_kind_is_named_in_the_help_and_the_docs():
+    """A kind added to CACHE_KINDS is clearable at once: `cache clear --help`, its man page and docs/cache.md
+    must name it too, or users never learn it exists (`matchers` was missing from all three)."""
+    from conftest import REPO
+
+    from ontolink.core.cache import CACHE_KINDS
+
+    kinds = [*CACHE_KINDS, "other"]
+    help_text = " ".join(run("cache", "clear", "--help").stdout.split())
+    listed = help_text.split("Kinds: ", 1)[1].split(".", 1)[0]
+    assert [kind.strip() for kind in listed.split(",")] == kinds
+    man_page = " ".join((REPO / "man" / "ontolink-cache-clear.1").read_text(encoding="utf-8").split())
+    assert f"Kinds: {listed}." in man_page
+    table = (REPO / "docs" / "cache.md").read_text(encoding="utf-8")
+    assert not [kind for kind in kinds if f"`{kind}`" not in table]

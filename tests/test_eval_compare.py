@@ -201,6 +201,10 @@ def test_by_field_splits_every_table(systems, in_slice, small_ontology_path, tmp
     assert {json.loads(line)["type"] for line in misses.read_text().splitlines()} == {"eye", "seizure"}
     refused = run("eval", ranked, "--spans", "--gold", ranked, "--by", "type")
     assert refused.exit_code == 2 and "--by" in refused.stderr
+    # a field no record has (a typo) splits nothing: said on stderr, the report as with one "(none)" value
+    misspelt = run("eval", ranked, "--ontology", small_ontology_path, "--by", "tpye")
+    assert misspelt.exit_code == 0 and "no mention has a 'tpye' field" in misspelt.stderr
+    assert "no mention has" not in run("eval", ranked, "--ontology", small_ontology_path, "--by", "type").stderr
 
 
 @pytest.fixture(scope="module")

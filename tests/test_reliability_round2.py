@@ -35,7 +35,8 @@ def test_eval_errors_naming_the_predictions_is_refused(tmp_path):
     predictions.write_text(jsonl(PREDICTIONS))
     before = predictions.read_bytes()
     result = run("eval", predictions, "--errors", predictions)
-    assert result.exit_code == 2 and f"{predictions}: is also one of the input files" in result.stderr
+    # refused before the command starts, as every output option naming an input is
+    assert result.exit_code == 2 and f"{predictions}: is also the input {predictions}" in result.stderr
     assert predictions.read_bytes() == before  # the misses were written over the predictions, exit 0
 
 

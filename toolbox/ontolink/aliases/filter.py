@@ -16,7 +16,7 @@ from ontolink.aliases.options import FilterOptions
 from ontolink.core.errors import InputError
 from ontolink.core.io import record_batches, ReadStats, RecordWriter, display_name, read_records, warn
 from ontolink.core.progress import counting
-from ontolink.core.records import validate_alias_record
+from ontolink.core.records import alias_record_validator
 from ontolink.encoders import load_encoder
 
 if TYPE_CHECKING:
@@ -99,8 +99,8 @@ def filter_aliases_files(options: FilterOptions) -> FilterStats:
     ``options.output_path`` and a one-line summary to stderr; return the counts."""
     loaded = options.ontology.load()
     stats, read_stats = FilterStats(), ReadStats()
-    records = read_records(options.input_path, validate=validate_alias_record, skip_invalid=options.skip_invalid,
-                           stats=read_stats)
+    records = read_records(options.input_path, validate=alias_record_validator(loaded, resolved=False),
+                           skip_invalid=options.skip_invalid, stats=read_stats, check_duplicate_ids=True)
 
     def encoder() -> Encoder:
         return load_encoder(options.model, device=options.device, precision=options.precision)

@@ -31,7 +31,7 @@ from ontolink.core.options import DEFAULT_SEED
 from ontolink.ontology import normalize
 from ontolink.core.io import RecordWriter, display_name, read_records, warn
 from ontolink.core.progress import counting
-from ontolink.core.records import validate_alias_record, validate_mention
+from ontolink.core.records import alias_record_validator, validate_mention
 
 if TYPE_CHECKING:
     from ontolink.ontology.model import Ontology
@@ -210,8 +210,8 @@ def make_pairs_files(options: MakePairsOptions) -> PairStats:
                          "(--sources ontology alone needs none)")
     if options.input_path == "-" and options.mentions_path == "-":
         raise UsageError("stdin can feed either the aliases (-i) or --mentions, not both")
-    alias_records = read_records(options.input_path, validate=validate_alias_record,
-                                 skip_invalid=options.skip_invalid) if "alias" in chosen else ()
+    alias_records = read_records(options.input_path, validate=alias_record_validator(loaded, resolved=False),
+                                 skip_invalid=options.skip_invalid, check_duplicate_ids=True) if "alias" in chosen else ()
     matcher = build_matcher(loaded, alias_records, from_corpus, source_name=display_name(options.input_path))
     stats = PairStats()
     ambiguous_writer = RecordWriter(options.ambiguous_path) if options.ambiguous_path else None

@@ -145,7 +145,7 @@ def select_entities_files(options: SelectEntitiesOptions) -> Selection:
         warn("no --index: selecting by exact name match only (E_EM)")
     stats = ReadStats()
     mentions = read_records(options.input_path, validate=validate_mention, skip_invalid=options.skip_invalid,
-                            stats=stats)
+                            stats=stats, check_duplicate_ids=True)
     start_engine = options.start_engine or (lambda device: open_engine(device=device))
     with start_engine(options.device) as engine:
         selection = select_entities(mentions, loaded, loaded_index=index, engine=engine, device=options.device)

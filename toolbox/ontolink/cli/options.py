@@ -5,7 +5,7 @@ import functools
 import click
 
 from ontolink.core.errors import InputError
-from ontolink.core.io import open_input, refuse_output_over_inputs
+from ontolink.core.io import open_input, refuse_output_over_inputs, refuse_shared_outputs
 from ontolink.core.options import AUTO_DEVICE, DEFAULT_SEED, STDIO
 from ontolink.core.registry import LazyChoice
 from ontolink.core.manifest import check_replaceable
@@ -149,20 +149,30 @@ def input_options(function=None, *, help_text="JSONL input ('-' is stdin; .gz is
                         type=click.Path(allow_dash=True), help=help_text)(function)
 
 
+# a command's output files besides -o, by parameter name, with the option that names each
+OUTPUT_FILE_OPTIONS = {"output_path": "-o", "ambiguous_path": "--ambiguous", "errors_path": "--errors",
+                       "plot_path": "--plot"}
+
+
 def refusing_output_over_inputs(function):
-    """Wrap a command so that its -o FILE (``output_path``) is refused before the command starts when it names
-    one of the command's input files (-i, --ontology, a FILE argument; a symbolic link to one too) or the
-    file on stdin: opening it for writing would empty it before it is read. Both -i and -o bring it."""
+    """Wrap a command so that each of its output files (-o FILE, and ``OUTPUT_FILE_OPTIONS``' others) is refused
+    before the command starts when it names one of the command's input files (-i, --mentions, --ontology, a
+    FILE argument; a symbolic link to one too) or the file on stdin: opening it for writing would empty it
+    before it is read; and so is one file given to two outputs, which would hold only the last written. Both
+    -i and -o bring it."""
     if getattr(function, "refuses_output_over_inputs", False):
         return function
 
     @functools.wraps(function)
     def refusing(*args, **kwargs):
-        inputs = [value for name, value in kwargs.items() if name != "output_path"
+        outputs = {name: kwargs[name] for name in OUTPUT_FILE_OPTIONS if kwargs.get(name) not in (None, STDIO)}
+        inputs = [value for name, value in kwargs.items() if name not in OUTPUT_FILE_OPTIONS
                   for value in (value if isinstance(value, (list, tuple)) else [value])
                   if isinstance(value, str)]
         inputs += [kwargs["ontology"].path] if getattr(kwargs.get("ontology"), "path", None) else []
-        refuse_output_over_inputs(kwargs.get("output_path"), inputs)
+        for output in outputs.values():
+            refuse_output_over_inputs(output, inputs)
+        refuse_shared_outputs({OUTPUT_FILE_OPTIONS[name]: output for name, output in outputs.items()})
         return function(*args, **kwargs)
 
     refusing.refuses_output_over_inputs = True
@@ -301,9 +311,16 @@ def engine_options(function):
                              "pool; output in input order, the same bytes as local).")(with_engine)
 
 
-def force_option(kind):
+# what --force also does for a trainer (ontolink.training.loop.Holdout), said in its help
+TRAINER_FORCE = (" The trainer also refuses data it cannot learn from (too few pairs or queries for one real step, "
+                 "none left to hold out, a loss that never leaves chance: exit 2); --force writes the model anyway "
+                 "wherever there is something to fit, marked not improved.")
+
+
+def force_option(kind, trainer=False):
     """--force, given to the command as ``force``: replace DIRECTORY even when it holds other files than an
-    ontolink ``kind``. Without it the command refuses such a directory before any work starts (exit 2)."""
+    ontolink ``kind``. Without it the command refuses such a directory before any work starts (exit 2).
+    ``trainer``: the help also says what --force does to a trainer's refusals (``TRAINER_FORCE``)."""
     def decorator(function):
         @functools.wraps(function)
         def with_force(*args, force, **kwargs):
@@ -313,5 +330,5 @@ def force_option(kind):
         return click.option("--force", is_flag=True,
                             help=f"Replace DIRECTORY whatever it holds (its files are deleted). Without it, only "
                                  f"an absent or empty directory or an earlier ontolink {kind} is replaced; "
-                                 "anything else is refused.")(with_force)
+                                 "anything else is refused." + (TRAINER_FORCE if trainer else ""))(with_force)
     return decorator

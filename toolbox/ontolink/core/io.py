@@ -26,7 +26,7 @@ import orjson
 
 from ontolink.core import signal_guard
 from ontolink.core.byte_budget import byte_budget
-from ontolink.core.errors import InputError, OntolinkError
+from ontolink.core.errors import InputError, OntolinkError, UsageError
 
 
 def display_name(path):
@@ -388,6 +388,25 @@ def refuse_output_over_inputs(output, inputs=()):
                              "read; give another output file", output)
 
 
+def refuse_shared_outputs(outputs):
+    """Refuse one file named by two output options ({option: path}; by another name or a link too): each
+    would replace the other's records."""
+    seen = {}
+    for option, path in outputs.items():
+        if path in (None, "-"):
+            continue
+        try:
+            status = os.stat(path)
+            key = (status.st_dev, status.st_ino) if stat.S_ISREG(status.st_mode) else None
+        except OSError:
+            key = os.path.realpath(path)  # not there yet
+        if key is None:
+            continue  # /dev/null, a pipe: written by both is what was asked
+        if key in seen:
+            raise UsageError(f"{path} is given to both {seen[key]} and {option}: each output needs its own file")
+        seen[key] = option
+
+
 _READ_FILES: set[tuple[int, int]] = set()  # (device, inode) of every file this process opened for reading: never an output
 
 
@@ -548,16 +567,18 @@ def open_output(path, binary=False):
     refuse_output_over_inputs(path)
     path = str(path)
     refuse_read_file(path)
-    target = os.path.realpath(path)  # through a symbolic link: the file it names is replaced, not the link
     try:
-        existing = os.stat(target)
+        existing = os.stat(path)
     except OSError:
         existing = None
     if existing is not None and not stat.S_ISREG(existing.st_mode):  # /dev/null, /dev/full, a pipe
+        # opened by the name given: /dev/stdout or /dev/fd/N on a pipe resolves to "/proc/PID/fd/pipe:[N]",
+        # a name that cannot be opened
         try:
-            return _HeldOutput(_open_file(target, binary, path.endswith(".gz")), path)
+            return _HeldOutput(_open_file(path, binary, path.endswith(".gz")), path)
         except OSError as error:
             raise write_failure(path, error) from None
+    target = os.path.realpath(path)  # through a symbolic link: the file it names is replaced, not the link
     temporary = temporary_beside(target)
     try:
         stream = _open_file(temporary, binary, path.endswith(".gz"))

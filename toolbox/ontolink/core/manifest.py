@@ -16,7 +16,7 @@ from ontolink.version import __version__
 from ontolink.core.artifact_files import read_json
 from ontolink.core.errors import InputError
 from ontolink.core.swap import replace
-from ontolink.core.io import warn
+from ontolink.core.io import warn, write_failure
 
 MANIFEST = "manifest.json"
 
@@ -124,12 +124,15 @@ def artifact_directory(target, manifest, force=False):
     """
     target = Path(target)
     check_replaceable(target, manifest.get("artifact"), force)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    remove_leftovers(target)
     temporary = target.parent / f".{target.name}.tmp-{os.getpid()}"
-    if temporary.exists():
-        shutil.rmtree(temporary)
-    temporary.mkdir()
+    try:  # before any work: a directory that cannot be written is one line naming it (exit 2), not a traceback
+        target.parent.mkdir(parents=True, exist_ok=True)
+        remove_leftovers(target)
+        if temporary.exists():
+            shutil.rmtree(temporary)
+        temporary.mkdir()
+    except OSError as error:
+        raise write_failure(str(target), error) from None
     try:
         yield temporary
         manifest = dict(manifest)

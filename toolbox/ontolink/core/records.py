@@ -40,8 +40,11 @@ def _optional_string_list(record, field):
     value = record.get(field)
     if value is None:
         return
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+    if not isinstance(value, list):
         raise ValueError(f"field {field!r} must be a list of strings, got {type(value).__name__}")
+    wrong = next((item for item in value if not isinstance(item, str)), "")
+    if not isinstance(wrong, str):
+        raise ValueError(f"field {field!r} must be a list of strings, holds {'null' if wrong is None else repr(wrong)}")
 
 
 def validate_mention(record):
@@ -73,13 +76,15 @@ def validate_alias_record(record):
     _optional_string_list(record, "aliases")
 
 
-def alias_record_validator(ontology):
+def alias_record_validator(ontology, resolved=True):
     """``validate_alias_record`` for records whose entity must be in ``ontology`` (an alt_id or an obsolete id
-    that resolves to a live entity counts): names to add to it (`annotate --aliases`, `index --aliases`)."""
+    that resolves to a live entity counts): names to add to it (`annotate --aliases`, `index --aliases`).
+    ``resolved`` False: the id itself must be one of the ontology's (`filter` and `make-pairs` read it so), refused
+    by the reader, which names the file and line."""
 
     def validate(record):
         validate_alias_record(record)
-        if not ontology.resolve(record["id"]):
+        if not (ontology.resolve(record["id"]) if resolved else record["id"] in ontology):
             raise ValueError(f"entity {record['id']!r} is not in the ontology {ontology.label}")
 
     return validate

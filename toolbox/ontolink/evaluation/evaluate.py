@@ -141,10 +141,11 @@ def entity_names(ids: Iterable[str], ontology: Ontology | None) -> str | None:
 def score_mentions(records: Iterable[dict[str, Any]], ontology: Ontology | None = None,
                    gold_by_id: dict[str, Any] | None = None, name: str = "<stdin>",
                    id_prefixes: dict[str, str] | None = None, keep_misses: bool = False,
-                   by_field: str | None = None) -> LinkedScores:
+                   by_field: str | None = None, stats: Any = None) -> LinkedScores:
     """LinkedScores of one file. A mention whose gold is ``[]`` is unlinkable (NIL): it is left out of
     the ranks and counted among the NIL outcomes as (gold_nil, predicted_nil, top_1_right). The misses
-    name gold and prediction from ``ontology`` when given (the prediction from its candidate first)."""
+    name gold and prediction from ``ontology`` when given (the prediction from its candidate first).
+    ``stats``: the reader's ``ReadStats``, whose line names a record refused here."""
     scores = LinkedScores()
     for record in records:
         gold = record.get("gold")
@@ -161,7 +162,7 @@ def score_mentions(records: Iterable[dict[str, Any]], ontology: Ontology | None 
             continue
         if not gold:
             raise InputError(f"mention {record['id']!r} has no gold ids; pass --gold FILE with labeled mentions",
-                             name)
+                             name, getattr(stats, "line", None))
         gold = with_id_prefix(gold, id_prefixes, record.get("type", ""))
         scores.gold_namespaces.update(namespace(gold_id) for gold_id in gold)
         correct = hit_ids(gold, ontology)

@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 from ontolink.core.errors import InputError
 from ontolink.formats import Problems, guess_format, read_documents
-from ontolink.core.io import display_name, peek_first_record, read_records, warn, RecordWriter
+from ontolink.core.io import ReadStats, display_name, peek_first_record, read_records, warn, RecordWriter
 from ontolink.ontology import load_ontology
 from ontolink.ontology.hierarchy import DEFAULT_WITHIN, RELATIONS, Hierarchy
 from ontolink.core.records import validate_linked_mention, validate_mention, validate_retrieved
 from ontolink.evaluation.combine import combination
 from ontolink.evaluation.report import MEAN, Table
 from ontolink.formats.convert import document_mentions, parse_id_prefixes
-from ontolink.evaluation.evaluate import (DEFAULT_KS as LINKED_KS, LENIENT, NIL_GOLD, aggregate, by_sections,
-                                          file_metrics, row_name, score_mentions)
+from ontolink.evaluation.evaluate import (DEFAULT_KS as LINKED_KS, LENIENT, NIL_GOLD, NO_VALUE, aggregate,
+                                          by_sections, file_metrics, row_name, score_mentions)
 from ontolink.evaluation.results import Evaluation, Run, class_counts, count_cell, has_hierarchy
 from ontolink.evaluation.retrieval import (DEFAULT_KS as RETRIEVED_KS, aggregate_folds, retrieval_metrics,
                                            retrieval_table)
@@ -51,7 +51,8 @@ def read_gold_mentions(path, skip_invalid=False, fmt=None, id_prefixes=None):
     """--gold: labeled mentions from Mention JSONL, or the annotations of a PubTator / BioC file."""
     fmt = fmt or guess_format(path)
     if fmt in (None, "text") or str(path).lower().endswith((".jsonl", ".jsonl.gz")) or path == "-":
-        return read_records(path, validate=validate_mention, skip_invalid=skip_invalid)
+        # a gold id twice (last one wins in the look-up) is said, as every reader of ids says it
+        return read_records(path, validate=validate_mention, skip_invalid=skip_invalid, check_duplicate_ids=True)
     problems = Problems(skip_invalid)
     return document_mentions(read_documents(path, fmt, problems), id_prefixes=id_prefixes, problems=problems)
 
@@ -165,9 +166,17 @@ def linking_evaluation(files, names, loaded, gold_path, k_values, skip_invalid, 
     if gold_path:
         gold_by_id = {record["id"]: record.get("gold")
                       for record in read_gold_mentions(gold_path, skip_invalid, id_prefixes=prefixes)}
-    scored = [score_mentions(read_records(path, validate=validate_linked_mention, skip_invalid=skip_invalid),
-                             ontology=loaded, gold_by_id=gold_by_id, name=display_name(path), id_prefixes=prefixes,
-                             keep_misses=True, by_field=by_field) for path in files]
+    scored = []
+    for path in files:
+        stats = ReadStats()  # its line names the record an error is about
+        scored.append(score_mentions(read_records(path, validate=validate_linked_mention, skip_invalid=skip_invalid,
+                                                  stats=stats, check_duplicate_ids=True),
+                                     ontology=loaded, gold_by_id=gold_by_id, name=display_name(path),
+                                     id_prefixes=prefixes, keep_misses=True, by_field=by_field, stats=stats))
+    for scores, label in zip(scored, names):
+        if by_field is not None and scores.values and set(scores.values) == {NO_VALUE}:
+            # a misspelt field gives one "FIELD=(none)" row the size of "all": said, not left to be noticed
+            warn(f"warning: {label}: no mention has a {by_field!r} field: --by {by_field} splits nothing")
     depths = [scores.longest for scores in scored]
     if k_values is None:
         k_values = default_ks_of(depths)

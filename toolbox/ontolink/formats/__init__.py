@@ -150,9 +150,34 @@ class Counted:
 
 
 def read_documents(path="-", fmt=None, problems=None):
-    """Yield the BioC documents of a document file in any readable format (``fmt`` or guessed)."""
+    """Yield the BioC documents of a document file in any readable format (``fmt`` or guessed); the first
+    document whose id came before is said on stderr (its mentions get ids that repeat)."""
     problems = problems if problems is not None else Problems()
-    return document_format(resolve_format(path, fmt)).read(path, problems)
+    return duplicate_ids_said(document_format(resolve_format(path, fmt)).read(path, problems), display_name(path))
+
+
+# documents whose ids are remembered to find a repeat: bounded memory over a PubMed-sized stream (about 10 MB);
+# a plain dict, as `annotate` starts without numpy (core.seen_ids needs it)
+MAX_DOCUMENT_IDS = 100_000
+
+
+def duplicate_ids_said(documents, name):
+    """``documents`` as they come, the first whose id came before (among the first ``MAX_DOCUMENT_IDS``) said on
+    stderr; ``name``: the file's, for a document that does not carry its own."""
+    first_of: dict[str, int] = {}
+    said = False
+    for number, document in enumerate(documents, 1):
+        if not said:
+            first = first_of.get(document.id)
+            if first is not None:
+                said = True
+                first_of.clear()  # said once: nothing more to look for
+                where, line = source_of(document, name)
+                warn(f"{where}{'' if line is None else f':{line}'}: duplicate document id {document.id!r} (document "
+                     f"{number}, first as document {first}): its mentions get ids that repeat; processed anyway")
+            elif len(first_of) < MAX_DOCUMENT_IDS:
+                first_of[document.id] = number
+        yield document
 
 
 def document_text(document):

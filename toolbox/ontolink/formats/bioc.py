@@ -20,7 +20,8 @@ from bioc import BioCAnnotation, BioCDocument, BioCLocation, BioCPassage
 
 from ontolink.core.errors import InputError
 from ontolink.formats import DOCUMENT_FORMATS, DocumentFormat, top_link
-from ontolink.core.io import MAX_LINE_BYTES_VARIABLE, OverlongLine, display_name, max_line_bytes, open_input_lines
+from ontolink.core.io import (MAX_LINE_BYTES_VARIABLE, OverlongLine, display_name, loads, max_line_bytes,
+                              open_input_lines)
 
 if TYPE_CHECKING:
     from ontolink.formats import DocumentWriter, Problems
@@ -277,14 +278,14 @@ def read_bioc_json(path, problems):
         if not first.strip():
             return
         try:
-            obj = json.loads(first.decode("utf-8-sig"))
+            obj = loads(first.decode("utf-8-sig"))
             collection = False
         except ValueError:  # not one document per line: the whole file is one collection object
             collection = True
         if collection:
             text = first + b"".join(_checked(raw, name, number) for number, raw in enumerate(lines, number + 1))
             try:
-                obj = json.loads(text.decode("utf-8-sig"))
+                obj = loads(text.decode("utf-8-sig"))
             except ValueError as error:
                 line = getattr(error, "lineno", None)
                 raise InputError(f"not valid JSON: {getattr(error, 'msg', error)}", name, line) from None
@@ -305,7 +306,7 @@ def read_bioc_json(path, problems):
             if not raw.strip():
                 continue
             try:
-                obj = json.loads(raw.decode("utf-8"))
+                obj = loads(raw.decode("utf-8"))
             except ValueError as error:
                 problems.report(f"not valid JSON: {error}", name, number)
                 continue

@@ -183,13 +183,18 @@ def document_mentions(documents: Iterable[BioCDocument], types: Collection[str] 
 
 
 def linked_documents(documents: Iterable[BioCDocument], records: Iterable[dict[str, Any]],
-                     documents_name: str = "documents") -> Iterator[tuple[BioCDocument, list[dict[str, Any]]]]:
+                     documents_name: str = "documents", records_name: str | None = None,
+                     stats: Any = None) -> Iterator[tuple[BioCDocument, list[dict[str, Any]]]]:
     """Pair each document with the Linked mentions that name it (``doc_id``), in order.
 
     Both streams are in document order (convert, annotate and link keep it),
     so this is a merge in bounded memory. A mention whose span is outside its
-    document or whose text differs from the document's is refused.
+    document or whose text differs from the document's is refused, named with ``records_name`` and the line
+    ``stats`` (the records' ``ReadStats``) last read, which is the mention's.
     """
+    def refused(message):
+        return InputError(message, records_name, getattr(stats, "line", None))
+
     records = iter(records)
     pending = next(records, None)
     for document in documents:
@@ -198,17 +203,17 @@ def linked_documents(documents: Iterable[BioCDocument], records: Iterable[dict[s
         while pending is not None and str(pending.get("doc_id")) == document.id:
             start, end = pending.get("start"), pending.get("end")
             if not isinstance(start, int) or not isinstance(end, int) or not 0 <= start < end <= len(text):
-                raise InputError(f"mention {pending['id']!r}: start/end {start}-{end} are not a span of document "
-                                 f"{document.id} ({len(text)} characters)")
+                raise refused(f"mention {pending['id']!r}: start/end {start}-{end} are not a span of document "
+                              f"{document.id} ({len(text)} characters)")
             if text[start:end] != pending["mention"]:
-                raise InputError(f"mention {pending['id']!r}: text {pending['mention']!r} differs from document "
-                                 f"{document.id} at {start}-{end} ({text[start:end]!r})")
+                raise refused(f"mention {pending['id']!r}: text {pending['mention']!r} differs from document "
+                              f"{document.id} at {start}-{end} ({text[start:end]!r})")
             links.append(pending)
             pending = next(records, None)
         yield document, links
     if pending is not None:
-        raise InputError(f"mention {pending['id']!r} names document {pending.get('doc_id')!r}, which is not in "
-                         f"{documents_name} (or comes out of their order)")
+        raise refused(f"mention {pending['id']!r} names document {pending.get('doc_id')!r}, which is not in "
+                      f"{documents_name} (or comes out of their order)")
 
 
 def own_annotations(document):
@@ -255,7 +260,7 @@ def write_linked(records: Iterable[dict[str, Any]], target_format: str, stream: 
     if fmt.needs_documents:
         if documents is None:
             raise InputError(f"the {target_format} format writes the documents the mentions are in: give them")
-        for document, linked in linked_documents(documents, records, documents_name):
+        for document, linked in linked_documents(documents, records, documents_name, records_name, stats):
             try:
                 writer.write(document, with_own_annotations(document, linked) if keep_annotations else linked)
             except InputError as error:

@@ -14,7 +14,7 @@ from ontolink.indexes import NAME_INDEXES, NameIndex
 from ontolink.indexes.faiss_file import faiss_module, read_checked
 from ontolink.indexes.flat_search import SCAN_MIN_NAMES, Int8NameScan, flat_search
 from ontolink.core.errors import InputError
-from ontolink.core.artifact_files import field, number, load_tensors
+from ontolink.core.artifact_files import REBUILD, field, number, load_tensors
 from ontolink.core.io import warn
 from ontolink.core.options import DEFAULT_SEED
 from ontolink.indexes.options import IndexOptions
@@ -174,6 +174,7 @@ class DenseNameIndex(NameIndex):
         self._scan: Int8NameScan | None = None
         self._exact_names: np.ndarray | None = None
         self._ahead: dict[str, np.ndarray] | None = None  # query vectors computed ahead (``searching_with``)
+        self.source: Path | None = None  # the FAISS file it was read from, named when its numbers are damaged
 
     @classmethod
     def build(cls, texts: Sequence[str], encoder: Encoder, faiss_type: str = IndexOptions.faiss_type,
@@ -215,7 +216,9 @@ class DenseNameIndex(NameIndex):
             if len(keys) != index.ntotal:
                 raise InputError(f"{NAME_KEYS_FILE} lists {len(keys)} names but the index holds {index.ntotal}; "
                                  "rebuild it", directory)
-        return cls(encoder, index, options, keys)
+        loaded = cls(encoder, index, options, keys)
+        loaded.source = directory / "index.faiss"
+        return loaded
 
     def __len__(self) -> int:
         return self._cpu_index.ntotal
@@ -274,13 +277,23 @@ class DenseNameIndex(NameIndex):
         """A small flat index's names in float64, made on its first search (``exact_search`` multiplies in
         float64; converting on every search took longer than the product)."""
         if self._exact_names is None:
-            self._exact_names = self._flat_vectors().astype(np.float64)
+            exact = self._flat_vectors().astype(np.float64)
+            if not np.isfinite(exact).all():
+                self._damaged("vectors that are not finite numbers")
+            self._exact_names = exact
         return self._exact_names
+
+    def _damaged(self, what: str) -> None:
+        # FAISS checks the file's structure, not its numbers: bytes garbled inside the vectors come out here
+        raise InputError(f"holds {what}: the file is damaged{REBUILD}", self.source)
 
     def _name_scan(self) -> Int8NameScan | None:
         """The int8 scan of the names (made on the first search of a large flat index; None for a small one)."""
         if self._scan is None and len(self) >= SCAN_MIN_NAMES:
-            self._scan = Int8NameScan(self._flat_vectors())
+            try:
+                self._scan = Int8NameScan(self._flat_vectors())
+            except ValueError as error:
+                self._damaged(str(error))
         return self._scan
 
     def vectors(self, rows: Sequence[int] | np.ndarray) -> np.ndarray:

@@ -86,6 +86,8 @@ class Int8NameScan:
         # the largest |value| of each row without an |matrix| copy (62 MB for HPO): the larger of its largest
         # value and its smallest one negated, the same number
         largest = np.maximum(matrix.max(axis=1), -matrix.min(axis=1))
+        if not np.isfinite(largest).all():  # a NaN anywhere in a row makes its maximum NaN
+            raise ValueError("vectors that are not finite numbers")
         scales = (np.maximum(largest, 1e-12) / 127.0).astype(np.float32)
         # names as columns (the product's right side), a block of names at a time: transposing the whole
         # int8 matrix at once is a strided copy, 5x slower. |value| / scale <= 127 by the scale's choice,

@@ -62,8 +62,9 @@ def index_directory(options: IndexOptions, name_tables: dict[str, Any] | None = 
                                extra_names=extra_names, ranker=options.ranker, name_tables=name_tables,
                                **build_options)
     encoded = manifest.get("encoded") or {}
-    reused = f"; {encoded['encoded']} encoded, {encoded['reused']} from the embedding cache" \
-        if encoded.get("reused") else ""
+    # counted per distinct input (names that tokenise alike are one): said, as they need not add up to the names
+    reused = (f"; of {encoded['encoded'] + encoded['reused']} distinct once tokenised, {encoded['encoded']} encoded, "
+              f"{encoded['reused']} from the embedding cache") if encoded.get("reused") else ""
     if "onnx_export_seconds" in encoded:
         reused += (f"; the encoder was exported to ONNX in {encoded['onnx_export_seconds']:.1f} s, once: the user "
                    "cache keeps it for every later run (`ontolink cache info`)")

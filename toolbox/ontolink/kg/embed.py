@@ -23,7 +23,7 @@ from ontolink.core.errors import InputError, UsageError
 from ontolink.core.manifest import artifact_directory, file_sha256, library_versions
 from ontolink.core.progress import progress_bar
 from ontolink.formats.triples import TripleSet, Triple, read_triples
-from ontolink.core.io import ReadStats, warn
+from ontolink.core.io import ReadStats, plural, warn
 from ontolink.core.options import AUTO_DEVICE, DEFAULT_SEED
 from ontolink.kg.options import EmbedKgOptions
 
@@ -141,7 +141,8 @@ def embed_kg_files(options: EmbedKgOptions) -> dict[str, Any]:
     best = ""
     if described.get("best_validation_mrr") is not None:
         best = f", best validation MRR {described['best_validation_mrr']:.3f} at epoch {described['best_epoch']}"
-    warn(f"embedded {manifest['entities']} entities and {manifest['relations']} relations "
+    warn(f"embedded {plural(manifest['entities'], 'entity', 'entities')} and "
+         f"{plural(manifest['relations'], 'relation')} "
          f"({manifest['entity_dim']}-d{', complex stored as real' if manifest['complex'] else ''}) from "
          f"{len(triple_set)} triples with {described.get('model', method)} into {options.directory} in "
          f"{time.perf_counter() - started:.1f} s{best}; "

@@ -241,7 +241,9 @@ def _kind(value: object) -> str:
 
 
 def _string(value: object, field: str) -> str:
-    if not isinstance(value, str) or not value.strip():
+    if isinstance(value, str) and not value.strip():
+        raise ValueError(f"field {field!r} is empty")
+    if not isinstance(value, str):
         raise ValueError(f"field {field!r} must be a non-empty string, not {_kind(value)}"
                          + (f" ({value!r})" if isinstance(value, (int, float)) and not isinstance(value, bool) else ""))
     return value

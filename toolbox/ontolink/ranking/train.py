@@ -27,6 +27,12 @@ def ranker_queries(loaded_index, pairs=(), synonym_count=TrainRankerOptions.syno
     records), a ``hold_out`` share of them searched without their matched name (see ontolink.ranking.queries)."""
     from_synonyms = synonym_queries(loaded_index, synonym_count, seed=seed) if synonym_count else []
     from_pairs = pair_queries(pairs, loaded_index, hold_out, seed=seed)
+    unknown = len(pairs) - len(from_pairs)
+    if unknown:  # pairs made for another ontology, or a typo: said, not only visible in the counts
+        held = set(loaded_index.entity_ids)
+        example = next(pair["entity_id"] for pair in pairs if pair["entity_id"] not in held)
+        warn(f"warning: {unknown} of {len(pairs)} pairs name an entity the index does not hold (e.g. {example!r}): "
+             "skipped")
     described = {"synonym_queries": len(from_synonyms), "pair_queries": len(from_pairs),
                  "pairs_held_out": sum(1 for _, _, held_out in from_pairs if held_out), "hold_out": hold_out,
                  "seed": seed}

@@ -14,12 +14,13 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ontolink.core.encoder_inputs import CONTEXT_CHARACTERS as CONTEXT
-from ontolink.formats import document_text, Counted, Problems, document_format, resolve_format
+from ontolink.formats import (document_text, Counted, Problems, document_format, duplicate_ids_said,
+                              resolve_format)
 from ontolink.recognition.matcher import ConceptMatcher
 from ontolink.recognition.ngrams import MAX_WORDS, candidate_spans
 from ontolink.core.errors import InputError, UsageError
 from ontolink.core.gc_pause import collection_paused
-from ontolink.core.io import RecordWriter, plural, warn
+from ontolink.core.io import RecordWriter, display_name, plural, warn
 from ontolink.core.progress import counting
 from ontolink.recognition.equivalents import read_pertainyms
 from ontolink.recognition.extra_names import read_extra_names
@@ -256,7 +257,8 @@ def annotate_files(options: AnnotateOptions) -> int:
         reader.text_field = options.text_field
     stats: dict[str, int] = {}
     # a bar per document (on a terminal): with --index the dense spans take seconds a document
-    documents = Counted(counting(reader.read(options.input_path, problems), "annotate", "document"))
+    documents = Counted(counting(duplicate_ids_said(reader.read(options.input_path, problems),
+                                                    display_name(options.input_path)), "annotate", "document"))
     with RecordWriter(options.output_path) as writer:
         start_engine = options.start_engine
         if start_engine is None or getattr(start_engine, "name", "local") == "local":

