@@ -184,6 +184,7 @@ def test_make_pairs_cli_concept_source(small_ontology_path, tmp_path):
     assert result.exit_code == 0, result.stderr
     assert [pair["id"] for pair in parse_jsonl(result.stdout)] == ["c1", "c2", "c4"]
     assert "1 of 3 concepts bridged" in result.stderr and "concept 5" in result.stderr
+    assert "concept 5), 3 written (2 repeats left out)" in result.stderr  # the count said was of the pairs made
     result = run("make-pairs", "--ontology", small_ontology_path, "--mentions", mentions, "--sources", "concept",
                  "--concept-min-votes", "1", input="")
     assert {pair["entity_id"] for pair in parse_jsonl(result.stdout)} == {"HP:0001250", "HP:0000545"}

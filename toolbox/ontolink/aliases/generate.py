@@ -148,8 +148,16 @@ _INSTRUCTION_WORDS = set(_INSTRUCTION.split()) | {"name", "definitions"}
 _SENTENCE_WORDS = {"is", "was", "refers", "means", "this", "definition", "definitions"}
 
 
+# A name in double quotes inside a piece ('Same as "ovarian neoplasia"', 'also called “X”'): the name is the quoted
+# part (single quotes are apostrophes in names: "Crohn's disease")
+_QUOTED = re.compile(r"[\"“«]([^\"“”«»]*[^\s\"“”«»][^\"“”«»]*)[\"”»]")
+
+
 def _clean(piece):
     text = piece.replace("**", "").replace("__", "").strip()  # markdown bold
+    quoted = _QUOTED.search(text)
+    if quoted is not None:
+        text = quoted.group(1)
     for _ in range(4):  # '1. "Name".' needs several passes
         before = text
         text = _LABEL.sub("", text)

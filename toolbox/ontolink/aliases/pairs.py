@@ -50,13 +50,15 @@ class PairStats:
         self.ambiguous = 0
         self.unmatched = 0
         self.ontology_sampled_from = None  # the ontology pairs a sample was drawn from (--ontology-pairs)
+        self.repeats = None  # pairs --distinct left out (None: not asked)
 
     def summary(self):
         made = sum(self.by_source.values())
         by_source = ", ".join(f"{source} {self.by_source[source]}" for source in SOURCES if self.by_source[source])
         if self.ontology_sampled_from is not None:
             by_source += f", a sample of {self.ontology_sampled_from}"
-        return (f"{made} pairs from {self.mentions} mentions ({by_source or 'none'}); "
+        written = "" if self.repeats is None else f", {made - self.repeats} written ({self.repeats} repeats left out)"
+        return (f"{made} pairs from {self.mentions} mentions ({by_source or 'none'}){written}; "
                 f"{self.ambiguous} ambiguous mentions dropped, {self.unmatched} unmatched")
 
 
@@ -188,14 +190,19 @@ def _synonym_pairs(ontology, stats, on_ambiguous):
             yield pair
 
 
-def distinct_pairs(pairs: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-    """The first pair of each (normalised mention, entity): repeats of a mention add weight, not queries."""
+def distinct_pairs(pairs: Iterable[dict[str, Any]], stats: PairStats | None = None) -> Iterator[dict[str, Any]]:
+    """The first pair of each (normalised mention, entity): repeats of a mention add weight, not queries
+    (``stats.repeats`` counts those left out)."""
     seen = set()
+    if stats is not None:
+        stats.repeats = 0
     for pair in pairs:
         key = (normalize(pair["mention"]), pair["entity_id"])
         if key not in seen:
             seen.add(key)
             yield pair
+        elif stats is not None:
+            stats.repeats += 1
 
 
 def make_pairs_files(options: MakePairsOptions) -> PairStats:
@@ -241,7 +248,7 @@ def make_pairs_files(options: MakePairsOptions) -> PairStats:
                                                       limit=options.ontology_pairs, seed=options.seed))
     try:
         with RecordWriter(options.output_path) as writer:
-            writer.write_all(distinct_pairs(pairs) if options.distinct else pairs)
+            writer.write_all(distinct_pairs(pairs, stats) if options.distinct else pairs)
     finally:
         if ambiguous_writer is not None:
             ambiguous_writer.close()

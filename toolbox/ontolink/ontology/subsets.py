@@ -97,7 +97,7 @@ class EntitySubset:
         if "type" in conditions:
             if types is None or not any(types):
                 raise UsageError(f"--where type=...: the entities of {source} have no type (give the ontology's "
-                                 "type column or field with --field type=NAME, then index it again)")
+                                 "type column or field with --field type=NAME; an index of it is built again)")
             wanted = conditions["type"]
             kept &= {entity_id for entity_id, own in zip(ids, types) if wanted.intersection(own)}
         if not kept:

@@ -8,7 +8,7 @@ from typing import Any
 
 from ontolink.core.errors import UsageError
 from ontolink.reranking.options import TrainRerankerOptions
-from ontolink.core.io import warn
+from ontolink.core.io import plural, warn
 
 
 def train_reranker_files(options: TrainRerankerOptions) -> dict[str, Any]:
@@ -31,7 +31,7 @@ def train_reranker_files(options: TrainRerankerOptions) -> dict[str, Any]:
         raise UsageError(f"no trainer for reranker architecture {options.architecture!r} (there are trainers for "
                          f"{', '.join(sorted(TRAINERS))})")
     manifest, kind = TRAINERS[options.architecture](pairs, loaded, index, options, shared)
-    warn(f"trained {kind} on {manifest['held_out']['training_pairs']} of {len(pairs)} pairs ({options.epochs} epochs, "
+    warn(f"trained {kind} on {manifest['held_out']['training_pairs']} of {len(pairs)} pairs ({plural(options.epochs, 'epoch')}, "
          f"final loss {manifest['losses'][-1]:.4f}) into {options.directory} in {manifest['seconds']:.0f} s; "
          f"{held_out_summary(manifest, 'the index order')}")
     return manifest

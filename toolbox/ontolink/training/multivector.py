@@ -20,7 +20,7 @@ from ontolink.indexes.late_interaction import marginal_likelihood_loss, query_ex
 from ontolink.indexes.token_encoder import (ARTIFACT, MAX_LOG_SCALE, TokenEncoder, multivector_manifest,
                                                     query_key)
 from ontolink.core.errors import InputError
-from ontolink.core.io import warn
+from ontolink.core.io import plural, warn
 from ontolink.core.manifest import library_versions
 from ontolink.ontology.kb_documents import KB_KINDS, kb_documents
 from ontolink.training.loop import (DEFAULT_HOLDOUT_SHARE, Checkpoints, Holdout, KeepBest, rank_scores, run_epochs,
@@ -227,7 +227,7 @@ def train_multivector_files(options: TrainMultivectorOptions) -> dict[str, Any]:
         **({"batch_size": options.batch_size} if options.batch_size is not None else {}), seed=options.seed, device=options.device, resume=options.resume,
         force=options.force, holdout_share=options.holdout_share)
     warn(f"trained multi-vector model on {manifest['held_out']['training_pairs'] - skipped} of {len(pairs)} pairs "
-         f"({options.kb}-based KB, {options.epochs} epochs, final loss {manifest['losses'][-1]:.4f}, "
+         f"({options.kb}-based KB, {plural(options.epochs, 'epoch')}, final loss {manifest['losses'][-1]:.4f}, "
          f"τ {manifest['temperature']}) into {options.directory} in {manifest['seconds']:.0f} s; "
          f"{held_out_summary(manifest)}")
     return manifest

@@ -41,7 +41,7 @@ from ontolink.evaluation.rank_metrics import mean_reciprocal_rank, rank_by_score
 from ontolink.training.loop import (DEFAULT_HOLDOUT_SHARE, Checkpoints, Holdout, KeepBest, key, run_epochs,
     held_out_summary, read_pairs)
 from ontolink.core.device import resolve_device
-from ontolink.core.io import warn
+from ontolink.core.io import plural, warn
 from ontolink.encoders.model_files import resolve_model_path, DEFAULT_ENCODER
 from ontolink.core.options import AUTO_DEVICE, DEFAULT_SEED
 from ontolink.training.options import TrainRetrieverOptions
@@ -354,6 +354,6 @@ def train_retriever_files(options: TrainRetrieverOptions) -> dict[str, Any]:
                                holdout_share=options.holdout_share, force=options.force)
     start = "the frozen encoder" if options.input_mode == "bare" else "the start"
     warn(f"trained retriever on {manifest['training_pairs']} of {len(pairs)} pairs ({options.input_mode}, "
-         f"{options.negatives}, {options.epochs} epochs, final loss {manifest['losses'][-1]:.4f}) into "
+         f"{options.negatives}, {plural(options.epochs, 'epoch')}, final loss {manifest['losses'][-1]:.4f}) into "
          f"{options.directory} in {manifest['seconds']:.0f} s; {held_out_summary(manifest, start)}")
     return manifest

@@ -65,7 +65,8 @@ from ontolink.linking.run import link_files
 @click.option("--with-features", is_flag=True,
               help="With a ranker: add each candidate's feature values (\"features\") to the output.")
 @click.option("--nil-threshold", metavar="FLOAT|auto",
-              help="Mark a mention \"nil\": true (candidates kept) when its best score is below this; 'auto' "
+              help="Mark a mention \"nil\": true (candidates kept) when its best retriever score (with a ranker, "
+                   "the best \"retriever_score\": the ranker's \"score\" is a probability) is below this; 'auto' "
                    "calibrates it on the index, without labels (docs/recognition.md: NIL).")
 @click.option("--annotate-ids/--no-annotate-ids", default=LinkOptions.annotate_ids, show_default=True,
               help="Candidates that `annotate`'s dictionary found over the mention (its matched_ids) are marked "
