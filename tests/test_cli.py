@@ -105,7 +105,7 @@ def test_link_says_duplicate_ids_and_when_it_stopped_recording_them(tfidf_index,
         in result.stderr
     monkeypatch.setenv("ONTOLINK_DUPLICATE_IDS_BYTES", "lots")
     result = run("link", "--index", tfidf_index, "--top-k", 1, input=jsonl(mentions))
-    assert result.exit_code == 1 and "ONTOLINK_DUPLICATE_IDS_BYTES='lots' is not a number of bytes" in result.stderr
+    assert result.exit_code == 2 and "ONTOLINK_DUPLICATE_IDS_BYTES='lots' is not a number of bytes" in result.stderr
     assert "Traceback" not in result.stderr
 
 

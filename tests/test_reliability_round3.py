@@ -191,3 +191,57 @@ def test_train_ranker_says_pairs_of_entities_the_index_lacks(tfidf_index, tmp_pa
     result = run("train", "ranker", "--index", tfidf_index, "--pairs", pairs, "--synonym-queries", 0, "--force",
                  tmp_path / "ranker")
     assert "1 of 2 pairs name an entity the index does not hold (e.g. 'XX:999'): skipped" in result.stderr
+
+
+def test_an_index_replaced_while_it_is_read_is_read_again(small_ontology_path, tmp_path, monkeypatch):
+    """`link` reading an index that `index` swapped in meanwhile found the old and new files at odds and said
+    "rebuild it" (exit 2) of a good index. The swap is made here, deterministically, in the middle of a read."""
+    from ontolink.core import swap
+    from ontolink.indexes import artifact
+    from ontolink.indexes.build import build_index
+    from ontolink.ontology import load_ontology
+
+    ontology = load_ontology(small_ontology_path)
+    live, replacement = tmp_path / "live", tmp_path / "replacement"
+    build_index(ontology, live, method="tfidf")
+    fewer = tmp_path / "fewer.jsonl"
+    fewer.write_text("".join(line + "\n" for line in small_ontology_path.read_text().splitlines()[:20]))
+    build_index(load_ontology(fewer), replacement, method="tfidf")
+    original_read_json, swapped = artifact.read_json, []
+
+    def read_json_then_swap(path):
+        value = original_read_json(path)
+        if not swapped:  # names.json of the old index read: the new one is put in place before the vectors
+            swapped.append(swap.replace(str(replacement), str(live), str(tmp_path / "old")))
+        return value
+
+    monkeypatch.setattr(artifact, "read_json", read_json_then_swap)
+    loaded = artifact.load_index(live)
+    assert swapped and len(loaded.entity_ids) == 20 == len(load_ontology(fewer))
+    monkeypatch.setattr(artifact, "read_json", original_read_json)
+    (live / "names.json").write_text("{}")  # damaged, not replaced: refused as before
+    with pytest.raises(Exception, match="names.json"):
+        artifact.load_index(live)
+
+
+@pytest.mark.parametrize("checkpointed", [False, True])
+def test_a_trainer_stopped_before_its_first_checkpoint_leaves_no_best_model(tmp_path, checkpointed):
+    """SIGTERM during `train multivector`'s first epoch left OUTPUT.best (88 MB, the starting model) with no
+    checkpoint beside it: nothing --resume could use. With a checkpoint it stays: a resume needs it."""
+    import torch
+
+    from ontolink.training.loop import Checkpoints, run_epochs
+
+    checkpoints = Checkpoints(tmp_path / "model", "retriever", {"seed": 0})
+    model = torch.nn.Linear(2, 1)
+    checkpoints.save_best(0, lambda directory: (directory / "weights").write_bytes(b"start"))
+    if checkpointed:
+        checkpoints.path.mkdir()
+
+    def interrupted(indices, rng):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_epochs(model, torch.optim.SGD(model.parameters(), lr=0.1), checkpoints, lambda directory: None,
+                   interrupted, item_count=4, batch_size=2, epochs=1, seed=0)
+    assert checkpoints.best_path.exists() == checkpointed

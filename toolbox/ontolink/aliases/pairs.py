@@ -225,8 +225,9 @@ def make_pairs_files(options: MakePairsOptions) -> PairStats:
     shown: list[str] = []
 
     def report(mention, source, entity_ids):
-        if len(shown) < 3:
-            shown.append(f"{mention['mention']!r} ({source}: {', '.join(entity_ids)})")
+        example = f"{mention['mention']!r} ({source}: {', '.join(entity_ids)})"
+        if len(shown) < 3 and example not in shown:  # a synonym shared by entities is met once per entity
+            shown.append(example)
         if ambiguous_writer is not None:
             ambiguous_writer.write({**mention, "source": source, "entity_ids": entity_ids})
 

@@ -1,6 +1,7 @@
 """Option bundles shared by commands, so the same flag reads the same everywhere."""
 
 import functools
+import reprlib
 
 import click
 
@@ -27,7 +28,7 @@ def _load_config(ctx, param, path):
 
     try:
         with open_input(path) as handle:  # line limit, UTF-8 and .gz checks named with the file and line
-            data = yaml.safe_load(handle) or {}
+            data = yaml.load(handle, Loader=_config_loader()) or {}
     except InputError as error:
         raise click.BadParameter(str(error), ctx=ctx, param=param) from None
     except OSError as error:
@@ -64,6 +65,31 @@ def _load_config(ctx, param, path):
     ctx.default_map = {**(ctx.default_map or {}), **defaults}
 
 
+def _config_loader():
+    """PyYAML's safe loader refusing a key given twice in one mapping (it keeps the last one silently: a
+    config's typo or leftover would change a run without a word)."""
+    import yaml
+
+    class ConfigLoader(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):
+            seen = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                if isinstance(key, (str, int, float, bool)) and key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"the key {key!r} is given twice (line {key_node.start_mark.line + 1})",
+                        key_node.start_mark)
+                seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
+    return ConfigLoader
+
+
+# a refused value is shown this short: YAML's aliases can make a small file a value of billions of items
+_SHOWN = reprlib.Repr()  # (keyword arguments only from Python 3.12)
+_SHOWN.maxlevel, _SHOWN.maxlist, _SHOWN.maxdict, _SHOWN.maxstring, _SHOWN.maxother = 2, 4, 4, 40, 40
+
+
 def _config_value(ctx, param, path, key, value):
     """A config value of the shape its option takes: one value (not a list or a mapping) for a plain
     option, a list (or one value) for a repeatable one; click converts and range-checks it later."""
@@ -72,7 +98,8 @@ def _config_value(ctx, param, path, key, value):
     takes_many = getattr(option, "multiple", False) or option.nargs != 1
     if isinstance(value, dict) or (isinstance(value, list) and not takes_many):
         kind = "mapping" if isinstance(value, dict) else "list"
-        raise click.BadParameter(f"{path}: {key!r} takes one value, got a {kind} ({value!r})", ctx=ctx, param=param)
+        raise click.BadParameter(f"{path}: {key!r} takes one value, got a {kind} ({_SHOWN.repr(value)})", ctx=ctx,
+                                 param=param)
     if isinstance(value, list) and any(isinstance(item, (list, dict)) for item in value):
         raise click.BadParameter(f"{path}: {key!r} takes a list of values, got nested lists", ctx=ctx, param=param)
     if getattr(option, "multiple", False) and not isinstance(value, list):

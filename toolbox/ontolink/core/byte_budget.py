@@ -2,7 +2,7 @@
 
 import os
 
-from ontolink.core.errors import OntolinkError
+from ontolink.core.errors import InputError
 
 
 def byte_budget(variable: str, default: int, example: str = "256M", minimum: int = 0) -> int:
@@ -18,5 +18,5 @@ def byte_budget(variable: str, default: int, example: str = "256M", minimum: int
         value = minimum - 1
     if value < minimum:
         kind = "a positive number" if minimum > 0 else "a number"
-        raise OntolinkError(f"{variable}={text!r} is not {kind} of bytes (e.g. {example})")
+        raise InputError(f"{variable}={text!r} is not {kind} of bytes (e.g. {example})")  # exit 2, as a bad option
     return value

@@ -218,7 +218,7 @@ def max_inflation():
     except ValueError:
         value = 0
     if value < 1:
-        raise OntolinkError(f"{MAX_INFLATION_VARIABLE}={text!r} is not a positive whole number (e.g. 1000)")
+        raise InputError(f"{MAX_INFLATION_VARIABLE}={text!r} is not a positive whole number (e.g. 1000)")
     return value
 
 

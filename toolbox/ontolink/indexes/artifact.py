@@ -7,6 +7,7 @@ names.json (names, their entities, the entities' names and definitions) and the 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -137,10 +138,39 @@ class LoadedIndex:
         return encoder.mention_text(record) if encoder is not None else record["mention"].strip()
 
 
+# reads of an index directory that `index` replaced meanwhile, made again before its error is believed
+REPLACED_RETRIES = 3
+
+
 def load_index(directory: str | Path, ontology: Ontology | OntologySource | None = None, device: str = AUTO_DEVICE,
                precision: str | None = None) -> LoadedIndex:
-    """Open an index directory, refusing a truncated one or one built for another ontology."""
-    directory = Path(directory)
+    """Open an index directory, refusing a truncated one or one built for another ontology.
+
+    `index` puts a new build in place in one step (core.swap), but a reader takes its files one after another:
+    one that started on the old directory and ends on the new one finds them at odds ("holds 39059 vectors ...
+    the index has 40508"). When reading fails and the directory at the path is no longer the one it began
+    with, it is read again from the start; an index that is at odds with itself still fails."""
+    for attempt in range(REPLACED_RETRIES + 1):
+        began = _identity(directory)
+        try:
+            return _load_index(Path(directory), ontology, device, precision)
+        except (InputError, OSError):
+            if attempt == REPLACED_RETRIES or _identity(directory) in (began, None):
+                raise
+    raise AssertionError("unreachable")
+
+
+def _identity(directory):
+    """(device, inode) of the directory at a path, None when there is none: what a swap changes."""
+    try:
+        status = os.stat(directory)
+    except OSError:
+        return None
+    return status.st_dev, status.st_ino
+
+
+def _load_index(directory: Path, ontology: Ontology | OntologySource | None, device: str,
+                precision: str | None) -> LoadedIndex:
     manifest = read_manifest(directory, ARTIFACT, required_files=[NAMES_FILE])
     if manifest.get("kind") not in ("single-vector", "multi-vector"):
         raise InputError(f"is a {manifest.get('kind')} index, which this version cannot read", directory)

@@ -122,6 +122,12 @@ class Checkpoints:
             return None
         return read_manifest(self.best_path, f"{self.kind}-best")["epoch"]
 
+    def drop_unresumable(self):
+        """Drop OUTPUT.best when no checkpoint was saved beside it (a run stopped before its first epoch ended):
+        --resume could not use it, and it holds a whole model."""
+        if not self.path.exists():
+            shutil.rmtree(self.best_path, ignore_errors=True)
+
     def discard(self):
         """Drop this run's checkpoints (a run refused after training)."""
         shutil.rmtree(self.path, ignore_errors=True)
@@ -211,29 +217,33 @@ def run_epochs(model, optimizer, checkpoints, save_model, batch_loss, item_count
     scaler = torch.amp.GradScaler("cuda") if scaled else None
     losses = list(losses)
     started = time.perf_counter()
-    for epoch in range(first_epoch, epochs):
-        rng = epoch_random(seed, epoch)
-        order = rng.permutation(item_count)
-        model.train()
-        epoch_losses = []
-        with progress_bar(total=item_count, desc=f"epoch {epoch + 1}/{epochs}", unit="pair") as bar:
-            for start in range(0, item_count, batch_size):
-                indices = order[start:start + batch_size]
-                step = accumulate or len(indices)
-                batch_loss_value = 0.0
-                for part in range(0, len(indices), step):
-                    chunk = indices[part:part + step]
-                    with torch.autocast("cuda", dtype=amp_dtype or torch.float16, enabled=amp_dtype is not None):
-                        loss = batch_loss(chunk, rng) * (len(chunk) / len(indices))
-                    backward(loss, scaler)
-                    batch_loss_value += float(loss.detach())
-                optimizer_step(optimizer, scaler)
-                epoch_losses.append(batch_loss_value)
-                bar.update(len(indices))
-        losses.append(float(np.mean(epoch_losses)))
-        warn(f"epoch {epoch + 1}/{epochs}: loss {losses[-1]:.4f} ({time.perf_counter() - started:.0f} s)")
-        extra = after_epoch(epoch + 1) if after_epoch is not None else None
-        checkpoints.save(epoch + 1, losses, save_model, optimizer, extra)
+    try:
+        for epoch in range(first_epoch, epochs):
+            rng = epoch_random(seed, epoch)
+            order = rng.permutation(item_count)
+            model.train()
+            epoch_losses = []
+            with progress_bar(total=item_count, desc=f"epoch {epoch + 1}/{epochs}", unit="pair") as bar:
+                for start in range(0, item_count, batch_size):
+                    indices = order[start:start + batch_size]
+                    step = accumulate or len(indices)
+                    batch_loss_value = 0.0
+                    for part in range(0, len(indices), step):
+                        chunk = indices[part:part + step]
+                        with torch.autocast("cuda", dtype=amp_dtype or torch.float16, enabled=amp_dtype is not None):
+                            loss = batch_loss(chunk, rng) * (len(chunk) / len(indices))
+                        backward(loss, scaler)
+                        batch_loss_value += float(loss.detach())
+                    optimizer_step(optimizer, scaler)
+                    epoch_losses.append(batch_loss_value)
+                    bar.update(len(indices))
+            losses.append(float(np.mean(epoch_losses)))
+            warn(f"epoch {epoch + 1}/{epochs}: loss {losses[-1]:.4f} ({time.perf_counter() - started:.0f} s)")
+            extra = after_epoch(epoch + 1) if after_epoch is not None else None
+            checkpoints.save(epoch + 1, losses, save_model, optimizer, extra)
+    except BaseException:  # a failure or a signal before the first checkpoint leaves nothing to resume from
+        checkpoints.drop_unresumable()
+        raise
     return losses, time.perf_counter() - started
 
 
@@ -339,7 +349,7 @@ class KeepBest:
         scores = self.start_scores if self.start_scores is not None else self.score()
         self.history.append({"epoch": 0, **scores})
         if self.start_scores is None:
-            self.checkpoints.save_best(0, self.save_model)
+            self.checkpoints.save_best(0, self.save_model)  # run_epochs drops it if stopped before a checkpoint
 
     def after_epoch(self, epoch):
         """run_epochs' ``after_epoch``: score the model after ``epoch``, keep it when it is the best so far."""

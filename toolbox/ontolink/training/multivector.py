@@ -22,6 +22,7 @@ from ontolink.indexes.token_encoder import (ARTIFACT, MAX_LOG_SCALE, TokenEncode
 from ontolink.core.errors import InputError
 from ontolink.core.io import plural, warn
 from ontolink.core.manifest import library_versions
+from ontolink.core.progress import progress_bar
 from ontolink.ontology.kb_documents import KB_KINDS, kb_documents
 from ontolink.training.loop import (DEFAULT_HOLDOUT_SHARE, Checkpoints, Holdout, KeepBest, rank_scores, run_epochs,
     held_out_summary, read_pairs)
@@ -63,7 +64,7 @@ class TrainingSet:
     def mine(self, encoder, count, seed):
         """Each mention's ``count`` best documents of entities other than its golds, under ``encoder`` now."""
         encoder.eval()
-        index = MultiVectorNameIndex.build(self.documents, encoder, "flat", seed=seed, token_k=MINING_TOKEN_K)
+        index = self._names_index(encoder, seed, "mining hard negatives: encoding names")
         widest = max(len(self.positives(p)) for p in range(len(self)))
         _, rows = index.search(self.keys, count + widest + 8)
         for position, found in enumerate(rows):
@@ -72,10 +73,16 @@ class TrainingSet:
                                         if row >= 0 and self.entity_of_document[row] not in golds][:count]
         encoder.train()
 
+    def _names_index(self, encoder, seed, desc):
+        """Every KB document under ``encoder`` now: minutes for HPO on a CPU, so shown as progress."""
+        with progress_bar(total=len(self.documents), desc=desc, unit="name") as progress:
+            return MultiVectorNameIndex.build(self.documents, encoder, "flat", seed=seed, token_k=MINING_TOKEN_K,
+                                              progress=progress)
+
     def held_out_scores(self, encoder, examples, seed):
         """R@1 and MRR by entity of ``examples`` (pairs or labeled mentions) against every document."""
         encoder.eval()
-        index = MultiVectorNameIndex.build(self.documents, encoder, "flat", seed=seed, token_k=MINING_TOKEN_K)
+        index = self._names_index(encoder, seed, "held-out check: encoding names")
         keys = [query_key(example) for example in examples]
         _, rows = index.search(keys, min(len(self.documents), 64))
         ranks = []

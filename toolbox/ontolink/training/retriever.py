@@ -36,6 +36,7 @@ import numpy as np
 from ontolink.core.errors import InputError, OntolinkError
 from ontolink.core.encoder_inputs import INPUT_MODES, SPECIAL_TOKENS, entity_input, mention_input, pooled
 from ontolink.core.manifest import library_versions
+from ontolink.core.progress import progress_bar
 from ontolink.ontology import normalize
 from ontolink.evaluation.rank_metrics import mean_reciprocal_rank, rank_by_score, recall_at
 from ontolink.training.loop import (DEFAULT_HOLDOUT_SHARE, Checkpoints, Holdout, KeepBest, key, run_epochs,
@@ -180,18 +181,20 @@ def encode_batch(model, texts, device, pooling=TrainRetrieverOptions.pooling):
     return pooled(model(features), features, model.tokenizer, pooling)
 
 
-def encode_texts(model, texts, device, pooling):
-    """Vectors of ``texts`` without gradients, in batches of similar length (for validation)."""
+def encode_texts(model, texts, device, pooling, desc=None):
+    """Vectors of ``texts`` without gradients, in batches of similar length (for validation); ``desc``: shown
+    as progress (every name of an ontology takes minutes on a CPU)."""
     import torch
 
     order = sorted(range(len(texts)), key=lambda row: len(texts[row]))
     vectors = [None] * len(texts)
     model.eval()
-    with torch.inference_mode():
+    with torch.inference_mode(), progress_bar(total=len(texts), desc=desc, unit="text") as progress:
         for start in range(0, len(order), VALIDATION_BATCH):
             rows = order[start:start + VALIDATION_BATCH]
             for row, vector in zip(rows, encode_batch(model, [texts[row] for row in rows], device, pooling).float()):
                 vectors[row] = vector
+            progress.update(len(rows))
     return torch.stack(vectors)
 
 
@@ -209,7 +212,7 @@ def validation_scores(model, held_out, ontology, input_mode, device, pooling):
             texts.append(name if bare else entity_input(name, entity.definition))
             owners.append(row)
     row_of = {entity.id: row for row, entity in enumerate(ontology)}
-    name_vectors = encode_texts(model, texts, device, pooling)
+    name_vectors = encode_texts(model, texts, device, pooling, desc="held-out check: encoding names")
     queries = encode_texts(model, [pair["mention"].strip() if bare else mention_input(pair) for pair in held_out],
                            device, pooling)
     name_keys = [normalize(name) for name in names]
