@@ -118,6 +118,9 @@ def test_same_seed_same_prompts_whatever_the_order(hpo, smollm2, cache_path):
     ("Return all possible name names for the definition, fits", ["fits"]),  # the instruction paraphrased
     ("This is a seizure disorder, ictal event", ["ictal event"]),  # a sentence, not a name
     ('Same as "convulsive fit", also called \u201cictus\u201d, Crohn\'s fit', ["convulsive fit", "ictus", "Crohn's fit"]),
+    # a quoted word inside a name is part of it; inch marks too
+    ('Ovarian "benign" fit, Morbus "A" syndrome, 5" to 6" laceration',
+     ['Ovarian "benign" fit', 'Morbus "A" syndrome', '5" to 6" laceration']),
 ])
 def test_parse_aliases(reply, expected):
     assert parse_aliases(reply, name="Seizure", exclude=["Upper arm pain"]) == expected

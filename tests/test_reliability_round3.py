@@ -2,7 +2,9 @@
 command input or another output, outputs through /dev/stdout on a pipe, a BioC JSON file nested past any parser's
 stack, an artifact directory that cannot be written."""
 
+import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -207,17 +209,25 @@ def test_an_index_replaced_while_it_is_read_is_read_again(small_ontology_path, t
     fewer = tmp_path / "fewer.jsonl"
     fewer.write_text("".join(line + "\n" for line in small_ontology_path.read_text().splitlines()[:20]))
     build_index(load_ontology(fewer), replacement, method="tfidf")
-    original_read_json, swapped = artifact.read_json, []
+    original_read_json, swapped, swaps = artifact.read_json, [], []
 
     def read_json_then_swap(path):
         value = original_read_json(path)
         if not swapped:  # names.json of the old index read: the new one is put in place before the vectors
-            swapped.append(swap.replace(str(replacement), str(live), str(tmp_path / "old")))
+            swapped.append(swap.replace(str(replacement), str(live), str(tmp_path / f"old-{len(swaps)}")))
+            swaps.append(path)
         return value
 
     monkeypatch.setattr(artifact, "read_json", read_json_then_swap)
     loaded = artifact.load_index(live)
     assert swapped and len(loaded.entity_ids) == 20 == len(load_ontology(fewer))
+    # a read spanning a swap that fails no check (an identical build, told apart by its manifest) is read again
+    build_index(load_ontology(fewer), replacement, method="tfidf")  # what `live` holds now, built again
+    manifest = json.loads((replacement / "manifest.json").read_text())
+    (replacement / "manifest.json").write_text(json.dumps({**manifest, "created": "the new build"}))
+    swapped.clear()
+    loaded = artifact.load_index(live)
+    assert swapped and loaded.manifest["created"] == "the new build"
     monkeypatch.setattr(artifact, "read_json", original_read_json)
     (live / "names.json").write_text("{}")  # damaged, not replaced: refused as before
     with pytest.raises(Exception, match="names.json"):
@@ -245,3 +255,52 @@ def test_a_trainer_stopped_before_its_first_checkpoint_leaves_no_best_model(tmp_
         run_epochs(model, torch.optim.SGD(model.parameters(), lr=0.1), checkpoints, lambda directory: None,
                    interrupted, item_count=4, batch_size=2, epochs=1, seed=0)
     assert checkpoints.best_path.exists() == checkpointed
+
+
+def test_sigterm_before_the_first_checkpoint_leaves_no_best_model(tmp_path):
+    """The first fix caught exceptions only: SIGTERM's default action ended the process where it stood and left
+    OUTPUT.best. A real SIGTERM, in a child process (were it not caught, it would end the test runner)."""
+    script = tmp_path / "train.py"
+    script.write_text(f"""
+import os, signal, torch
+from ontolink.training.loop import Checkpoints, run_epochs
+checkpoints = Checkpoints({str(tmp_path / "model")!r}, "retriever", {{"seed": 0}})
+checkpoints.save_best(0, lambda directory: (directory / "weights").write_bytes(b"start"))
+model = torch.nn.Linear(2, 1)
+def batch_loss(indices, rng):
+    os.kill(os.getpid(), signal.SIGTERM)
+    return model(torch.ones(len(indices), 2)).sum()
+run_epochs(model, torch.optim.SGD(model.parameters(), lr=0.1), checkpoints, lambda directory: None, batch_loss,
+           item_count=4, batch_size=2, epochs=1, seed=0)
+""")
+    environment = {**os.environ, "PYTHONPATH": str(PACKAGE_DIR)}
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, env=environment, timeout=120)
+    assert result.returncode == 128 + signal.SIGTERM, result.stderr.decode()
+    assert not (tmp_path / "model.best").exists() and not list(tmp_path.glob(".model*"))
+
+
+def test_config_merges_stay_allowed_and_odd_keys_stay_yaml_errors(tfidf_index, tmp_path):
+    """The duplicate-key check first refused every merge (`<<: *defaults`) and crashed on a list as a key."""
+    mentions = tmp_path / "mentions.jsonl"
+    mentions.write_text(jsonl(MENTIONS))
+    merged = tmp_path / "merged.yaml"
+    merged.write_text("select-entities: &c {top-k: 5}\nlink: {<<: *c, top-k: 2}\n")
+    result = run("link", "--index", tfidf_index, "-i", mentions, "--config", merged)
+    assert result.exit_code == 0, result.output
+    assert {len(record["candidates"]) for record in map(json.loads, result.stdout.splitlines())} == {2}
+    listed = tmp_path / "listed.yaml"
+    listed.write_text("? [a, b]\n: 1\n")
+    result = run("link", "--index", tfidf_index, "-i", mentions, "--config", listed)
+    assert result.exit_code == 2 and "not valid YAML" in result.stderr
+
+
+def test_stdout_redirected_to_the_file_another_output_names_is_refused(small_ontology_path, tmp_path):
+    predictions = tmp_path / "pred.jsonl"
+    predictions.write_text(jsonl(MENTIONS))
+    with open(tmp_path / "out.txt", "wb") as file:
+        result = _child("eval", predictions, "--ontology", small_ontology_path, "-o", "-", "--errors",
+                        "/dev/stdout", stdout=file)
+    assert result.returncode == 2 and b"is given to both -o and --errors" in result.stderr
+    with open(tmp_path / "both.txt", "wb") as file:  # "-" twice is one stream, written in turn
+        assert _child("eval", predictions, "--ontology", small_ontology_path, "--format", "json", "-o", "-",
+                      "--errors", "-", stdout=file).returncode == 0

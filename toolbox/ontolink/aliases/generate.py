@@ -148,14 +148,16 @@ _INSTRUCTION_WORDS = set(_INSTRUCTION.split()) | {"name", "definitions"}
 _SENTENCE_WORDS = {"is", "was", "refers", "means", "this", "definition", "definitions"}
 
 
-# A name in double quotes inside a piece ('Same as "ovarian neoplasia"', 'also called “X”'): the name is the quoted
-# part (single quotes are apostrophes in names: "Crohn's disease")
-_QUOTED = re.compile(r"[\"“«]([^\"“”«»]*[^\s\"“”«»][^\"“”«»]*)[\"”»]")
+# A name quoted after a lead-in that names it ('Same as "ovarian neoplasia"', 'also called “X”'): the name is the
+# quoted part. Quotes elsewhere stay (a name may quote a word: 'Ovarian "benign" tumor'; single quotes are
+# apostrophes: "Crohn's disease")
+_QUOTED = re.compile(r"^(?:same as|also (?:called|known as)|known as|called|termed|named|a\.?k\.?a\.?|i\.e\.|"
+                     r"e\.g\.)\s*[:,]?\s*[\"“«]([^\"“”«»]*[^\s\"“”«»][^\"“”«»]*)[\"”»]\W*$", re.IGNORECASE)
 
 
 def _clean(piece):
     text = piece.replace("**", "").replace("__", "").strip()  # markdown bold
-    quoted = _QUOTED.search(text)
+    quoted = _QUOTED.match(text)
     if quoted is not None:
         text = quoted.group(1)
     for _ in range(4):  # '1. "Name".' needs several passes

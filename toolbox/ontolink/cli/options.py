@@ -74,8 +74,11 @@ def _config_loader():
         def construct_mapping(self, node, deep=False):
             seen = set()
             for key_node, _ in node.value:
+                # the mapping's own plain keys: a merge (`<<: *defaults`) may be overridden by a key after it
+                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
                 key = self.construct_object(key_node, deep=deep)
-                if isinstance(key, (str, int, float, bool)) and key in seen:
+                if key in seen:
                     raise yaml.constructor.ConstructorError(
                         None, None, f"the key {key!r} is given twice (line {key_node.start_mark.line + 1})",
                         key_node.start_mark)
@@ -192,7 +195,7 @@ def refusing_output_over_inputs(function):
 
     @functools.wraps(function)
     def refusing(*args, **kwargs):
-        outputs = {name: kwargs[name] for name in OUTPUT_FILE_OPTIONS if kwargs.get(name) not in (None, STDIO)}
+        outputs = {name: kwargs[name] for name in OUTPUT_FILE_OPTIONS if kwargs.get(name) is not None}
         inputs = [value for name, value in kwargs.items() if name not in OUTPUT_FILE_OPTIONS
                   for value in (value if isinstance(value, (list, tuple)) else [value])
                   if isinstance(value, str)]

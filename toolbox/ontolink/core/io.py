@@ -393,18 +393,18 @@ def refuse_shared_outputs(outputs):
     would replace the other's records."""
     seen = {}
     for option, path in outputs.items():
-        if path in (None, "-"):
+        if path is None:
             continue
-        try:
-            status = os.stat(path)
+        try:  # "-" is stdout: a file it is redirected to is that file (`-o - --errors /dev/stdout > f`)
+            status = os.fstat(sys.stdout.fileno()) if path == "-" else os.stat(path)
             key = (status.st_dev, status.st_ino) if stat.S_ISREG(status.st_mode) else None
-        except OSError:
-            key = os.path.realpath(path)  # not there yet
+        except (OSError, ValueError, AttributeError):  # not there yet; or stdout is no real file (a test's)
+            key = None if path == "-" else os.path.realpath(path)
         if key is None:
             continue  # /dev/null, a pipe: written by both is what was asked
-        if key in seen:
-            raise UsageError(f"{path} is given to both {seen[key]} and {option}: each output needs its own file")
-        seen[key] = option
+        if key in seen and not (path == "-" and seen[key][1] == "-"):  # "-" twice: one stream, written in turn
+            raise UsageError(f"{path} is given to both {seen[key][0]} and {option}: each output needs its own file")
+        seen[key] = (option, path)
 
 
 _READ_FILES: set[tuple[int, int]] = set()  # (device, inode) of every file this process opened for reading: never an output

@@ -148,15 +148,19 @@ def load_index(directory: str | Path, ontology: Ontology | OntologySource | None
 
     `index` puts a new build in place in one step (core.swap), but a reader takes its files one after another:
     one that started on the old directory and ends on the new one finds them at odds ("holds 39059 vectors ...
-    the index has 40508"). When reading fails and the directory at the path is no longer the one it began
-    with, it is read again from the start; an index that is at odds with itself still fails."""
+    the index has 40508"), or, rebuilt with another encoder over the same names, no error at all. So when the
+    directory at the path is no longer the one the read began with, failed or not, it is read again from the
+    start; an index that is at odds with itself still fails."""
     for attempt in range(REPLACED_RETRIES + 1):
         began = _identity(directory)
         try:
-            return _load_index(Path(directory), ontology, device, precision)
+            loaded = _load_index(Path(directory), ontology, device, precision)
         except (InputError, OSError):
             if attempt == REPLACED_RETRIES or _identity(directory) in (began, None):
                 raise
+            continue
+        if attempt == REPLACED_RETRIES or _identity(directory) == began:
+            return loaded
     raise AssertionError("unreachable")
 
 

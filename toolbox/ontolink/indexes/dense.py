@@ -12,7 +12,7 @@ import numpy as np
 
 from ontolink.indexes import NAME_INDEXES, NameIndex
 from ontolink.indexes.faiss_file import faiss_module, read_checked
-from ontolink.indexes.flat_search import SCAN_MIN_NAMES, Int8NameScan, flat_search
+from ontolink.indexes.flat_search import SCAN_MIN_NAMES, Int8NameScan, NonFiniteVectors, flat_search
 from ontolink.core.errors import InputError
 from ontolink.core.artifact_files import REBUILD, field, number, load_tensors
 from ontolink.core.io import warn
@@ -292,7 +292,7 @@ class DenseNameIndex(NameIndex):
         if self._scan is None and len(self) >= SCAN_MIN_NAMES:
             try:
                 self._scan = Int8NameScan(self._flat_vectors())
-            except ValueError as error:
+            except NonFiniteVectors as error:
                 self._damaged(str(error))
         return self._scan
 

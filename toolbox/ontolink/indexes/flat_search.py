@@ -68,6 +68,10 @@ def flat_search(matrix, queries, k, scan=None):
     return scores, rows
 
 
+class NonFiniteVectors(ValueError):
+    """Name vectors holding NaN or an infinity: a damaged index (``Int8NameScan`` refuses to quantise them)."""
+
+
 class Int8NameScan:
     """Approximate inner products of queries with every row of ``matrix``, from int8 copies.
 
@@ -87,7 +91,7 @@ class Int8NameScan:
         # value and its smallest one negated, the same number
         largest = np.maximum(matrix.max(axis=1), -matrix.min(axis=1))
         if not np.isfinite(largest).all():  # a NaN anywhere in a row makes its maximum NaN
-            raise ValueError("vectors that are not finite numbers")
+            raise NonFiniteVectors("vectors that are not finite numbers")
         scales = (np.maximum(largest, 1e-12) / 127.0).astype(np.float32)
         # names as columns (the product's right side), a block of names at a time: transposing the whole
         # int8 matrix at once is a strided copy, 5x slower. |value| / scale <= 127 by the scale's choice,

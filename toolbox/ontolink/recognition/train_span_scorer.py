@@ -8,7 +8,7 @@ from typing import Any
 
 from ontolink.core.errors import InputError
 from ontolink.recognition.span_scorer import SpanScorer, fit_span_scorer, training_texts
-from ontolink.core.io import plural, warn
+from ontolink.core.io import max_line_bytes, plural, warn
 from ontolink.core.progress import counting
 from ontolink.formats import Counted, Problems, document_format, document_text, resolve_format
 from ontolink.recognition.matcher import descendants
@@ -61,6 +61,7 @@ def train_span_scorer_files(options: TrainSpanScorerOptions) -> dict[str, Any]:
     source_format = options.source_format
     if source_format is None and options.input_path == "-":
         source_format = "text"
+    max_line_bytes()  # a bad ONTOLINK_MAX_LINE_BYTES is said as itself, not as an input without text (below)
     problems = Problems(options.skip_invalid)
     reader = document_format(resolve_format(options.input_path, source_format))
     if hasattr(reader, "text_field"):

@@ -17,6 +17,7 @@ import numpy as np
 
 from ontolink.core.errors import InputError
 from ontolink.core.io import warn, read_records
+from ontolink.core import signal_guard
 from ontolink.core.manifest import artifact_directory, read_manifest
 from ontolink.training.options import HOLDOUT_SHARE
 from ontolink.core.device import training_precision
@@ -94,6 +95,7 @@ class Checkpoints:
         """(model, optimizer, losses, first epoch): from the checkpoint when resuming, else fresh."""
         saved = self.saved = self.resumable(resume)
         if saved is None:
+            self.drop_unresumable()  # a best model a killed run left (SIGKILL, power) with no checkpoint
             model = load_model(None)
             return model, make_optimizer(model), [], 0
         model = load_model(str(self.path))
@@ -217,6 +219,9 @@ def run_epochs(model, optimizer, checkpoints, save_model, batch_loss, item_count
     scaler = torch.amp.GradScaler("cuda") if scaled else None
     losses = list(losses)
     started = time.perf_counter()
+    # SIGTERM's default action ends the process where it stands: held as SystemExit(143) instead (SIGINT as
+    # KeyboardInterrupt), so that a run stopped before its first checkpoint can drop OUTPUT.best below
+    held = signal_guard.hold()
     try:
         for epoch in range(first_epoch, epochs):
             rng = epoch_random(seed, epoch)
@@ -244,6 +249,9 @@ def run_epochs(model, optimizer, checkpoints, save_model, batch_loss, item_count
     except BaseException:  # a failure or a signal before the first checkpoint leaves nothing to resume from
         checkpoints.drop_unresumable()
         raise
+    finally:
+        if held:
+            signal_guard.release()
     return losses, time.perf_counter() - started
 
 

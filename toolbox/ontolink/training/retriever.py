@@ -214,7 +214,7 @@ def validation_scores(model, held_out, ontology, input_mode, device, pooling):
     row_of = {entity.id: row for row, entity in enumerate(ontology)}
     name_vectors = encode_texts(model, texts, device, pooling, desc="held-out check: encoding names")
     queries = encode_texts(model, [pair["mention"].strip() if bare else mention_input(pair) for pair in held_out],
-                           device, pooling)
+                           device, pooling, desc="held-out check: encoding queries")
     name_keys = [normalize(name) for name in names]
     owner_index = torch.as_tensor(owners, device=name_vectors.device)
     ranks = []
