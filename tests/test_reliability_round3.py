@@ -304,3 +304,22 @@ def test_stdout_redirected_to_the_file_another_output_names_is_refused(small_ont
     with open(tmp_path / "both.txt", "wb") as file:  # "-" twice is one stream, written in turn
         assert _child("eval", predictions, "--ontology", small_ontology_path, "--format", "json", "-o", "-",
                       "--errors", "-", stdout=file).returncode == 0
+
+
+@pytest.mark.parametrize("value, said", [("fp16", "fp16 trains on a CUDA device"), ("half", "unknown training precision")])
+@pytest.mark.parametrize("trainer", ["retriever", "multivector"])
+def test_a_training_precision_that_cannot_be_used_stops_the_trainer_at_once(small_ontology_path, tmp_path, monkeypatch,
+                                                                            trainer, value, said):
+    """ONTOLINK_TRAIN_PRECISION was read when the first epoch began, after the model was loaded and the pairs mined,
+    and a bad value was exit 1 blaming a --precision option no command has."""
+    from ontolink.ontology import load_ontology
+
+    entities = list(load_ontology(small_ontology_path))[:40]
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text(jsonl({"id": f"p{number}", "mention": entity.name, "entity_id": entity.id}
+                           for number, entity in enumerate(entities)))
+    monkeypatch.setenv("ONTOLINK_TRAIN_PRECISION", value)
+    result = run("train", trainer, "--ontology", small_ontology_path, "-i", pairs, "--device", "cpu", tmp_path / "model")
+    assert result.exit_code == 2, result.output
+    assert f"error: ONTOLINK_TRAIN_PRECISION='{value}': {said}" in result.stderr and "--precision" not in result.stderr
+    assert not (tmp_path / "model").exists() and "Traceback" not in result.output

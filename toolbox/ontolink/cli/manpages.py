@@ -57,6 +57,9 @@ How many times its size a .gz file read whole (an ontology, a config file) may i
 .B ONTOLINK_LINK_MEMO_BYTES
 Memory kept for search results of mentions seen before (default 64M; 0: none).
 .TP
+.B ONTOLINK_TRAIN_PRECISION
+The precision every trainer runs at: fp32, or on a GPU fp16 or bf16 (default: bf16 on GPUs that have it, fp16 on older ones, fp32 on a CPU).
+.TP
 .B ONTOLINK_DUPLICATE_IDS_BYTES
 Memory kept to report duplicate record ids (default 64M): past it, later ids are checked against those recorded, not recorded, and the summary says so.
 .TP

@@ -2,7 +2,9 @@
 
 import os
 
-from ontolink.core.errors import OntolinkError
+from ontolink.core.errors import InputError, OntolinkError
+
+TRAIN_PRECISION_VARIABLE = "ONTOLINK_TRAIN_PRECISION"  # fp32, fp16 or bf16 for every trainer (auto when unset)
 
 
 def usable_threads():
@@ -114,8 +116,28 @@ def training_precision(precision, device, bf16=None):
     if precision not in ("fp32", "fp16", "bf16"):
         raise OntolinkError(f"unknown training precision {precision!r}: use auto, fp32, fp16 or bf16")
     if precision != "fp32" and not on_gpu:
-        raise OntolinkError(f"--precision {precision} trains on a CUDA device; on CPU training is fp32")
+        raise OntolinkError(f"{precision} trains on a CUDA device; on CPU training is fp32")
     if precision == "bf16" and not has_bf16:
-        raise OntolinkError(f"--precision bf16 needs a GPU with native bfloat16 (compute capability 8.0 on); "
-                            f"{device} has none: use fp16")
+        raise OntolinkError(f"bf16 needs a GPU with native bfloat16 (compute capability 8.0 on); {device} has "
+                            "none: use fp16")
     return precision
+
+
+def environment_training_precision(device, bf16=None):
+    """The precision every trainer runs at on ``device``: ``TRAIN_PRECISION_VARIABLE``'s, or auto when unset
+    (``training_precision``). A value that cannot be used there is an ``InputError`` naming the variable (exit 2).
+    """
+    text = os.environ.get(TRAIN_PRECISION_VARIABLE, "").strip()
+    try:
+        return training_precision(text or "auto", device, bf16)
+    except OntolinkError as error:
+        raise InputError(f"{TRAIN_PRECISION_VARIABLE}={text!r}: {error}") from None
+
+
+def training_device(device="auto"):
+    """``resolve_device`` for a trainer, which also checks the precision it will train at there
+    (``environment_training_precision``) before it loads a model: a bad setting stops it at once, not after
+    minutes of loading and mining."""
+    device = resolve_device(device)
+    environment_training_precision(device)
+    return device

@@ -23,7 +23,7 @@ from ontolink.core.encoder_inputs import entity_input, mention_input
 from ontolink.core.manifest import library_versions
 from ontolink.training.loop import (DEFAULT_HOLDOUT_SHARE, Checkpoints, Holdout, KeepBest, rank_of, rank_scores,
                                    run_epochs)
-from ontolink.core.device import resolve_device
+from ontolink.core.device import training_device
 from ontolink.encoders.model_files import DEFAULT_ENCODER
 from ontolink.linking.link import link_mentions
 from ontolink.core.options import AUTO_DEVICE, DEFAULT_SEED
@@ -74,7 +74,7 @@ def train_reranker(pairs: Sequence[dict[str, Any]], ontology: Ontology, loaded_i
     if not pairs:
         raise InputError("no pairs to train on")
     backbone = backbone or DEFAULT_ENCODER
-    device = resolve_device(device)
+    device = training_device(device)
     holdout = Holdout(pairs, lambda pair: [pair["entity_id"]], holdout_share, seed, force=force)
     pairs, held_out = holdout.training, holdout.held_out
     options = {"backbone": backbone, "top_k": top_k, "negatives": negatives, "learning_rate": learning_rate,

@@ -40,7 +40,7 @@ from ontolink.core.errors import InputError
 from ontolink.core.manifest import library_versions
 from ontolink.training.loop import (DEFAULT_HOLDOUT_SHARE, Checkpoints, Holdout, KeepBest, rank_of, rank_scores,
                                    run_epochs)
-from ontolink.core.device import resolve_device
+from ontolink.core.device import training_device
 from ontolink.core.progress import progress_bar
 from ontolink.encoders import load_encoder
 from ontolink.encoders.model_files import DEFAULT_ENCODER
@@ -94,7 +94,7 @@ def train_res_reranker(pairs: Sequence[dict[str, Any]], ontology: Ontology, load
         raise InputError("no pairs to train on")
     if width % heads:
         raise InputError(f"--select-width {width} is not a multiple of --select-heads {heads}")
-    device = resolve_device(device)
+    device = training_device(device)
     holdout = Holdout(pairs, lambda pair: [pair["entity_id"]], holdout_share, seed, force=force)
     pairs, held_out = holdout.training, holdout.held_out
     head_learning_rate = SELECTOR_LEARNING_RATE if head_learning_rate is None else head_learning_rate

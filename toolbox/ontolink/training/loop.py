@@ -20,7 +20,7 @@ from ontolink.core.io import warn, read_records
 from ontolink.core import signal_guard
 from ontolink.core.manifest import artifact_directory, read_manifest
 from ontolink.training.options import HOLDOUT_SHARE
-from ontolink.core.device import training_precision
+from ontolink.core.device import TRAIN_PRECISION_VARIABLE, training_precision
 from ontolink.core.progress import progress_bar
 from ontolink.core.records import pair_validator
 
@@ -215,7 +215,7 @@ def run_epochs(model, optimizer, checkpoints, save_model, batch_loss, item_count
 
     return_freed_memory()
     # ONTOLINK_TRAIN_PRECISION (fp32, fp16, bf16) overrides auto for every trainer: what a GPU check compares
-    amp_dtype, scaled = mixed_precision(os.environ.get("ONTOLINK_TRAIN_PRECISION") or precision, device)
+    amp_dtype, scaled = mixed_precision(os.environ.get(TRAIN_PRECISION_VARIABLE) or precision, device)
     scaler = torch.amp.GradScaler("cuda") if scaled else None
     losses = list(losses)
     started = time.perf_counter()

@@ -26,7 +26,7 @@ from ontolink.core.progress import progress_bar
 from ontolink.ontology.kb_documents import KB_KINDS, kb_documents
 from ontolink.training.loop import (DEFAULT_HOLDOUT_SHARE, Checkpoints, Holdout, KeepBest, rank_scores, run_epochs,
     held_out_summary, read_pairs)
-from ontolink.core.device import resolve_device
+from ontolink.core.device import training_device
 from ontolink.encoders.model_files import DEFAULT_ENCODER
 from ontolink.indexes.multivector import MultiVectorNameIndex
 from ontolink.core.options import AUTO_DEVICE, DEFAULT_SEED
@@ -131,7 +131,7 @@ def train_multivector(examples: Sequence[dict[str, Any]], ontology: Ontology, ou
         raise InputError(f"--model {backbone} is a trained multi-vector model, whose projection and temperature "
                          f"would override --dimension and --no-temperature: start from {Path(backbone) / 'backbone'} "
                          "(its encoder) or --resume a checkpoint")
-    device = resolve_device(device)
+    device = training_device(device)
     read_count = len(examples)
     holdout = Holdout(list(examples), lambda example: example["golds"], holdout_share, seed, force=force,
                       needed=batch_size)

@@ -41,7 +41,7 @@ from ontolink.ontology import normalize
 from ontolink.evaluation.rank_metrics import mean_reciprocal_rank, rank_by_score, recall_at
 from ontolink.training.loop import (DEFAULT_HOLDOUT_SHARE, Checkpoints, Holdout, KeepBest, key, run_epochs,
     held_out_summary, read_pairs)
-from ontolink.core.device import resolve_device
+from ontolink.core.device import training_device
 from ontolink.core.io import plural, warn
 from ontolink.encoders.model_files import resolve_model_path, DEFAULT_ENCODER
 from ontolink.core.options import AUTO_DEVICE, DEFAULT_SEED
@@ -270,7 +270,7 @@ def train_retriever(pairs: Sequence[dict[str, Any]], ontology: Ontology, output:
     if input_mode not in INPUT_MODES:
         raise InputError(f"unknown input mode {input_mode!r} (known: {', '.join(INPUT_MODES)})")
     backbone = backbone or DEFAULT_ENCODER
-    device = resolve_device(device)
+    device = training_device(device)
     bare = input_mode == "bare"
     pooling = "mean" if bare else pooling  # bare mode reads no markers: the backbone's own pooling
     if pooling not in POOLINGS:
