@@ -383,10 +383,11 @@ def test_retrieval_metrics_and_fold_aggregation():
         validate_retrieved(record)
     metrics = retrieval_metrics(records, by_predicate=True)
     d2t = metrics["d2t"]
-    assert d2t["n"] == 4 and d2t["MRR"] == pytest.approx((1 + 1 / 4 + 1 / 20 + 1 / 101) / 4)
+    # a pair not in its pool counts 0 towards MRR and Hits, and as pool size + 1 (101) in the median
+    assert d2t["n"] == 4 and d2t["MRR"] == pytest.approx((1 + 1 / 4 + 1 / 20) / 4)
     assert d2t["Hits@1"] == 0.25 and d2t["Hits@10"] == 0.5 and d2t["median_rank"] == 12
-    assert d2t["macro_MRR"] == pytest.approx(((1 + 1 / 4) / 2 + (1 / 20 + 1 / 101) / 2) / 2)
-    assert metrics["t2d"]["MRR"] == pytest.approx((1 / 2 + 1 / 10) / 2)
+    assert d2t["macro_MRR"] == pytest.approx(((1 + 1 / 4) / 2 + (1 / 20) / 2) / 2)
+    assert metrics["t2d"]["MRR"] == pytest.approx((1 / 2) / 2)
     assert metrics["d2t A"]["n"] == 2 and math.isnan(metrics["d2t A"]["macro_MRR"])
     other = retrieval_metrics(records[:3])
     summary = aggregate_folds([metrics, other])

@@ -124,3 +124,27 @@ def test_a_reply_past_the_size_limit_is_refused_without_reading_it_whole(servers
     url, _ = servers(huge)
     with pytest.raises(OntolinkError, match="sent a reply of more than 1,048,576 bytes"):
         _backend(url, monkeypatch, max_reply_bytes=1 << 20).generate(MESSAGES)
+
+
+@pytest.mark.parametrize("reply, text, tokens", [
+    # content as a list of parts (AttributeError: 'list' object has no attribute 'strip', exit 1)
+    ({"choices": [{"message": {"content": [{"type": "text", "text": "fits, "}, {"type": "text", "text": "ictus"}]}}]},
+     "fits, ictus", None),
+    # usage counts as strings (TypeError adding them to the run's totals, exit 1, after the reply was cached)
+    ({"choices": [{"message": {"content": "fits"}}], "usage": {"prompt_tokens": "10", "completion_tokens": "2"}},
+     "fits", None),
+    # stopped by the token limit: counted as reaching it, so its unfinished last alias is dropped
+    ({"choices": [{"message": {"content": "fits, ict"}, "finish_reason": "length"}]}, "fits, ict", 64),
+])
+def test_replies_of_other_shapes_are_read(servers, monkeypatch, reply, text, tokens):
+    url, _ = servers(lambda handler: _reply(handler, 200, json.dumps(reply).encode()))
+    (completion,) = _backend(url, monkeypatch, max_new_tokens=64).generate(MESSAGES)
+    assert (completion.text, completion.completion_tokens) == (text, tokens)
+
+
+def test_an_unfinished_last_alias_and_a_comma_inside_a_chemical_name():
+    from ontolink.aliases.generate import parse_aliases
+
+    assert parse_aliases("Joint inflammation, Inflamed artic", cut=True) == ["Joint inflammation"]
+    assert parse_aliases("Joint inflammation, Inflamed artic") == ["Joint inflammation", "Inflamed artic"]
+    assert parse_aliases("2,4-dinitrophenol, DNP, 1, 25-dihydroxy") == ["2,4-dinitrophenol", "DNP", "25-dihydroxy"]

@@ -130,8 +130,9 @@ def build_messages(definition, examples, domain=DEFAULT_DOMAIN):
 
 # ---------------------------------------------------------------------------------------------- parsing
 
-# Commas, semicolons, newlines, " | " and sentence ends (". " before a capital letter).
-_SPLIT = re.compile(r"[,;\n]|\s+\|\s+|(?<=[a-z0-9)])\.\s+(?=[A-Z])")
+# Commas (not one between digits: "2,4-dinitrophenol"), semicolons, newlines, " | " and sentence ends (". " before a
+# capital letter).
+_SPLIT = re.compile(r"[;\n]|(?<!\d),|,(?!\d)|\s+\|\s+|(?<=[a-z0-9)])\.\s+(?=[A-Z])")
 _LABEL = re.compile(r"^(?:(?:possible |alternative |other )?names?|aliases?|synonyms?|answer|definition)\s*:\s*",
                     re.IGNORECASE)
 _BULLET = re.compile(r"^(?:[-*•·‣–—>]+|\(?\d{1,3}[.)]|\(?[a-z][.)](?=\s))\s*", re.IGNORECASE)
@@ -173,8 +174,9 @@ def _clean(piece):
 
 
 def parse_aliases(text: str, name: str | None = None, exclude: Iterable[str] = (), definition: str | None = None,
-                  max_chars: int = ALIAS_MAX_CHARS, max_words: int = ALIAS_MAX_WORDS) -> list[str]:
-    """Aliases from an LLM reply.
+                  max_chars: int = ALIAS_MAX_CHARS, max_words: int = ALIAS_MAX_WORDS, cut: bool = False) -> list[str]:
+    """Aliases from an LLM reply (``cut``: one the token limit stopped, whose last piece is dropped: it stops
+    mid-name, "Inflamed artic").
 
     Split on commas, semicolons, newlines and sentence ends; strip quotes, bullets, numbering
     ("1.", "2)"), labels ("Names:"), a leading "and"/"or", trailing periods and
@@ -189,7 +191,8 @@ def parse_aliases(text: str, name: str | None = None, exclude: Iterable[str] = (
     seen |= {normalize(item) for item in exclude}
     echoed = normalize(definition).rstrip(".").strip() if definition else None
     aliases = []
-    for piece in _SPLIT.split(text or ""):
+    pieces = _SPLIT.split(text or "")
+    for piece in pieces[:-1] if cut else pieces:
         if piece.strip().endswith(":"):
             continue
         alias = _clean(piece)
@@ -227,6 +230,7 @@ class GenerationStats:
         self.completion_tokens = 0
         self.seconds = 0.0
         self.empty_replies = 0
+        self.cut_replies = 0
         self.mention_calls = 0
         self.mention_counts_seen = 0
         self.started = time.perf_counter()
@@ -239,6 +243,8 @@ class GenerationStats:
                      f"tokens, {self.seconds:.1f} s of generation)")
         parts.append(f"{self.cached} cached")
         parts.append(f"{self.empty_replies} replies without alias")
+        if self.cut_replies:
+            parts.append(f"{self.cut_replies} cut at --max-new-tokens (their unfinished last alias dropped)")
         if self.mention_counts_seen:
             parts.append(f"a per-mention approach would need {self.mention_calls} calls")
         else:
@@ -332,9 +338,12 @@ def generate_aliases(records: Iterable[dict[str, Any]], ontology: Ontology, back
             if cached:
                 stats.cached += 1
             record = item["record"]
+            # a reply the token limit stopped ends mid-name: its last piece is not kept
+            cut = completion.completion_tokens is not None and completion.completion_tokens >= backend.max_new_tokens
             aliases = parse_aliases(completion.text, name=record.get("name"),
                                     exclude=[name for _, name in item["examples"]],
-                                    definition=record.get("definition"))
+                                    definition=record.get("definition"), cut=cut)
+            stats.cut_replies += cut
             if not aliases:
                 stats.empty_replies += 1
             output = dict(record)

@@ -20,7 +20,7 @@ PIPE_CLOSED = 141
 
 
 def _show_tracebacks():
-    return bool(os.environ.get("ONTOLINK_TRACEBACK"))
+    return os.environ.get("ONTOLINK_TRACEBACK", "").strip().lower() not in ("", "0", "false", "no", "off")
 
 
 def _silence_stdout():

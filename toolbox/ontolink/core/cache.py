@@ -53,16 +53,27 @@ def _is_owned(name, owned):
 
 def cache_dir(*parts):
     """The cache directory, or the directory ``parts`` names in it (made, and its first part recorded as
-    ontolink's when ontolink makes it: one that was already there stays the user's)."""
+    ontolink's when ontolink makes it: one that was already there stays the user's). One that cannot be made (a
+    file there, no permission) is an ``InputError`` naming ONTOLINK_CACHE_DIR, exit 2, not an OSError's trace."""
     root = _root()
-    root.mkdir(parents=True, exist_ok=True)
+    _make_directory(root, root)
     if parts:
         entry = root / parts[0]
         if not entry.exists() and not entry.is_symlink():
             _claim(root, parts[0])
     path = Path(root, *parts)
-    path.mkdir(parents=True, exist_ok=True)
+    _make_directory(path, root)
     return path
+
+
+def _make_directory(path, root):
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        reason = "a file is in the way" if isinstance(error, (FileExistsError, NotADirectoryError)) else \
+            (error.strerror or str(error)).lower()
+        raise InputError(f"the cache directory {path} cannot be made ({reason}): point ONTOLINK_CACHE_DIR at a "
+                         f"directory ontolink may write (it is {root})") from None
 
 
 def cache_file(name):

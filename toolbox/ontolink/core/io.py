@@ -9,6 +9,7 @@ Writing: ``-`` is stdout and a ``.gz`` name is compressed.
 """
 
 import gzip
+import io
 import itertools
 import json
 import math
@@ -333,13 +334,13 @@ def guarded_path(path, utf8=True):
             yield plain.name
 
 
-def open_input(path, binary=False, utf8=True):
+def open_input(path, binary=False, utf8=True, newline=None):
     """A named file opened for reading as a whole (an ontology, a --config file), after the checks JSONL
     input gets: line limit, truncation, UTF-8 named with file and line, a gzip bomb refused (see
     ``_checked_chunks``); gunzipped when it starts with gzip's magic bytes; text (a byte-order mark dropped)
-    unless ``binary``. Its content is checked into a temporary file that the handle reads (on disk past 8 MiB),
-    so the parser reads exactly what was checked."""
-    import io
+    unless ``binary``, its line ends as ``newline`` says (``open``'s: None turns "\r\n" into "\n", "" keeps them,
+    as character offsets into the file need). Its content is checked into a temporary file that the handle
+    reads (on disk past 8 MiB), so the parser reads exactly what was checked."""
     import tempfile
 
     path = str(path)
@@ -354,7 +355,7 @@ def open_input(path, binary=False, utf8=True):
         raise
     if binary:
         return spool
-    return io.TextIOWrapper(spool, encoding="utf-8-sig")
+    return io.TextIOWrapper(spool, encoding="utf-8-sig", newline=newline)
 
 
 def refuse_output_over_inputs(output, inputs=()):
@@ -542,10 +543,19 @@ class _HeldOutput:
         self.close(commit=_commits(exc_type))
 
 
-def _open_file(path, binary, compressed):
-    if compressed:
-        return gzip.open(path, "wb") if binary else gzip.open(path, "wt", encoding="utf-8", newline="")
-    return open(path, "wb") if binary else open(path, "w", encoding="utf-8", newline="")
+def _open_file(path, binary, compressed, final_name=None):
+    """``path`` opened for writing; ``compressed``: gzip, whose header records ``final_name``'s base name (not
+    the temporary's, which `gunzip -N` would restore) and no time, so the same records give the same bytes."""
+    if not compressed:
+        return open(path, "wb") if binary else open(path, "w", encoding="utf-8", newline="")
+    raw = open(path, "wb")
+    try:
+        packed = gzip.GzipFile(filename=os.path.basename(final_name or path), mode="wb", fileobj=raw, mtime=0)
+    except BaseException:
+        raw.close()
+        raise
+    packed.myfileobj = raw  # what gzip.GzipFile closes with itself, as when it opened the file by name
+    return packed if binary else io.TextIOWrapper(packed, encoding="utf-8", newline="")
 
 
 def temporary_beside(path):
@@ -581,7 +591,7 @@ def open_output(path, binary=False):
     target = os.path.realpath(path)  # through a symbolic link: the file it names is replaced, not the link
     temporary = temporary_beside(target)
     try:
-        stream = _open_file(temporary, binary, path.endswith(".gz"))
+        stream = _open_file(temporary, binary, path.endswith(".gz"), path)
     except PermissionError:
         if existing is None or not os.access(target, os.W_OK):
             raise write_failure(path, PermissionError(13, "Permission denied")) from None

@@ -8,8 +8,9 @@ which ``render_retrieval`` prints.
 The rank of a record is its ``rank`` field (the true candidate's place in the
 whole pool, as align writes it). A record without one is ranked from its
 ``candidates``: the first whose id is in ``gold`` (a string or list; default the
-record's ``pair_id``); a true candidate outside the list counts as rank pool + 1
-(or infinity when the pool size is unknown), i.e. 0 towards MRR and Hits.
+record's ``pair_id``); a true candidate outside the list, or a null ``rank`` (the pool
+held no true candidate), counts 0 towards MRR and Hits, and as rank pool + 1 in the
+median rank (infinity when the pool size is unknown).
 """
 
 import math
@@ -26,36 +27,47 @@ DEFAULT_KS = (1, 10)
 
 
 def record_rank(record):
-    """The true candidate's 1-based rank (float; inf when unknown and not in the candidates)."""
+    """The true candidate's 1-based rank (float; inf when it is not in the pool or not in the candidates)."""
+    return record_ranks(record)[0]
+
+
+def record_ranks(record):
+    """(the true candidate's rank as MRR and Hits read it: inf when not found, the rank the median reads: pool + 1
+    then, when the pool size is known). A missing pair once counted as found at pool + 1: MRR 1/6 and a hit at 10
+    for a pool of 5 that held no true candidate."""
     rank = record.get("rank")
     if isinstance(rank, int) and not isinstance(rank, bool):
-        return float(rank)
+        return float(rank), float(rank)
     pool = record.get("pool")
-    missing = float(pool + 1) if isinstance(pool, int) else NOT_FOUND
+    missing = (NOT_FOUND, float(pool + 1) if isinstance(pool, int) else NOT_FOUND)
     if "rank" in record:  # null: the pool had no true candidate
         return missing
     gold = record.get("gold", record.get("pair_id"))
     gold = {gold} if isinstance(gold, str) else set(gold or ())
     rank = first_rank((candidate.get("id") for candidate in record.get("candidates") or ()), gold)
-    return missing if rank == NOT_FOUND else rank
+    return missing if rank == NOT_FOUND else (rank, rank)
 
 
-def metrics_from_ranks(ranks, ks=DEFAULT_KS):
-    """n, MRR, Hits@K and median rank of an array of 1-based ranks (inf: never found)."""
+def metrics_from_ranks(ranks, ks=DEFAULT_KS, median_ranks=None):
+    """n, MRR, Hits@K and median rank of an array of 1-based ranks (inf: never found); ``median_ranks``: the ranks
+    the median reads instead (a pair not found at its pool size + 1)."""
     return ({"n": int(len(ranks)), "MRR": mean_reciprocal_rank(ranks)} | {f"Hits@{k}": recall_at(ranks, k) for k in ks}
-            | {"median_rank": median_rank(ranks)})
+            | {"median_rank": median_rank(ranks if median_ranks is None else median_ranks)})
 
 
 def retrieval_metrics(records, ks=DEFAULT_KS, by_predicate=False, name="<stdin>"):
     """{direction: metrics + macro_MRR} for one file or fold; with ``by_predicate``, also
     {"d2t Association": metrics, ...} (macro_MRR is NaN there)."""
     ranks = {direction: [] for direction in RETRIEVAL_DIRECTIONS}
+    medians = {direction: [] for direction in RETRIEVAL_DIRECTIONS}
     predicates = {direction: [] for direction in RETRIEVAL_DIRECTIONS}
     for record in records:
         direction = record.get("direction")
         if direction not in ranks:
             raise InputError(f"a record has direction {direction!r}; expected d2t or t2d", name)
-        ranks[direction].append(record_rank(record))
+        rank, median = record_ranks(record)
+        ranks[direction].append(rank)
+        medians[direction].append(median)
         predicates[direction].append(str(record.get("predicate", "")))
     if not any(ranks.values()):
         raise InputError("no records to evaluate", name)
@@ -63,10 +75,11 @@ def retrieval_metrics(records, ks=DEFAULT_KS, by_predicate=False, name="<stdin>"
     for direction in RETRIEVAL_DIRECTIONS:
         if not ranks[direction]:
             continue
-        values = np.asarray(ranks[direction])
+        values, median_values = np.asarray(ranks[direction]), np.asarray(medians[direction])
         labels = np.asarray(predicates[direction])
-        metrics = metrics_from_ranks(values, ks)
-        per_predicate = {label: metrics_from_ranks(values[labels == label], ks) for label in sorted(set(labels))}
+        metrics = metrics_from_ranks(values, ks, median_values)
+        per_predicate = {label: metrics_from_ranks(values[labels == label], ks, median_values[labels == label])
+                         for label in sorted(set(labels))}
         metrics["macro_MRR"] = float(np.mean([entry["MRR"] for entry in per_predicate.values()]))
         result[direction] = metrics
         if by_predicate:

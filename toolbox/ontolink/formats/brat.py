@@ -46,8 +46,9 @@ def read_brat_file(path: str | Path, problems: Problems) -> BioCDocument | None:
     text_path = path.with_suffix(".txt")
     if not text_path.exists():
         raise InputError(f"brat annotations need their text beside them: {text_path.name} is missing", name)
-    # the reader every input goes through: line limit, UTF-8 named with the .txt's line
-    with open_input(text_path) as handle:
+    # the reader every input goes through: line limit, UTF-8 named with the .txt's line; "\r\n" kept, as brat
+    # counts it in its offsets
+    with open_input(text_path, newline="") as handle:
         text = handle.read()
     document = one_passage_document(path.stem, text, (name, None))
     passage = document.passages[0]

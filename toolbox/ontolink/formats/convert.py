@@ -263,8 +263,8 @@ def write_linked(records: Iterable[dict[str, Any]], target_format: str, stream: 
         for document, linked in linked_documents(documents, records, documents_name, records_name, stats):
             try:
                 writer.write(document, with_own_annotations(document, linked) if keep_annotations else linked)
-            except InputError as error:
-                raise _named(error, documents_name) from None
+            except InputError as error:  # a mention's field is the linked records' fault, the rest the documents'
+                raise _named(error, records_name if str(error).startswith("mention ") else documents_name) from None
             count, links = count + 1, links + len(linked)
     else:
         for record in records:

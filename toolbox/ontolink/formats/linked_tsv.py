@@ -5,8 +5,9 @@ The columns are the mention's fields (``id`` headed ``mention_id``, so as not to
 candidates (or marked NIL with none kept) still gets one row, with an empty rank.
 """
 
-import csv
 import json
+
+from ontolink.formats.tab_rows import TabSeparatedRows
 
 MENTION_COLUMNS = ("id", "mention")
 CANDIDATE_COLUMNS = ("id", "name", "score", "matched_name", "matched_kind", "matched_by")
@@ -25,7 +26,7 @@ class CandidateTSVWriter:
         self.mention_columns = tuple(column for column in (mention_columns or MENTION_COLUMNS)
                                      if column != "candidates")
         self.candidate_columns = tuple(candidate_columns or CANDIDATE_COLUMNS)
-        self.rows = csv.writer(stream, delimiter="\t", lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
+        self.rows = TabSeparatedRows(stream)
         self.rows.writerow([("mention_id" if column == "id" else column) for column in self.mention_columns]
                            + ["rank", *self.candidate_columns])
         self.count = 0  # mentions written

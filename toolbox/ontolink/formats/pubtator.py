@@ -113,14 +113,26 @@ def read_pubtator(path: str | Path, problems: Problems) -> Iterator[BioCDocument
 
 
 _BREAKS = re.compile(r"[\t\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+_LINE_BREAKS = re.compile(r"[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")  # what str.splitlines splits at
 
 
 def pubtator_lines(document: BioCDocument, annotations: Iterable[tuple[int, int, str, str, str]]) -> Iterator[str]:
-    """PubTator lines of a document: its title and abstract as read, then ``annotations``
-    as (start, end, text, type, id) tuples."""
-    text = document_text(document)
+    """PubTator lines of a document: its title and abstract as read (a line break inside either written as a
+    space, which keeps every offset), then ``annotations`` as (start, end, text, type, id) tuples.
+
+    A document id holding a "|", a tab or a line break, and a passage that starts right where the title ends
+    (PubTator puts one character between them: the abstract's first would be lost), are refused."""
+    if not isinstance(document.id, str) or "|" in document.id or _BREAKS.search(document.id):
+        raise InputError(f"document {document.id!r}: its id holds a '|', a tab or a line break, which PubTator "
+                         "cannot write ('ID|t|title')")
+    text = _LINE_BREAKS.sub(" ", document_text(document))
     passages = sorted(document.passages, key=lambda passage: passage.offset)
-    title = passages[0].text if passages and passages[0].offset == 0 else ""
+    title = text[:len(passages[0].text or "")] if passages and passages[0].offset == 0 else ""
+    after_title = next((passage.offset for passage in passages[1 if title else 0:]), None)
+    if title and after_title is not None and after_title <= len(title):
+        raise InputError(f"document {document.id!r}: a passage starts at offset {after_title}, right after its "
+                         f"{len(title)}-character title; PubTator keeps one character between title and "
+                         "abstract (give that passage an offset past the title's end)")
     yield f"{document.id}|t|{title}"
     abstract = text[len(title) + 1:]
     if abstract or len(passages) > 1:

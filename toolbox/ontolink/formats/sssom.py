@@ -16,7 +16,7 @@ the confidence is the score. The metadata block must list every prefix in
 
 from __future__ import annotations
 
-import csv
+import math
 import re
 import tempfile
 from typing import IO, TYPE_CHECKING, Any
@@ -25,6 +25,7 @@ from urllib.parse import quote
 from ontolink.version import __version__
 from ontolink.core.errors import InputError
 from ontolink.formats import DOCUMENT_FORMATS, DocumentFormat
+from ontolink.formats.tab_rows import TabSeparatedRows
 
 if TYPE_CHECKING:
     from bioc import BioCDocument
@@ -69,6 +70,9 @@ JUSTIFICATION_OF: dict[str | None, str] = {"exact": "semapv:LexicalMatching", "a
 # would break the TSV row or (in a prefix) the commented metadata block
 _PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
 _LOCAL = re.compile(r"[^\s\x00-\x1f\x7f]+\Z")
+# an id that is an IRI, not a CURIE (an OWL ontology's classes outside OBO): "http" is no prefix to expand
+_IRI = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
+_OBO_PURL = re.compile(r"http://purl\.obolibrary\.org/obo/([A-Za-z_][A-Za-z0-9.\-]*?)_([^_/#]+)\Z")
 
 
 def parse_curie_map(text: str | None) -> dict[str, str]:
@@ -130,15 +134,32 @@ class SSSOMWriter:
         self.expansions = {**KNOWN_PREFIXES, **(curie_map or {}), subject_prefix: subject_base}
         self.used = {subject_prefix, "skos" if predicate == AUTO else _prefix(predicate, "predicate"), "semapv"}
         self.spool = tempfile.SpooledTemporaryFile(max_size=1 << 24, mode="w+", encoding="utf-8", newline="")
-        self.rows = csv.writer(self.spool, delimiter="\t", lineterminator="\n")
+        self.rows = TabSeparatedRows(self.spool)
         self.count = 0
 
     def _object(self, entity_id: str) -> str:
         if self.object_prefix and ":" not in entity_id:
             entity_id = self.object_prefix + entity_id
+        if isinstance(entity_id, str) and _IRI.match(entity_id):
+            entity_id = self._compacted(entity_id)
         prefix = _prefix(entity_id, "entity id")
         self.used.add(prefix)
         return object_curie(prefix, entity_id[len(prefix) + 1:])
+
+    def _compacted(self, iri: str) -> str:
+        """The CURIE of an IRI under the longest expansion it starts with (--curie-map's, or a known one); an
+        IRI under none is refused with the --curie-map that would compact it."""
+        matches = [(len(base), prefix) for prefix, base in self.expansions.items()
+                   if iri.startswith(base) and len(iri) > len(base) and prefix != self.subject_prefix]
+        if matches:
+            prefix = max(matches)[1]
+            return f"{prefix}:{iri[len(self.expansions[prefix]):]}"
+        obo = _OBO_PURL.match(iri)
+        if obo:  # what any other prefix expands to (close): HP_0001250 under the OBO PURL is HP:0001250
+            return f"{obo.group(1)}:{obo.group(2)}"
+        namespace = iri[:max(iri.rfind("/"), iri.rfind("#")) + 1]
+        raise InputError(f"entity id {iri!r} is an IRI, not a CURIE (PREFIX:ID), and no prefix expands to its "
+                         f"namespace: give one with --curie-map PREFIX={namespace}")
 
     def write(self, document: BioCDocument | None, links: list[dict[str, Any]]) -> None:
         """The rows of ``links`` (Linked mentions); a mapping table has no use for ``document``."""
@@ -213,10 +234,13 @@ class SSSOMFormat(DocumentFormat):
         return SSSOMWriter(stream, **options)
 
 
-def _confidence(score: float | None) -> str:
-    """SSSOM confidence is in [0, 1]: cosine and similar scores are clipped into it."""
+def _confidence(score: object) -> str:
+    """SSSOM confidence is in [0, 1]: cosine and similar scores are clipped into it. A score that is not a
+    finite number ("high", "0.9", NaN) is refused: it would be written as some other confidence, or fail."""
     if score is None:
         return ""
+    if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+        raise InputError(f"a candidate's score {score!r} is not a finite number")
     return f"{min(1.0, max(0.0, float(score))):.6g}"
 
 

@@ -58,6 +58,8 @@ def embed_kg(triples: Iterable[Triple] | TripleSet, directory: str | Path, metho
     triple_set = triples if isinstance(triples, TripleSet) else TripleSet.from_triples(list(triples))
     if not len(triple_set):
         raise InputError("no triples to embed", source)
+    if len(triple_set.entity_ids) < 2:  # PyKEEN's negative sampler draws among the other entities: there are none
+        raise InputError(f"the graph has {len(triple_set.entity_ids)} entity: embeddings need two or more", source)
     options = {key: value for key, value in options.items() if value is not None}
     embedder_class = kg_embedder_class(method)
     embedder = embedder_class(method, **options) if embedder_class.method == MODEL_ZOO else embedder_class(**options)
@@ -121,6 +123,12 @@ def embed_kg_files(options: EmbedKgOptions) -> dict[str, Any]:
         source = options.ontology.load()
         triple_set = ontology_triples(source)
         input_path = str(source.source)
+        # a term with no parent and no child is in no triple, so it gets no vector: a later `align train
+        # --ontology` naming it fails, so say how many now
+        isolated = len(source) - len(triple_set.entity_ids)
+        if isolated > 0:
+            verbs = "is in no is_a triple and gets" if isolated == 1 else "are in no is_a triple and get"
+            warn(f"{plural(isolated, 'term')} of {source.label} with no parent and no child {verbs} no vector")
     else:
         triple_set = TripleSet.from_triples(list(read_triples(input_path, fmt=options.fmt,
                                                               skip_invalid=options.skip_invalid, stats=stats)))

@@ -241,8 +241,11 @@ class LinkBatches:
         # a ranker orders the candidates itself (it weighs exact names): the folded names only mark them
         self.folded = FoldedNames(loaded_index) if self.fold else None
         self.ranker = ranker
-        if ranker is not None and not ranker.bound_to(loaded_index, self.prior, self.top_k):
-            ranker.bind(loaded_index, prior=self.prior, top_k=self.top_k)
+        # a ranker orders at least the depth it was trained at, and the first top_k are written: ordering only
+        # the first 3 it put another entity first than at 10 (one its features had not seen)
+        self.ranked_depth = max(self.top_k, trained_top_k(ranker, None)) if ranker is not None else self.top_k
+        if ranker is not None and not ranker.bound_to(loaded_index, self.prior, self.ranked_depth):
+            ranker.bind(loaded_index, prior=self.prior, top_k=self.ranked_depth)
 
     def __getstate__(self):
         return {key: value for key, value in self.__dict__.items()
@@ -296,7 +299,8 @@ class LinkBatches:
         if self.ranker is not None:
             ranked = self.ranker.rank(batch, with_features=self.with_features)
             if self.folded is None:
-                return list(ranked)
+                return list(ranked) if self.ranked_depth == self.top_k else \
+                    [{**record, "candidates": record["candidates"][:self.top_k]} for record in ranked]
             marked = {}  # a repeated mention's records share one candidate list, and so one marked list
             linked = []
             for record in ranked:
@@ -304,7 +308,7 @@ class LinkBatches:
                 found = dictionary_ids(record) if self.annotate_ids else frozenset()
                 if (id(candidates), found) not in marked:
                     marked[id(candidates), found] = self.folded.mark(record["mention"], candidates, found,
-                                                                     self.exact_first)
+                                                                     self.exact_first)[:self.top_k]
                 linked.append({**record, "candidates": marked[id(candidates), found]})
             return linked
         texts = [self.index.query_text(record) for record in batch]

@@ -20,8 +20,9 @@ DEFAULT_TOP_K = 10  # candidates per mention: R@1 and R@5 are the same at any de
 
 
 def trained_top_k(ranker: Any, reranker: Any, default: int = DEFAULT_TOP_K) -> int:
-    """--top-k's default: 10 candidates (R@1 and R@5 are the same at any depth, the output a sixth of 64's),
-    and for a ranker or reranker the depth it was trained to order."""
+    """--top-k's default: 10 candidates (R@1 and R@5 are the same at any depth, the output a sixth of 64's: a
+    ranker orders at least this depth whatever --top-k, LinkBatches), and for a ranker or reranker the depth it
+    was trained to order."""
     # a ranker's or reranker's manifest comes from anyone: its depth must be one (a string was a TypeError deep
     # in the linker); one without it is of 64
     for artifact, block in ((ranker, "training"), (reranker, "options")):

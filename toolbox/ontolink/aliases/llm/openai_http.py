@@ -55,6 +55,24 @@ class _Retryable(Exception):
         self.retry_after = retry_after
 
 
+def _content_text(content: Any) -> str:
+    """A chat message's text: a string, or a list of content parts ({"type": "text", "text": ...}) joined, as
+    some servers send it; anything else is not a chat completion (TypeError)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(isinstance(part, dict) for part in content):
+        return "".join(part["text"] for part in content if part.get("type", "text") == "text"
+                       and isinstance(part.get("text"), str))
+    raise TypeError("content")
+
+
+def _count(value: Any) -> int | None:
+    """A token count from a reply's usage: a whole number, else unknown (a server's "10" is no count)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
 def chat_url(base_url: str) -> str:
     base = base_url.rstrip("/")
     return base if base.endswith("/chat/completions") else base + "/chat/completions"
@@ -343,14 +361,18 @@ class OpenAIBackend(LLMBackend):
         seconds = time.perf_counter() - started
         try:
             reply = json.loads(raw)
-            text = reply["choices"][0]["message"]["content"] or ""
+            choice = reply["choices"][0]
+            text = _content_text(choice["message"]["content"])
         except (ValueError, KeyError, IndexError, TypeError):
             shown = self._redact(raw[:4096].decode("utf-8", "replace")).replace("\n", " ")[:120]
             raise OntolinkError(f"{self._redact(self.url)} did not return a chat completion (got {shown!r}): is "
                                 "--base-url an OpenAI-compatible endpoint?") from None
-        usage = reply.get("usage") or {}
-        return Completion(text=text.strip(), prompt_tokens=usage.get("prompt_tokens"),
-                          completion_tokens=usage.get("completion_tokens"), seconds=seconds)
+        usage = reply.get("usage") if isinstance(reply.get("usage"), dict) else {}
+        completion_tokens = _count(usage.get("completion_tokens"))
+        if isinstance(choice, dict) and choice.get("finish_reason") == "length":
+            completion_tokens = max(completion_tokens or 0, self.max_new_tokens)  # stopped by the limit: cut
+        return Completion(text=text.strip(), prompt_tokens=_count(usage.get("prompt_tokens")),
+                          completion_tokens=completion_tokens, seconds=seconds)
 
     def generate(self, conversations: Sequence[list[dict[str, str]]]) -> list[Completion]:
         results: list[Any] = [None] * len(conversations)

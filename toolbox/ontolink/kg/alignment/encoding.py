@@ -30,18 +30,24 @@ KG_COLUMNS = 3  # subject, relation, object rows into the KG embeddings
 
 
 def corrupt(rows, mode, count, n_entities, n_relations, generator):
-    """(B, count, 3) corrupted copies of (B, 3) triple rows; a replaced id never equals the original."""
+    """(B, count, 3) corrupted copies of (B, 3) triple rows; a replaced id never equals the original.
+
+    A kind of corruption with one id to draw from (one predicate) would copy the positive: "all" leaves it out,
+    and asking for it alone is an ``InputError``."""
     import torch
 
     batch = rows.shape[0]
     negatives = rows.unsqueeze(1).repeat(1, count, 1)
-    modes = (["predicate", "object", "subject", "entities"] * count)[:count] if mode == "all" else [mode] * count
+    columns_of = {"predicate": [(1, n_relations)], "object": [(2, n_entities)], "subject": [(0, n_entities)],
+                  "entities": [(0, n_entities), (2, n_entities)]}
+    kinds = [kind for kind in columns_of if (mode in ("all", kind)) and all(size >= 2 for _, size in columns_of[kind])]
+    if not kinds:
+        what, size = ("predicates", n_relations) if mode == "predicate" else ("entities", n_entities)
+        raise InputError(f"--hard-negatives {mode} replaces {what}, and there is {size} to draw from: each "
+                         "negative would be the true triple (use another kind, or none)")
+    modes = (kinds * count)[:count]
     for slot, kind in enumerate(modes):
-        columns = {"predicate": [(1, n_relations)], "object": [(2, n_entities)], "subject": [(0, n_entities)],
-                   "entities": [(0, n_entities), (2, n_entities)]}[kind]
-        for column, size in columns:
-            if size < 2:
-                continue
+        for column, size in columns_of[kind]:
             # a uniform draw among the size - 1 other ids
             shift = torch.randint(1, size, (batch,), generator=generator, device=rows.device)
             negatives[:, slot, column] = (rows[:, column] + shift) % size

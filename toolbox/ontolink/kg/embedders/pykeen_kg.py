@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ontolink.kg.embedders import KG_EMBEDDERS, KGEmbedder, KGEmbeddingResult
-from ontolink.core.errors import InputError
-from ontolink.core.io import warn
+from ontolink.core.errors import InputError, UsageError
+from ontolink.core.io import plural, warn
 from ontolink.core.device import resolve_device
 from ontolink.core.options import AUTO_DEVICE, DEFAULT_SEED
 
@@ -157,8 +157,11 @@ class PyKEENEmbedder(KGEmbedder):
         if fraction > 0 and len(triple_set) * fraction >= 1 and len(triple_set) >= 10:
             training, validation = factory.split([1 - fraction, fraction], random_state=seed)
         loss_kwargs = dict(self.loss_kwargs)
-        model = model_resolver.make(self.model_class, triples_factory=training, loss=self.loss,
-                                    loss_kwargs=loss_kwargs or None, random_seed=seed, **self.model_kwargs)
+        try:
+            model = model_resolver.make(self.model_class, triples_factory=training, loss=self.loss,
+                                        loss_kwargs=loss_kwargs or None, random_seed=seed, **self.model_kwargs)
+        except TypeError as error:  # a keyword the model does not take (--model-kwargs '{"bogus": 1}')
+            raise UsageError(f"--model-kwargs: {self.model_class.__name__} refused them ({error})") from None
         model = model.to(device)
         optimizer = torch.optim.Adam(params=model.get_grad_params(), lr=options["lr"])
         loop_kwargs: dict[str, Any] = dict(model=model, triples_factory=training, optimizer=optimizer)
@@ -214,7 +217,11 @@ class PyKEENEmbedder(KGEmbedder):
             train_kwargs["label_smoothing"] = options["label_smoothing"]
         with tempfile.TemporaryDirectory(prefix="ontolink-pykeen-") as scratch, warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*pin_memory.*")  # PyKEEN asks for it on CPU too
-            loop.train(checkpoint_directory=scratch, **train_kwargs)
+            try:
+                loop.train(checkpoint_directory=scratch, **train_kwargs)
+            except ValueError as error:  # what PyKEEN refuses of this graph and model (batch norm on one triple)
+                raise InputError(f"PyKEEN cannot train {self.model_class.__name__} on this graph "
+                                 f"({plural(training.num_triples, 'training triple')}): {error}") from None
         if state["weights"] is not None:
             model.load_state_dict(state["weights"])
         model.eval()
