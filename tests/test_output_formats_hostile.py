@@ -154,3 +154,10 @@ def test_eval_tables_keep_a_by_value_in_its_cell(tmp_path):
     assert {line.replace("\\|", "").count("|") for line in markdown.stdout.splitlines() if line.startswith("|")} == {5}
     table = run("eval", linked, "--format", "tsv", "--by", "type")
     assert {line.count("\t") for line in table.stdout.splitlines() if line} == {3}
+
+
+def test_an_empty_span_is_called_empty_not_outside_the_text(tmp_path):
+    corpus = tmp_path / "corpus.pubtator"
+    corpus.write_text("21|t|Patient had seizures.\n21|a|\n21\t9\t9\t\tDisease\tHP:2\n\n")
+    result = run("convert", "-i", corpus, "-o", "-")
+    assert result.exit_code == 2 and f"{corpus}:3: document 21: offsets 9-9 are an empty span" in result.stderr

@@ -152,8 +152,9 @@ def document_mentions(documents: Iterable[BioCDocument], types: Collection[str] 
                 continue
             start, end = _span(annotation)
             if start < 0 or end > len(text) or start >= end:
-                problems.report(f"document {document.id}: offsets {start}-{end} are outside its text "
-                                f"({len(text)} characters)", name, line)
+                problems.report(f"document {document.id}: offsets {start}-{end} " + (
+                    "are an empty span" if 0 <= start == end <= len(text) else
+                    f"are outside its text ({len(text)} characters)"), name, line)
                 continue
             span = text[start:end]
             if len(annotation.locations) == 1 and span != annotation.text:
@@ -296,7 +297,8 @@ def _formats(options: ConvertOptions) -> tuple[str, str]:
     if source_format is None:
         if options.input_path == "-" or str(options.input_path).lower().endswith((".jsonl", ".jsonl.gz")):
             if target_format == MENTIONS:
-                raise UsageError("reading documents from stdin needs --from")
+                raise UsageError(f"reading documents from {'stdin' if options.input_path == '-' else 'a .jsonl file'}"
+                                 " needs --from (jsonl documents, or the format they are in)")
             source_format = "jsonl"
         else:
             source_format = resolve_format(options.input_path, None)

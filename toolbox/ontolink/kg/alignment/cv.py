@@ -18,8 +18,9 @@ def grouped_folds(groups, folds=AlignCvOptions.folds, seed=DEFAULT_SEED):
     if folds < 2:
         raise InputError(f"--folds {folds}: cross-validation needs at least 2 folds")
     if len(unique) < folds:
+        fewer = f"use --folds {len(unique)} or fewer, or " if len(unique) >= 2 else "give "
         raise InputError(f"cannot make {folds} folds from {len(unique)} group(s): a fold would be empty "
-                         f"(use --folds {max(2, len(unique))} or fewer, or pairs from more documents)")
+                         f"({fewer}pairs from more documents)")
     rows_of = {}
     for row, group in enumerate(groups):
         rows_of.setdefault(group, []).append(row)
