@@ -13,10 +13,10 @@ text and null in JSON; a metric over no mention (an empty HO group) is "-" in te
 
 import json
 import math
-import re
 from dataclasses import dataclass, field
 
 from ontolink.core.errors import InputError
+from ontolink.formats.tab_rows import FIELD_BREAKS
 
 FORMATS = ("table", "markdown", "tsv", "json")
 NOT_AVAILABLE = "n/a"
@@ -120,14 +120,11 @@ def _text_table(table, fmt, combined, labels):
     headers = [table.rows_are] + (["file"] if combined == SIDE else []) + table.metric_names()
     rows = _text_rows(table, combined, labels)
     if fmt == "tsv":  # a tab or line break in a row's name (an --by value) would shift or split its row
-        return "\n".join("\t".join(_TSV_BREAKS.sub(" ", str(cell)) for cell in row) for row in [headers] + rows)
+        return "\n".join("\t".join(FIELD_BREAKS.sub(" ", str(cell)) for cell in row) for row in [headers] + rows)
     if fmt == "markdown":  # a "|" in a row's name (--by sources: "ner|dict") would end its cell
         rows = [[str(cell).replace("|", "\\|") for cell in row] for row in rows]
     return tabulate(rows, headers=headers, tablefmt="github" if fmt == "markdown" else "simple",
                     disable_numparse=True)
-
-
-_TSV_BREAKS = re.compile(r"[\t\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
 
 
 def combined_footer(combined, count, unit, reason=""):

@@ -26,11 +26,6 @@ from ontolink.evaluation.report import _cell as report_cell, Table, render_repor
 DEFAULT_KS = (1, 10)
 
 
-def record_rank(record):
-    """The true candidate's 1-based rank (float; inf when it is not in the pool or not in the candidates)."""
-    return record_ranks(record)[0]
-
-
 def record_ranks(record):
     """(the true candidate's rank as MRR and Hits read it: inf when not found, the rank the median reads: pool + 1
     then, when the pool size is known). A missing pair once counted as found at pool + 1: MRR 1/6 and a hit at 10

@@ -18,6 +18,7 @@ from typing import IO, TYPE_CHECKING, Any
 from bioc import BioCAnnotation, BioCDocument, BioCLocation, BioCPassage
 
 from ontolink.core.errors import InputError
+from ontolink.formats.tab_rows import FIELD_BREAKS, LINE_BREAKS
 from ontolink.formats import DOCUMENT_FORMATS, DocumentFormat, decoded_lines, document_text, top_link
 from ontolink.core.io import display_name
 
@@ -112,8 +113,6 @@ def read_pubtator(path: str | Path, problems: Problems) -> Iterator[BioCDocument
         yield finish()
 
 
-_BREAKS = re.compile(r"[\t\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
-_LINE_BREAKS = re.compile(r"[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")  # what str.splitlines splits at
 
 
 def pubtator_lines(document: BioCDocument, annotations: Iterable[tuple[int, int, str, str, str]]) -> Iterator[str]:
@@ -122,10 +121,10 @@ def pubtator_lines(document: BioCDocument, annotations: Iterable[tuple[int, int,
 
     A document id holding a "|", a tab or a line break, and a passage that starts right where the title ends
     (PubTator puts one character between them: the abstract's first would be lost), are refused."""
-    if not isinstance(document.id, str) or "|" in document.id or _BREAKS.search(document.id):
+    if not isinstance(document.id, str) or "|" in document.id or FIELD_BREAKS.search(document.id):
         raise InputError(f"document {document.id!r}: its id holds a '|', a tab or a line break, which PubTator "
                          "cannot write ('ID|t|title')")
-    text = _LINE_BREAKS.sub(" ", document_text(document))
+    text = LINE_BREAKS.sub(" ", document_text(document))
     passages = sorted(document.passages, key=lambda passage: passage.offset)
     title = text[:len(passages[0].text or "")] if passages and passages[0].offset == 0 else ""
     after_title = next((passage.offset for passage in passages[1 if title else 0:]), None)
@@ -149,7 +148,7 @@ def pubtator_annotations(links: Iterable[dict[str, Any]]) -> Iterator[tuple[int,
         annotation = (record["start"], record["end"], record["mention"], record.get("type") or "Entity",
                       best[0] if best else "-1")
         for field, value in zip(("mention", "type", "entity id"), annotation[2:]):
-            if not isinstance(value, str) or _BREAKS.search(value):
+            if not isinstance(value, str) or FIELD_BREAKS.search(value):
                 raise InputError(f"mention {record.get('id')!r}: its {field} {value!r} is not a string without "
                                  "a tab or line break, which PubTator cannot write")
         yield annotation

@@ -6,6 +6,11 @@ pandas and the sssom package, which dropped the mapping.
 """
 
 import csv
+import re
+
+# what ends a line for str.splitlines (and so for readers of line-based text), and with a tab what ends a TSV field
+LINE_BREAKS = re.compile(r"[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+FIELD_BREAKS = re.compile(r"[\t\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
 
 
 class TabSeparatedRows:

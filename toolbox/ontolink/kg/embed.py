@@ -125,8 +125,9 @@ def embed_kg_files(options: EmbedKgOptions) -> dict[str, Any]:
         input_path = str(source.source)
         # a term with no parent and no child is in no triple, so it gets no vector: a later `align train
         # --ontology` naming it fails, so say how many now
-        isolated = len(source) - len(triple_set.entity_ids)
-        if isolated > 0:
+        embedded = set(triple_set.entity_ids)
+        isolated = sum(1 for entity in source if entity.id not in embedded)
+        if isolated:
             verbs = "is in no is_a triple and gets" if isolated == 1 else "are in no is_a triple and get"
             warn(f"{plural(isolated, 'term')} of {source.label} with no parent and no child {verbs} no vector")
     else:

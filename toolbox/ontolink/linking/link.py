@@ -13,7 +13,7 @@ import numpy as np
 from ontolink.core.gc_pause import collection_paused
 from ontolink.core.io import record_batches
 from ontolink.linking.linker import Linker
-from ontolink.linking.options import LinkOptions, trained_top_k
+from ontolink.linking.options import LinkOptions, ranker_depth, trained_top_k
 from ontolink.recognition.wordforms import fold, words
 from ontolink.engines import open_engine
 from ontolink.indexes.artifact import load_index
@@ -241,9 +241,8 @@ class LinkBatches:
         # a ranker orders the candidates itself (it weighs exact names): the folded names only mark them
         self.folded = FoldedNames(loaded_index) if self.fold else None
         self.ranker = ranker
-        # a ranker orders at least the depth it was trained at, and the first top_k are written: ordering only
-        # the first 3 it put another entity first than at 10 (one its features had not seen)
-        self.ranked_depth = max(self.top_k, trained_top_k(ranker, None)) if ranker is not None else self.top_k
+        # a ranker orders at least the depth it was trained at; the first top_k are written
+        self.ranked_depth = ranker_depth(ranker, self.top_k) if ranker is not None else self.top_k
         if ranker is not None and not ranker.bound_to(loaded_index, self.prior, self.ranked_depth):
             ranker.bind(loaded_index, prior=self.prior, top_k=self.ranked_depth)
 

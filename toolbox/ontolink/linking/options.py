@@ -21,8 +21,8 @@ DEFAULT_TOP_K = 10  # candidates per mention: R@1 and R@5 are the same at any de
 
 def trained_top_k(ranker: Any, reranker: Any, default: int = DEFAULT_TOP_K) -> int:
     """--top-k's default: 10 candidates (R@1 and R@5 are the same at any depth, the output a sixth of 64's: a
-    ranker orders at least this depth whatever --top-k, LinkBatches), and for a ranker or reranker the depth it
-    was trained to order."""
+    ranker orders at least this depth whatever --top-k, ``ranker_depth``), and for a ranker or reranker the depth
+    it was trained to order."""
     # a ranker's or reranker's manifest comes from anyone: its depth must be one (a string was a TypeError deep
     # in the linker); one without it is of 64
     for artifact, block in ((ranker, "training"), (reranker, "options")):
@@ -63,3 +63,10 @@ class LinkOptions:
     annotate_ids: bool = True
     device: str = AUTO_DEVICE
     start_engine: Callable[..., Any] | None = None  # cli.options.engine_options; None: this process
+
+
+def ranker_depth(ranker: Any, top_k: int) -> int:
+    """How many candidates ``ranker`` orders for --top-k ``top_k`` (the first ``top_k`` are written): at least the
+    depth it was trained at. Ordering only the K it was given, its best at --top-k 1 was the retriever's (GSC+
+    R@1 0.746 against 0.755 at 10)."""
+    return max(top_k, trained_top_k(ranker, None))

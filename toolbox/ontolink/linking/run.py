@@ -12,7 +12,7 @@ from typing import Any
 from ontolink.core.errors import UsageError
 from ontolink.core.io import (plural, warn as summary, ReadStats, RecordBatchReader, input_shards, output_shard,
     RecordWriter, record_batches, open_output)
-from ontolink.linking.options import LinkOptions, trained_top_k
+from ontolink.linking.options import LinkOptions, ranker_depth, trained_top_k
 from ontolink.core.gc_pause import collection_paused
 from ontolink.core.manifest import learned_or_none
 from ontolink.core.progress import process_seconds, counting
@@ -37,7 +37,7 @@ def link_files(options: LinkOptions) -> int:
     if ranker is not None:
         # the ranker's tables are the index's, read from its artifact: loading, counted in start-up and not in the
         # rate of link's own work (LinkBatches finds it bound; a Ray worker binds its own copy)
-        ranker.bind(loaded, prior=options.prior, top_k=top_k)
+        ranker.bind(loaded, prior=options.prior, top_k=ranker_depth(ranker, top_k))
     # likewise what this process's first search would make (a large flat index's int8 scan), when this process
     # searches (not a Ray run, whose workers load their own)
     if getattr(options.start_engine, "name", "local") == "local" and hasattr(loaded.name_index, "prepare_search"):
